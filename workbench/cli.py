@@ -1,0 +1,273 @@
+"""`hermes-tui`: the full-screen workbench, and headless commands over the same core.
+
+Only the chosen command's imports are paid for: the headless commands never import Textual,
+and `hermes-tui tools --json` stays a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from workbench import __version__
+
+if TYPE_CHECKING:
+    from workbench.core.runtime import Runtime
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hermes-tui",
+        description=(
+            "A terminal workbench for the tools of an LLM agent. With no command, opens the "
+            "full-screen workbench; the commands below use the same core without a UI."
+        ),
+        epilog="Configuration lives in $HERMES_HOME/config.yaml (default ~/.hermes).",
+    )
+    parser.add_argument("--version", action="version", version=f"hermes-tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    tools = sub.add_parser("tools", help="list every tool by source and toolset, with availability")
+    tools.add_argument("--json", action="store_true", help="machine-readable output")
+
+    call = sub.add_parser("call", help="call one tool through the same path the agent uses")
+    call.add_argument("name", help="tool name, e.g. read_file")
+    call.add_argument("--args", default="{}", help="arguments as a JSON object (default: {})")
+    call.add_argument("--cwd", default=None, help="working directory for path arguments")
+
+    toolsets = sub.add_parser("toolsets", help="list toolsets, or enable/disable one (persisted)")
+    toolsets.add_argument(
+        "action", nargs="?", default="list", choices=["list", "enable", "disable"]
+    )
+    toolsets.add_argument("name", nargs="?", help="toolset to enable or disable")
+    toolsets.add_argument("--json", action="store_true", help="machine-readable output (list)")
+
+    sub.add_parser("doctor", help="check the home dir, config, tool modules, plugins and MCP")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        return _run_app()
+    from workbench.core.runtime import load_runtime
+
+    runtime = load_runtime()
+    handler = {"tools": cmd_tools, "call": cmd_call, "toolsets": cmd_toolsets, "doctor": cmd_doctor}
+    try:
+        return handler[args.command](runtime, args)
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def _run_app() -> int:
+    if not sys.stdout.isatty():
+        print(
+            "hermes-tui: the workbench needs a terminal; see `hermes-tui --help`", file=sys.stderr
+        )
+        return EXIT_USAGE
+    from workbench.app import WorkbenchApp
+
+    WorkbenchApp().run()
+    return EXIT_OK
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(f"hermes-tui: {text}\n")
+
+
+# -- tools -------------------------------------------------------------------------
+
+
+def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    """One row per tool: where it came from, whether the model may be offered it, and why not."""
+    report = runtime.registry.availability_report()
+    choices, toolsets = runtime.choices, runtime.toolsets
+    effective = set(choices.effective_tools(toolsets))
+    rows = []
+    for name, entry in sorted(runtime.registry.snapshot().items()):
+        availability = report[name]
+        size = entry.max_result_size_chars
+        rows.append(
+            {
+                "name": name,
+                "toolset": entry.toolset,
+                "source": entry.source.value,
+                "owner": entry.owner,
+                "available": availability.available,
+                "reason": availability.reason or None,
+                "enabled": name in effective,
+                "offered": name in effective and availability.available,
+                "emoji": entry.emoji,
+                "description": entry.description,
+                "max_result_size_chars": "inf" if size == float("inf") else size,
+            }
+        )
+    return rows
+
+
+def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
+    rows = tool_rows(runtime)
+    if args.json:
+        _out(json.dumps({"tools": rows, "problems": collect_problems(runtime)}, indent=2))
+        return EXIT_OK
+    by_source: dict[str, dict[str, list[dict]]] = {}
+    for row in rows:
+        by_source.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
+    for source, toolsets in sorted(by_source.items()):
+        _out(f"{source} ({sum(len(v) for v in toolsets.values())} tools)")
+        for toolset, items in sorted(toolsets.items()):
+            state = "" if any(r["enabled"] for r in items) else "  [disabled]"
+            _out(f"  {toolset} ({len(items)}){state}")
+            for row in items:
+                mark = "✔" if row["available"] else "✖"
+                why = f"  — {row['reason']}" if row["reason"] else ""
+                _out(f"    {mark} {row['name']}{why}")
+    offered = sum(r["offered"] for r in rows)
+    _out(f"\n{len(rows)} tools, {offered} offered to the model")
+    for problem in collect_problems(runtime):
+        _err(problem)
+    return EXIT_OK
+
+
+# -- call --------------------------------------------------------------------------
+
+
+def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
+    from workbench.core.invoke import call_tool, is_error_result, suggest_tools
+
+    if runtime.registry.get_entry(args.name) is None:
+        close = suggest_tools(runtime.registry, args.name)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        _err(f"unknown tool '{args.name}'.{hint} (`hermes-tui tools` lists them)")
+        return EXIT_USAGE
+    availability = runtime.registry.availability(args.name)
+    if not availability.available:
+        _err(f"tool '{args.name}' is unavailable: {availability.reason}")
+        return EXIT_FAILED
+    context = {"cwd": args.cwd} if args.cwd else {}
+    result = call_tool(runtime.registry, args.name, args.args, **context)
+    _out(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False))
+    return EXIT_FAILED if is_error_result(result) else EXIT_OK
+
+
+# -- toolsets ----------------------------------------------------------------------
+
+
+def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    choices, toolsets = runtime.choices, runtime.toolsets
+    rows = []
+    for name, source in toolsets.registry_toolsets().items():
+        info = toolsets.get(name)
+        rows.append(
+            {
+                "name": name,
+                "source": source.value,
+                "enabled": choices.is_enabled(name, toolsets),
+                "tools": list(info.tools) if info else [],
+            }
+        )
+    return rows
+
+
+def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
+    from workbench.core.config import ConfigError
+    from workbench.core.toolsets import ToolsetError, set_toolset_enabled
+
+    if args.action == "list":
+        rows = toolset_rows(runtime)
+        if args.json:
+            _out(json.dumps({"toolsets": rows, "effective": runtime.effective_tools()}, indent=2))
+            return EXIT_OK
+        for row in rows:
+            mark = "[x]" if row["enabled"] else "[ ]"
+            _out(f"{mark} {row['name']:<20} {row['source']:<8} {', '.join(row['tools'])}")
+        _out(f"\n{len(runtime.effective_tools())} tools offered to the model")
+        return EXIT_OK
+    if not args.name:
+        _err(f"toolsets {args.action} needs a toolset name")
+        return EXIT_USAGE
+    try:
+        set_toolset_enabled(args.name, args.action == "enable", runtime.toolsets, runtime.config)
+    except ToolsetError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except ConfigError as exc:
+        _err(f"{exc}\nNothing was changed.")
+        return EXIT_FAILED
+    _out(f"{args.name}: {args.action}d (saved to {runtime.config.path})")
+    return EXIT_OK
+
+
+# -- doctor ------------------------------------------------------------------------
+
+
+def collect_problems(runtime: Runtime) -> list[str]:
+    problems = list(runtime.home_problems)
+    if runtime.config.error:
+        problems.append(f"config: {runtime.config.error}")
+    else:
+        problems.extend(f"toolsets: {p}" for p in runtime.choices.problems(runtime.toolsets))
+    problems.extend(f"tool module {f.module}: {f.error}" for f in runtime.discovery.failed)
+    return problems
+
+
+def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
+    import os
+
+    home = runtime.home
+    writable = os.access(home, os.W_OK)
+    _out(
+        f"home      {home} ({'writable' if writable else 'NOT writable: choices cannot be saved'})"
+    )
+    config_state = "missing (defaults in use)" if not runtime.config.path.exists() else "ok"
+    _out(f"config    {runtime.config.path}: {runtime.config.error or config_state}")
+    tools, modules = len(runtime.registry.snapshot()), len(runtime.discovery.loaded)
+    offered = len(runtime.effective_tools())
+    _out(f"tools     {tools} registered from {modules} modules, {offered} offered")
+    for failure in runtime.discovery.failed:
+        _out(f"          FAILED {failure.module}: {failure.error}")
+    for name, reason in sorted(
+        (n, a.reason) for n, a in runtime.registry.availability_report().items() if not a.available
+    ):
+        _out(f"          unavailable {name}: {reason}")
+    for line in _sources_report(runtime):
+        _out(line)
+    problems = collect_problems(runtime)
+    _out("")
+    _out("no problems found" if not problems else f"{len(problems)} problem(s):")
+    for problem in problems:
+        _out(f"  - {problem}")
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+def _sources_report(runtime: Runtime) -> list[str]:
+    """What is configured for MCP and plugins, and what this version does with it."""
+    servers = runtime.config.get("mcp_servers") or {}
+    lines = [f"mcp       {len(servers)} server(s) configured"]
+    lines += [f"          {name}: configured, not started (this version does not run MCP servers)"
+              for name in sorted(servers)] if isinstance(servers, dict) else []  # fmt: skip
+    plugin_root = runtime.home / "plugins"
+    found = (
+        sorted(p.parent.name for p in plugin_root.glob("*/plugin.y*ml"))
+        if plugin_root.is_dir()
+        else []
+    )
+    lines.append(f"plugins   {len(found)} found in {plugin_root}")
+    lines += [
+        f"          {name}: found, not loaded (this version does not load plugins)"
+        for name in found
+    ]
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())

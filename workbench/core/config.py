@@ -1,0 +1,150 @@
+"""`HERMES_HOME` and `config.yaml`: reading fast, writing atomically, never losing a user's file.
+
+Reads use PyYAML's C loader (start-up speed). Writes go through ruamel.yaml's round-trip
+mode so a hand-written config keeps its comments, order and other keys, and they refuse to
+touch a file that does not parse: the user's text is never replaced by our guess.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workbench.core.atomic import atomic_write_text
+
+CONFIG_NAME = "config.yaml"
+HOME_SUBDIRS = ("logs", "state", "plugins")
+
+
+class ConfigError(Exception):
+    """config.yaml cannot be read or written; the message says where and why."""
+
+
+def hermes_home() -> Path:
+    """`$HERMES_HOME`, or `~/.hermes` as in Hermes."""
+    value = os.environ.get("HERMES_HOME", "").strip()
+    return Path(value).expanduser() if value else Path.home() / ".hermes"
+
+
+def ensure_home(home: Path | None = None) -> list[str]:
+    """Create the home and its sub-directories; return problems instead of raising."""
+    home = home or hermes_home()
+    problems = []
+    for path in (home, *(home / d for d in HOME_SUBDIRS)):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            problems.append(f"cannot create {path}: {exc.strerror or exc}")
+    return problems
+
+
+@dataclass
+class Config:
+    """The parsed config, or the reason it could not be parsed (then `data` is empty)."""
+
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+
+def config_path(home: Path | None = None) -> Path:
+    return (home or hermes_home()) / CONFIG_NAME
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Load config.yaml. A missing file is an empty config; a broken one carries `error`."""
+    path = path or config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        return Config(path, error=f"cannot read {path}: {exc}")
+    try:
+        data = parse_yaml(text, path)
+    except ConfigError as exc:
+        return Config(path, error=str(exc))
+    return Config(path, data)
+
+
+def parse_yaml(text: str, path: Path) -> dict[str, Any]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise ConfigError(_describe_yaml_error(exc, path)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, not {type(data).__name__}")
+    return data
+
+
+def _describe_yaml_error(exc: yaml.YAMLError, path: Path) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is not None:
+        return f"{path}, line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return f"{path}: {problem}"
+
+
+def update_config(mutate: Callable[[Any], None], path: Path | None = None) -> None:
+    """Apply `mutate` to the round-trip document and write it back atomically.
+
+    Raises `ConfigError` when the current file does not parse (it is left untouched) or
+    when the new file cannot be written (read-only home, full disk).
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import YAMLError as RuamelError
+
+    path = path or config_path()
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    parse_yaml(text, path)  # the same error, with the line, that a read would give
+    try:
+        doc = rt.load(text) if text.strip() else None
+    except RuamelError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    if doc is None:
+        doc = CommentedMap()
+    mutate(doc)
+    out = io.StringIO()
+    rt.dump(doc, out)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, out.getvalue(), mode=0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def set_path(doc: Any, dotted: str, value: Any) -> None:
+    """Set `a.b.c` in a (round-trip) mapping, creating the intermediate mappings."""
+    parts = dotted.split(".")
+    node = doc
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = type(node)()
+        node = child
+    node[parts[-1]] = value

@@ -1,0 +1,44 @@
+"""Built-in tool discovery: every module under `workbench.tools` registers itself on import.
+
+No hand-kept list: a new module is found by being there. A module that fails to import is
+reported with its error and traceback, and the others load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+import traceback
+from dataclasses import dataclass, field
+
+from workbench.core.events import ModuleImportFailed
+
+logger = logging.getLogger(__name__)
+
+BUILTIN_PACKAGE = "workbench.tools"
+
+
+@dataclass
+class DiscoveryReport:
+    loaded: list[str] = field(default_factory=list)
+    failed: list[ModuleImportFailed] = field(default_factory=list)
+
+
+def discover_builtin_tools(package: str = BUILTIN_PACKAGE) -> DiscoveryReport:
+    """Import every public module of `package` (sorted); idempotent, as imports are cached."""
+    report = DiscoveryReport()
+    pkg = importlib.import_module(package)
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+    for name in names:
+        module = f"{package}.{name}"
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            logger.warning("Could not import tool module %s: %s", module, exc)
+            report.failed.append(
+                ModuleImportFailed(module, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            )
+        else:
+            report.loaded.append(module)
+    return report

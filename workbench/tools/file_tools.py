@@ -1,0 +1,232 @@
+"""File tools: read_file, write_file, patch. Names, schemas and toolset as in Hermes."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from workbench.core.atomic import atomic_write_text
+from workbench.core.errors import tool_error, tool_result
+from workbench.core.paths import resolve_path
+from workbench.core.registry import registry
+
+MAX_READ_CHARS = 100_000
+MAX_READ_LINES = 2000
+MAX_LINE_CHARS = 2000
+BINARY_SNIFF_BYTES = 8192
+
+READ_FILE_SCHEMA = {
+    "description": (
+        "Read a text file with line numbers and pagination. Output lines are "
+        "'LINE_NUM|CONTENT'. Use offset and limit for large files; reads over ~100K "
+        "characters stop at a line boundary and return next_offset. Binary files are refused."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File to read (absolute, relative or ~/path)",
+            },
+            "offset": {
+                "type": "integer",
+                "description": "Line number to start at (1-indexed, default 1)",
+                "default": 1,
+                "minimum": 1,
+            },
+            "limit": {
+                "type": "integer",
+                "description": f"Maximum lines to read (default 500, max {MAX_READ_LINES})",
+                "default": 500,
+                "minimum": 1,
+                "maximum": MAX_READ_LINES,
+            },
+        },
+        "required": ["path"],
+    },
+}
+
+WRITE_FILE_SCHEMA = {
+    "description": (
+        "Write content to a file, replacing it completely; creates parent directories. "
+        "Use 'patch' for targeted edits."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to write (created if missing)"},
+            "content": {"type": "string", "description": "The complete new content"},
+        },
+        "required": ["path", "content"],
+    },
+}
+
+PATCH_SCHEMA = {
+    "description": (
+        "Replace an exact string in a file. old_string must occur exactly once unless "
+        "replace_all is true; include surrounding lines to make it unique. Returns a diff."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to edit"},
+            "old_string": {"type": "string", "description": "Exact text to find"},
+            "new_string": {"type": "string", "description": "Replacement ('' deletes)"},
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every occurrence (default false)",
+                "default": False,
+            },
+        },
+        "required": ["path", "old_string", "new_string"],
+    },
+}
+
+
+def _path(args: dict[str, Any], kw: dict[str, Any]) -> Path:
+    return resolve_path(args["path"], kw.get("cwd"))
+
+
+def _similar(path: Path) -> list[str]:
+    try:
+        siblings = [p.name for p in path.parent.iterdir()]
+    except OSError:
+        return []
+    return [str(path.parent / n) for n in difflib.get_close_matches(path.name, siblings, n=3)]
+
+
+def _missing(path: Path) -> str:
+    similar = _similar(path)
+    hint = f" Did you mean: {', '.join(similar)}?" if similar else ""
+    return tool_error(f"File not found: {path}.{hint}")
+
+
+def _is_binary(head: bytes) -> bool:
+    if b"\0" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # a cut multi-byte character at the end is fine
+    return False
+
+
+def read_file(args: dict[str, Any], **kw: Any) -> str:
+    path = _path(args, kw)
+    offset, limit = int(args.get("offset") or 1), min(int(args.get("limit") or 500), MAX_READ_LINES)
+    if path.is_dir():
+        return tool_error(f"{path} is a directory; use search_files to list it")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(BINARY_SNIFF_BYTES)
+            if _is_binary(head):
+                size = os.fstat(handle.fileno()).st_size
+                return tool_error(
+                    f"{path} is a binary file ({size:,} bytes); read_file reads text only"
+                )
+            handle.seek(0)
+            return _read_lines(path, handle, offset, limit)
+    except FileNotFoundError:
+        return _missing(path)
+    except OSError as exc:
+        return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
+
+
+def _read_lines(path: Path, handle: Any, offset: int, limit: int) -> str:
+    lines, used, total, next_offset = [], 0, 0, None
+    for number, raw in enumerate(handle, start=1):
+        total = number
+        if number < offset or next_offset is not None:
+            continue
+        if len(lines) >= limit:
+            next_offset = number
+            continue
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS] + "... [truncated]"
+        line = f"{number:>6}|{text}"
+        if used + len(line) + 1 > MAX_READ_CHARS and lines:
+            next_offset = number
+            continue
+        lines.append(line)
+        used += len(line) + 1
+    if offset > max(total, 1):
+        return tool_error(f"offset {offset} is past the end of {path} ({total} lines)")
+    payload: dict[str, Any] = {
+        "path": str(path),
+        "content": "\n".join(lines),
+        "total_lines": total,
+        "lines_returned": len(lines),
+    }
+    if next_offset is not None:
+        payload["next_offset"] = next_offset
+        payload["truncated"] = True
+    return tool_result(payload)
+
+
+def write_file(args: dict[str, Any], **kw: Any) -> str:
+    path = _path(args, kw)
+    content = args["content"]
+    if path.is_dir():
+        return tool_error(f"{path} is a directory")
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, content)
+    except OSError as exc:
+        return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
+    return tool_result(
+        path=str(path), bytes_written=len(content.encode("utf-8")), created=not existed
+    )
+
+
+def patch(args: dict[str, Any], **kw: Any) -> str:
+    path = _path(args, kw)
+    old, new = args["old_string"], args["new_string"]
+    if old == "":
+        return tool_error("old_string is empty; use write_file to create or replace a file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return _missing(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        return tool_error(f"Cannot read {path} as text: {exc}")
+    count = text.count(old)
+    if count == 0:
+        return tool_error(
+            f"old_string not found in {path}; nothing was changed. "
+            "Read the file again and copy the text exactly, whitespace included."
+        )
+    if count > 1 and not args.get("replace_all"):
+        return tool_error(
+            f"old_string occurs {count} times in {path}; nothing was changed. Add surrounding "
+            "lines to make it unique, or set replace_all to true."
+        )
+    updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+    try:
+        atomic_write_text(path, updated)
+    except OSError as exc:
+        return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
+    diff = "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            updated.splitlines(keepends=True),
+            fromfile=f"a/{path.name}",
+            tofile=f"b/{path.name}",
+        )
+    )
+    return tool_result(
+        path=str(path), replacements=count if args.get("replace_all") else 1, diff=diff
+    )
+
+
+registry.register(
+    "read_file", "file", READ_FILE_SCHEMA, read_file,
+    emoji="📖", max_result_size_chars=float("inf"),
+)  # fmt: skip
+registry.register(
+    "write_file", "file", WRITE_FILE_SCHEMA, write_file, emoji="✍️", max_result_size_chars=100_000
+)
+registry.register("patch", "file", PATCH_SCHEMA, patch, emoji="🔧", max_result_size_chars=100_000)
