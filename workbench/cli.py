@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench import __version__
 
@@ -87,34 +87,9 @@ def _err(text: str) -> None:
 # -- tools -------------------------------------------------------------------------
 
 
-def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
-    """One row per tool: where it came from, whether the model may be offered it, and why not."""
-    report = runtime.registry.availability_report()
-    choices, toolsets = runtime.choices, runtime.toolsets
-    effective = set(choices.effective_tools(toolsets))
-    rows = []
-    for name, entry in sorted(runtime.registry.snapshot().items()):
-        availability = report[name]
-        size = entry.max_result_size_chars
-        rows.append(
-            {
-                "name": name,
-                "toolset": entry.toolset,
-                "source": entry.source.value,
-                "owner": entry.owner,
-                "available": availability.available,
-                "reason": availability.reason or None,
-                "enabled": name in effective,
-                "offered": name in effective and availability.available,
-                "emoji": entry.emoji,
-                "description": entry.description,
-                "max_result_size_chars": "inf" if size == float("inf") else size,
-            }
-        )
-    return rows
-
-
 def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
+    from workbench.core.report import collect_problems, tool_rows
+
     rows = tool_rows(runtime)
     if args.json:
         _out(json.dumps({"tools": rows, "problems": collect_problems(runtime)}, indent=2))
@@ -162,27 +137,13 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
 # -- toolsets ----------------------------------------------------------------------
 
 
-def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:
-    choices, toolsets = runtime.choices, runtime.toolsets
-    rows = []
-    for name, source in toolsets.registry_toolsets().items():
-        info = toolsets.get(name)
-        rows.append(
-            {
-                "name": name,
-                "source": source.value,
-                "enabled": choices.is_enabled(name, toolsets),
-                "tools": list(info.tools) if info else [],
-            }
-        )
-    return rows
-
-
 def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.config import ConfigError
     from workbench.core.toolsets import ToolsetError, set_toolset_enabled
 
     if args.action == "list":
+        from workbench.core.report import toolset_rows
+
         rows = toolset_rows(runtime)
         if args.json:
             _out(json.dumps({"toolsets": rows, "effective": runtime.effective_tools()}, indent=2))
@@ -210,18 +171,10 @@ def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
 # -- doctor ------------------------------------------------------------------------
 
 
-def collect_problems(runtime: Runtime) -> list[str]:
-    problems = list(runtime.home_problems)
-    if runtime.config.error:
-        problems.append(f"config: {runtime.config.error}")
-    else:
-        problems.extend(f"toolsets: {p}" for p in runtime.choices.problems(runtime.toolsets))
-    problems.extend(f"tool module {f.module}: {f.error}" for f in runtime.discovery.failed)
-    return problems
-
-
 def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
     import os
+
+    from workbench.core.report import collect_problems
 
     home = runtime.home
     writable = os.access(home, os.W_OK)

@@ -471,14 +471,14 @@ class ToolRegistry:
 
     def get_available_toolsets(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
-        report = self.availability_report()
-        for name, entry in self._tools.items():
+        tools, now, memo = self._tools, time.monotonic(), {}
+        for name, entry in tools.items():
             info = out.setdefault(
                 entry.toolset,
                 {"available": False, "tools": [], "description": "", "requirements": []},
             )
             info["tools"].append(name)
-            info["available"] = info["available"] or report[name].available
+            info["available"] = info["available"] or self._availability(entry, now, memo).available
             for var in entry.requires_env:
                 if var not in info["requirements"]:
                     info["requirements"].append(var)

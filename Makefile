@@ -1,0 +1,56 @@
+# hermes-tui: set-up, run, test, lint and benchmarks. Every target creates what it needs.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+BENCH_VENV ?= .venv-bench
+PIP_FLAGS ?= --disable-pip-version-check -q
+
+.PHONY: run test lint format bench clean system-deps
+
+# The virtual environment, re-installed whenever pyproject.toml changes.
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install $(PIP_FLAGS) -U pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	$(BIN)/hermes-tui
+
+# Programs the end-to-end tests drive (tmux for the real-terminal tests).
+system-deps:
+	@command -v tmux >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && apt-get install -y -qq tmux >/dev/null; \
+	  else echo "tmux is missing: install it to run the end-to-end tests" >&2; fi; }
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check workbench tests bench
+	$(BIN)/ruff format --check workbench tests bench
+
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff format workbench tests bench
+	$(BIN)/ruff check --fix workbench tests bench
+
+test: $(VENV)/.installed-dev system-deps lint
+	$(BIN)/python -m pytest -q
+
+# Benchmarks run against hermes-agent 0.19.0, which pins its own dependency versions:
+# it gets an environment of its own so it never changes .venv.
+$(BENCH_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install $(PIP_FLAGS) -U pip
+	$(BENCH_VENV)/bin/pip install $(PIP_FLAGS) -e '.[bench]'
+	touch $@
+
+bench: $(BENCH_VENV)/.installed
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BENCH_VENV)/bin/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache

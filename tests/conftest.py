@@ -1,0 +1,73 @@
+"""Shared fixtures: an isolated HERMES_HOME per test and a fresh registry."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.core.discovery import discover_builtin_tools
+from workbench.core.registry import ToolRegistry
+
+discover_builtin_tools()  # the built-in tools register into the global registry once
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HERMES_HOME; nothing a test does reaches the user's ~/.hermes."""
+    path = tmp_path / "hermes-home"
+    monkeypatch.setenv("HERMES_HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def reg() -> ToolRegistry:
+    return ToolRegistry()
+
+
+@pytest.fixture
+def cli_env(home: Path) -> dict[str, str]:
+    """Environment for running the installed `hermes-tui` as a subprocess."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIRECRAWL_")}
+    env["HERMES_HOME"] = str(home)
+    return env
+
+
+def noop(args: dict, **kw: object) -> str:
+    return "ok"
+
+
+def schema(description: str = "a test tool", **properties: dict) -> dict:
+    return {
+        "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": []},
+    }
+
+
+@pytest.fixture
+def make_read_only():
+    """Make a directory truly unwritable, also for root (immutable flag); undone afterwards."""
+    import shutil
+    import subprocess
+
+    done: list[Path] = []
+
+    def freeze(path: Path) -> None:
+        if os.geteuid() != 0:
+            os.chmod(path, 0o500)
+        elif not shutil.which("chattr") or subprocess.run(
+            ["chattr", "+i", str(path)], capture_output=True
+        ).returncode:
+            pytest.skip("cannot make a directory read-only for root here (no chattr +i)")
+        done.append(path)
+
+    yield freeze
+    for path in done:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+        else:
+            os.chmod(path, 0o700)

@@ -1,0 +1,61 @@
+"""Views of the core's state for front ends: the CLI prints them, the UI shows them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.core.runtime import Runtime
+
+
+def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    """One row per tool: where it came from, whether the model may be offered it, and why not."""
+    report = runtime.registry.availability_report()
+    choices, toolsets = runtime.choices, runtime.toolsets
+    effective = set(choices.effective_tools(toolsets))
+    rows = []
+    for name, entry in sorted(runtime.registry.snapshot().items()):
+        availability = report[name]
+        size = entry.max_result_size_chars
+        rows.append(
+            {
+                "name": name,
+                "toolset": entry.toolset,
+                "source": entry.source.value,
+                "owner": entry.owner,
+                "available": availability.available,
+                "reason": availability.reason or None,
+                "enabled": name in effective,
+                "offered": name in effective and availability.available,
+                "emoji": entry.emoji,
+                "description": entry.description,
+                "max_result_size_chars": "inf" if size == float("inf") else size,
+            }
+        )
+    return rows
+
+
+def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    choices, toolsets = runtime.choices, runtime.toolsets
+    rows = []
+    for name, source in toolsets.registry_toolsets().items():
+        info = toolsets.get(name)
+        rows.append(
+            {
+                "name": name,
+                "source": source.value,
+                "enabled": choices.is_enabled(name, toolsets),
+                "tools": list(info.tools) if info else [],
+            }
+        )
+    return rows
+
+
+def collect_problems(runtime: Runtime) -> list[str]:
+    problems = list(runtime.home_problems)
+    if runtime.config.error:
+        problems.append(f"config: {runtime.config.error}")
+    else:
+        problems.extend(f"toolsets: {p}" for p in runtime.choices.problems(runtime.toolsets))
+    problems.extend(f"tool module {f.module}: {f.error}" for f in runtime.discovery.failed)
+    return problems

@@ -1,0 +1,116 @@
+"""The workbench's main screen: the tools tree beside the selected tool's details."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, Tree
+
+from workbench.widgets.tool_detail import ToolDetail
+from workbench.widgets.tools_tree import ToolsTree
+
+if TYPE_CHECKING:
+    from workbench.core.events import RegistryChanged
+    from workbench.core.runtime import Runtime
+
+REFRESH_DELAY = 0.05  # a burst of registry changes repaints once
+
+
+class MainScreen(Screen[None]):
+    AUTO_FOCUS = "ToolsTree"
+
+    class RegistryUpdated(Message):
+        """Posted from any thread when the registry changed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runtime: Runtime | None = None
+        self._refresh_pending = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="panes"):
+            yield ToolsTree(id="tools-tree")
+            yield ToolDetail(id="tool-detail")
+        yield Static("Loading tools…", id="status-line")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load_runtime()
+
+    @work(thread=True, exclusive=True, group="runtime")
+    def load_runtime(self) -> None:
+        from workbench.core.runtime import load_runtime
+
+        runtime = load_runtime()
+        runtime.registry.add_listener(self._on_registry_change)
+        self.app.call_from_thread(self._runtime_ready, runtime)
+
+    def _runtime_ready(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.refresh_tools()
+        from workbench.core.report import collect_problems
+
+        for problem in collect_problems(runtime):
+            self.notify(problem, severity="warning", timeout=8)
+
+    def _on_registry_change(self, event: RegistryChanged) -> None:
+        self.post_message(self.RegistryUpdated())
+
+    def on_main_screen_registry_updated(self, _: RegistryUpdated) -> None:
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            self.set_timer(REFRESH_DELAY, self.refresh_tools)
+
+    def refresh_tools(self) -> None:
+        from workbench.core.report import tool_rows, toolset_rows
+
+        self._refresh_pending = False
+        if self.runtime is None:
+            return
+        rows = tool_rows(self.runtime)
+        self.query_one(ToolsTree).show_rows(rows, toolset_rows(self.runtime))
+        offered = sum(r["offered"] for r in rows)
+        self.query_one("#status-line", Static).update(
+            f"{len(rows)} tools · {offered} offered to the model · space toggles a toolset"
+        )
+        self._show_detail(self.query_one(ToolsTree).cursor_node)
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        self._show_detail(event.node)
+
+    def _show_detail(self, node: Any) -> None:
+        data = node.data if node is not None else None
+        detail = self.query_one(ToolDetail)
+        if not data or data.get("kind") != "tool" or self.runtime is None:
+            detail.show(None)
+            return
+        detail.show(data, self.runtime.registry.get_schema(data["name"]))
+
+    @on(ToolsTree.ToolsetToggled)
+    def _toggle(self, event: ToolsTree.ToolsetToggled) -> None:
+        self.save_toolset(event.toolset, event.enabled)
+
+    @work(thread=True, group="config")
+    def save_toolset(self, toolset: str, enabled: bool) -> None:
+        from workbench.core.config import ConfigError
+        from workbench.core.toolsets import ToolsetError, set_toolset_enabled
+
+        runtime = self.runtime
+        if runtime is None:
+            return
+        try:
+            set_toolset_enabled(toolset, enabled, runtime.toolsets, runtime.config)
+        except (ConfigError, ToolsetError) as exc:
+            self.app.call_from_thread(self.notify, f"{exc}\nNothing was changed.", severity="error")
+            return
+        runtime.reload_config()
+        state = "enabled" if enabled else "disabled"
+        self.app.call_from_thread(self.notify, f"Toolset {toolset} {state}")
+        self.app.call_from_thread(self.refresh_tools)
