@@ -59,9 +59,10 @@ def make_read_only():
     def freeze(path: Path) -> None:
         if os.geteuid() != 0:
             os.chmod(path, 0o500)
-        elif not shutil.which("chattr") or subprocess.run(
-            ["chattr", "+i", str(path)], capture_output=True
-        ).returncode:
+        elif (
+            not shutil.which("chattr")
+            or subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode
+        ):
             pytest.skip("cannot make a directory read-only for root here (no chattr +i)")
         done.append(path)
 

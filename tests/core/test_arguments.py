@@ -98,10 +98,10 @@ def test_validation_names_every_problem() -> None:
     )
     assert problems == [
         "argument 'count' must be >= 1, got 0",
-        'argument \'flag\' must be boolean, got string "maybe"',
+        "argument 'flag' must be boolean, got string \"maybe\"",
         "argument 'mode' must be one of ['a', 'b'], got \"c\"",
         "argument 'tags[1]' must be string, got integer 3",
-        'argument \'opts.depth\' must be integer, got string "x"',
+        "argument 'opts.depth' must be integer, got string \"x\"",
     ]
 
 

@@ -17,4 +17,6 @@ def test_long_errors_are_capped() -> None:
 
 
 def test_ordinary_angle_brackets_stay() -> None:
-    assert sanitize_tool_error("a < b and <resultset>") == TOOL_ERROR_PREFIX + "a < b and <resultset>"
+    assert (
+        sanitize_tool_error("a < b and <resultset>") == TOOL_ERROR_PREFIX + "a < b and <resultset>"
+    )

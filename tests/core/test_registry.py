@@ -216,7 +216,9 @@ def test_check_cache_stays_bounded_to_live_tools(reg: ToolRegistry) -> None:
 
 
 def test_dynamic_schema_overrides_merge_and_survive_errors(reg: ToolRegistry) -> None:
-    reg.register("a", "s", schema("static"), noop, dynamic_schema_overrides=lambda: {"description": "live"})
+    reg.register(
+        "a", "s", schema("static"), noop, dynamic_schema_overrides=lambda: {"description": "live"}
+    )
     reg.register("b", "s", schema("static"), noop, dynamic_schema_overrides=lambda: 1 / 0)
     a, b = reg.get_definitions({"a", "b"})
     assert a["function"]["description"] == "live"

@@ -405,13 +405,11 @@ class ToolRegistry:
         self._check_cache[fn] = result
         return result
 
-    def _availability(self, entry: ToolEntry, now: float, memo: dict) -> Availability:
+    def _availability(self, entry: ToolEntry, now: float) -> Availability:
         fn = entry.check_fn
         if fn is None:
             return _AVAILABLE
-        result = memo.get(fn)
-        if result is None:
-            result = memo[fn] = self._run_check(fn, now)
+        result = self._run_check(fn, now)
         if result.ok:
             return _AVAILABLE
         missing = [v for v in entry.requires_env if not os.environ.get(v)]
@@ -423,25 +421,31 @@ class ToolRegistry:
         entry = self._tools.get(name)
         if entry is None:
             return Availability(False, f"no tool named '{name}' is registered")
-        return self._availability(entry, time.monotonic(), {})
+        return self._availability(entry, time.monotonic())
 
     def availability_report(self, names: Iterable[str] | None = None) -> dict[str, Availability]:
         """Tool name → availability (with the reason when unavailable), sorted by name."""
-        tools, now, memo = self._tools, time.monotonic(), {}
+        tools, now = self._tools, time.monotonic()
         wanted = sorted(tools) if names is None else sorted(n for n in names if n in tools)
-        return {n: self._availability(tools[n], now, memo) for n in wanted}
+        return {n: self._availability(tools[n], now) for n in wanted}
 
     def get_definitions(self, tool_names: Iterable[str], quiet: bool = False) -> list[dict]:
         """OpenAI tool definitions for the available tools among `tool_names`, sorted by name."""
-        tools, now, memo = self._tools, time.monotonic(), {}
+        tools, now, checks = self._tools, time.monotonic(), self._check_cache
         out = []
         for name in sorted(tool_names):
             entry = tools.get(name)
             if entry is None:
                 continue
-            if entry.check_fn is not None and not self._availability(entry, now, memo).available:
-                continue
-            function = dict(entry.function)
+            fn = entry.check_fn
+            if fn is not None:
+                # Inlined cache hit: this loop runs over every tool on every model request.
+                result = checks.get(fn)
+                if result is None or result.expires <= now:
+                    result = self._run_check(fn, now)
+                if not result.ok:
+                    continue
+            function = entry.function.copy()
             if entry.dynamic_schema_overrides is not None:
                 function = self._apply_overrides(entry, function)
             out.append({"type": "function", "function": function})
@@ -471,14 +475,14 @@ class ToolRegistry:
 
     def get_available_toolsets(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
-        tools, now, memo = self._tools, time.monotonic(), {}
+        tools, now = self._tools, time.monotonic()
         for name, entry in tools.items():
             info = out.setdefault(
                 entry.toolset,
                 {"available": False, "tools": [], "description": "", "requirements": []},
             )
             info["tools"].append(name)
-            info["available"] = info["available"] or self._availability(entry, now, memo).available
+            info["available"] = info["available"] or self._availability(entry, now).available
             for var in entry.requires_env:
                 if var not in info["requirements"]:
                     info["requirements"].append(var)

@@ -1,0 +1,78 @@
+"""A non-editable install into a fresh virtual environment runs, its styles inside the wheel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.e2e
+
+FIRST_FRAME = """
+import asyncio
+from workbench.app import WorkbenchApp
+from workbench.resources import style
+
+async def main():
+    app = WorkbenchApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.5)
+        print(app.screen.query_one("#tools-tree").styles.border_left[0])
+    print(style("app.tcss"))
+
+asyncio.run(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work), str(ROOT)],
+        check=True,
+        timeout=600,
+    )
+    (wheel,) = work.glob("hermes_tui-*.whl")
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [str(venv / "bin/pip"), "install", "-q", "--disable-pip-version-check", str(wheel)],
+        check=True,
+        timeout=900,
+    )
+    return venv
+
+
+def test_fresh_install_runs(installed: Path, tmp_path: Path) -> None:
+    env = {"HERMES_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    exe = installed / "bin/hermes-tui"
+    assert (
+        subprocess.run([exe, "--version"], capture_output=True, text=True, env=env).returncode == 0
+    )
+    out = subprocess.run(
+        [exe, "tools", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    assert "read_file" in {t["name"] for t in json.loads(out.stdout)["tools"]}
+    frame = subprocess.run(
+        [installed / "bin/python", "-c", FIRST_FRAME],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert frame.returncode == 0, frame.stderr
+    border, css = frame.stdout.split()
+    assert border == "round"  # the style from styles/app.tcss was applied
+    site = next((installed / "lib").glob("python3*/site-packages"))
+    assert Path(css) == site / "workbench/styles/app.tcss"
+
+
+def test_wheel_contents(installed: Path) -> None:
+    (wheel,) = installed.parent.glob("hermes_tui-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "workbench/styles/app.tcss" in names
+    assert not any(n.startswith(("tests/", "bench/")) for n in names)

@@ -1,0 +1,96 @@
+"""The main screen, driven with Textual's pilot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import noop, schema
+from workbench.app import WorkbenchApp
+from workbench.core.config import load_config
+from workbench.core.events import ToolSource
+from workbench.core.registry import registry
+from workbench.screens.main import MainScreen
+from workbench.widgets.tool_detail import ToolDetail
+from workbench.widgets.tools_tree import ToolsTree
+
+
+async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "condition not reached in time"
+        await pilot.pause(0.02)
+
+
+def labels(tree: ToolsTree) -> list[str]:
+    out = []
+    for line in range(tree.last_line + 1):
+        node = tree.get_node_at_line(line)
+        if node is not None:
+            out.append(str(node.label))
+    return out
+
+
+def move_to(tree: ToolsTree, kind: str, name: str) -> None:
+    for line in range(tree.last_line + 1):
+        node = tree.get_node_at_line(line)
+        if (
+            node is not None
+            and node.data
+            and (node.data.get("kind"), node.data.get("name")) == (kind, name)
+        ):
+            tree.move_cursor(node)
+            return
+    raise AssertionError(f"no {kind} {name} in the tree")
+
+
+async def test_tree_shows_tools_by_source_and_toolset(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.screen.query_one(ToolsTree)
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        text = labels(tree)
+        assert text[0] == "Built-in (7)"
+        assert "☑ file (4)" in text and "✔ read_file" in text and "✖ web_search" in text
+        assert "MCP servers (0)" in text and "Plugins (0)" in text
+        move_to(tree, "tool", "web_search")
+        await pilot.pause()
+        facts = app.screen.query_one(ToolDetail).query_one("#detail-facts").content.plain
+        assert "unavailable: missing environment variable: FIRECRAWL_API_KEY" in facts
+        assert "offered     no (unavailable)" in facts
+        assert "source      builtin (workbench.tools.web_tools)" in facts
+
+
+async def test_space_toggles_a_toolset_and_persists(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        tree = app.screen.query_one(ToolsTree)
+        move_to(tree, "tool", "terminal")
+        await pilot.press("space")
+        await wait_until(pilot, lambda: "☐ terminal (1)" in labels(tree))
+        assert load_config(home / "config.yaml").get("agent.disabled_toolsets") == ["terminal"]
+        # the cursor stays on the same tool after the tree is rebuilt
+        assert tree.cursor_node.data["name"] == "terminal"
+        status = str(app.screen.query_one("#status-line").content)
+        assert "4 offered" in status
+
+
+async def test_registry_changes_show_live(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        tree = app.screen.query_one(ToolsTree)
+        move_to(tree, "tool", "patch")
+        try:
+            with registry.scope(ToolSource.PLUGIN, "notes"):
+                registry.register("note_add", "notes", schema("add a note"), noop)
+                registry.register("note_list", "notes", schema("list notes"), noop)
+            await wait_until(pilot, lambda: "Plugins (2)" in labels(tree))
+            assert "✔ note_add" in labels(tree)
+            assert tree.cursor_node.data["name"] == "patch"
+        finally:
+            registry.deregister_owner(ToolSource.PLUGIN, "notes")
+        await wait_until(pilot, lambda: "Plugins (0)" in labels(tree))

@@ -1,0 +1,152 @@
+"""The headless commands, run as a user runs them: the installed `hermes-tui` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BIN
+from workbench import __version__
+
+
+def run(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "hermes-tui"), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_version_and_help(cli_env) -> None:
+    assert run(cli_env, "--version").stdout.strip() == f"hermes-tui {__version__}"
+    help_text = run(cli_env, "--help").stdout
+    for command in ("tools", "call", "toolsets", "doctor"):
+        assert command in help_text
+
+
+def test_first_run_creates_the_home(cli_env, home: Path) -> None:
+    assert not home.exists()
+    assert run(cli_env, "tools").returncode == 0
+    assert {p.name for p in home.iterdir()} >= {"logs", "state", "plugins"}
+
+
+def test_tools_json_lists_every_tool_with_availability(cli_env) -> None:
+    out = run(cli_env, "tools", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["name"]: r for r in json.loads(out.stdout)["tools"]}
+    assert {"read_file", "write_file", "patch", "search_files", "terminal"} <= set(rows)
+    assert rows["read_file"]["available"] and rows["read_file"]["offered"]
+    assert rows["read_file"]["max_result_size_chars"] == "inf"
+    assert rows["web_search"]["available"] is False
+    assert "FIRECRAWL_API_KEY" in rows["web_search"]["reason"]
+    assert rows["terminal"]["source"] == "builtin"
+
+
+def test_tools_human_output_groups_by_source_and_toolset(cli_env) -> None:
+    text = run(cli_env, "tools").stdout
+    assert text.startswith("builtin (")
+    assert "  file (4)\n    ✔ patch" in text
+    assert "✖ web_search  — missing environment variable: FIRECRAWL_API_KEY" in text
+
+
+def test_call_runs_through_the_agent_path(cli_env, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
+    out = run(
+        cli_env, "call", "read_file", "--args", '{"path": "a.txt", "limit": "1"}', cwd=tmp_path
+    )
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["content"] == "     1|alpha"  # "1" was coerced to 1
+
+
+def test_call_errors_are_clear(cli_env, tmp_path: Path) -> None:
+    malformed = run(cli_env, "call", "read_file", "--args", "{path: a.txt}")
+    assert malformed.returncode == 1
+    assert json.loads(malformed.stdout)["error"] == "Invalid tool arguments"
+    wrong_type = run(cli_env, "call", "read_file", "--args", '{"path": 3}')
+    assert "argument 'path' must be string, got integer 3" in wrong_type.stdout
+    not_object = run(cli_env, "call", "read_file", "--args", "[1]")
+    assert "must be a valid JSON object, not array" in not_object.stdout
+    unknown = run(cli_env, "call", "read_fil")
+    assert unknown.returncode == 2
+    assert "unknown tool 'read_fil'" in unknown.stderr and "read_file" in unknown.stderr
+    unavailable = run(cli_env, "call", "web_search", "--args", '{"query": "x"}')
+    assert unavailable.returncode == 1 and "FIRECRAWL_API_KEY" in unavailable.stderr
+    failing = run(cli_env, "call", "read_file", "--args", '{"path": "missing.txt"}', cwd=tmp_path)
+    assert failing.returncode == 1 and "File not found" in failing.stdout
+
+
+def test_toolsets_enable_disable_persist(cli_env, home: Path) -> None:
+    out = run(cli_env, "toolsets", "disable", "terminal")
+    assert out.returncode == 0, out.stderr
+    listing = run(cli_env, "toolsets", "list", "--json")
+    data = json.loads(listing.stdout)
+    states = {t["name"]: t["enabled"] for t in data["toolsets"]}
+    assert states["terminal"] is False and states["file"] is True
+    assert "terminal" not in data["effective"]
+    tools = {r["name"]: r for r in json.loads(run(cli_env, "tools", "--json").stdout)["tools"]}
+    assert tools["terminal"]["enabled"] is False and tools["terminal"]["offered"] is False
+    assert run(cli_env, "toolsets", "enable", "terminal").returncode == 0
+    assert "terminal" in json.loads(run(cli_env, "toolsets", "list", "--json").stdout)["effective"]
+    assert "agent:\n  disabled_toolsets: []" in (home / "config.yaml").read_text()
+
+
+def test_toolsets_usage_errors(cli_env) -> None:
+    unknown = run(cli_env, "toolsets", "enable", "nope")
+    assert unknown.returncode == 2 and "unknown toolset 'nope'" in unknown.stderr
+    assert run(cli_env, "toolsets", "disable").returncode == 2
+
+
+def test_corrupt_config_is_named_and_never_overwritten(cli_env, home: Path) -> None:
+    home.mkdir()
+    broken = "# mine\nagent:\n  disabled_toolsets: [web\nmodel: x\n"
+    (home / "config.yaml").write_text(broken)
+    out = run(cli_env, "toolsets", "disable", "terminal")
+    assert out.returncode == 1
+    assert "config.yaml, line 4" in out.stderr and "Nothing was changed" in out.stderr
+    assert (home / "config.yaml").read_text() == broken
+    doctor = run(cli_env, "doctor")
+    assert doctor.returncode == 1 and "line 4" in doctor.stdout
+    assert run(cli_env, "tools", "--json").returncode == 0  # everything else keeps working
+
+
+def test_read_only_home_is_reported_not_fatal(cli_env, home: Path, make_read_only) -> None:
+    home.mkdir()
+    (home / "config.yaml").write_text("agent:\n  max_turns: 3\n")
+    make_read_only(home)
+    tools = run(cli_env, "tools", "--json")
+    assert tools.returncode == 0
+    problems = json.loads(tools.stdout)["problems"]
+    assert any("cannot create" in p for p in problems)
+    out = run(cli_env, "toolsets", "disable", "web")
+    assert out.returncode == 1 and "cannot write" in out.stderr
+    assert (home / "config.yaml").read_text() == "agent:\n  max_turns: 3\n"
+
+
+def test_doctor_reports_sources(cli_env, home: Path) -> None:
+    (home / "plugins" / "notes").mkdir(parents=True)
+    (home / "plugins" / "notes" / "plugin.yaml").write_text("name: notes\n")
+    (home / "config.yaml").write_text("mcp_servers:\n  git:\n    command: mcp-server-git\n")
+    out = run(cli_env, "doctor")
+    assert out.returncode == 0, out.stdout
+    assert "git: configured, not started" in out.stdout
+    assert "notes: found, not loaded" in out.stdout
+    assert "unavailable web_search" in out.stdout
+    assert out.stdout.rstrip().endswith("no problems found")
+
+
+@pytest.mark.parametrize("args", [["tools"], ["doctor"]])
+def test_nothing_writes_to_the_terminal_but_the_report(cli_env, args) -> None:
+    out = run(cli_env, *args)
+    assert "Traceback" not in out.stderr and "WARNING" not in out.stderr
+
+
+def test_the_workbench_needs_a_terminal(cli_env) -> None:
+    out = run(cli_env)
+    assert out.returncode == 2 and "needs a terminal" in out.stderr

@@ -1,0 +1,86 @@
+"""search_files on a real tree: content regex, filename glob, skipping, paging."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.core.invoke import call_tool
+from workbench.core.registry import registry
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    files = {
+        "src/app.py": "import os\n\ndef main():\n    return os.getcwd()  # TODO tidy\n",
+        "src/util.py": "def helper():\n    pass  # TODO one\n# TODO two\n",
+        "docs/guide.md": "# Guide\nTODO write it\n",
+        "node_modules/dep/index.js": "// TODO ignored\n",
+        ".git/config": "TODO ignored\n",
+        ".venv/lib.py": "TODO ignored\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "src/blob.bin").write_bytes(b"TODO\0binary")
+    return tmp_path
+
+
+def search(cwd: Path, **args) -> dict:
+    return json.loads(call_tool(registry, "search_files", args, cwd=str(cwd)))
+
+
+def test_content_search_with_line_numbers(tree: Path) -> None:
+    out = search(tree, pattern=r"TODO \w+")
+    got = sorted((m["path"], m["line"], m["text"]) for m in out["matches"])
+    assert got == [
+        ("docs/guide.md", 2, "TODO write it"),
+        ("src/app.py", 4, "    return os.getcwd()  # TODO tidy"),
+        ("src/util.py", 2, "    pass  # TODO one"),
+        ("src/util.py", 3, "# TODO two"),
+    ]
+    assert out["truncated"] is False
+
+
+def test_file_glob_context_and_modes(tree: Path) -> None:
+    only_py = search(tree, pattern="TODO", file_glob="*.py")
+    assert {m["path"] for m in only_py["matches"]} == {"src/app.py", "src/util.py"}
+    ctx = search(tree, pattern="TODO write", context=1)["matches"][0]["context"]
+    assert ctx == ["1|# Guide", "2|TODO write it"]
+    files = search(tree, pattern="TODO", output_mode="files_only")["files"]
+    assert sorted(files) == ["docs/guide.md", "src/app.py", "src/util.py"]
+    counts = search(tree, pattern="TODO", output_mode="count")
+    assert counts["counts"] == {"docs/guide.md": 1, "src/app.py": 1, "src/util.py": 2}
+    assert counts["total"] == 4
+
+
+def test_paging(tree: Path) -> None:
+    first = search(tree, pattern="TODO", file_glob="*.py", limit=2)
+    second = search(tree, pattern="TODO", file_glob="*.py", limit=2, offset=2)
+    assert len(first["matches"]) == 2 and first["truncated"] is True
+    assert len(second["matches"]) == 1 and second["truncated"] is False
+    assert {(m["path"], m["line"]) for m in first["matches"] + second["matches"]} == {
+        ("src/app.py", 4), ("src/util.py", 2), ("src/util.py", 3),
+    }  # fmt: skip
+
+
+def test_filename_search_newest_first(tree: Path) -> None:
+    old = time.time() - 100
+    os.utime(tree / "src/app.py", (old, old))
+    out = search(tree, pattern="*.py", target="files")
+    assert out["files"] == ["src/util.py", "src/app.py"]
+    assert out["total"] == 2
+
+
+def test_errors(tree: Path) -> None:
+    assert "Invalid regex" in search(tree, pattern="(unclosed")["error"]
+    assert "Path not found" in search(tree, pattern="x", path="nowhere")["error"]
+
+
+def test_search_a_single_file(tree: Path) -> None:
+    out = search(tree, pattern="def", path="src/util.py")
+    assert [m["line"] for m in out["matches"]] == [1]
