@@ -35,7 +35,7 @@ def test_home_defaults_to_dot_hermes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_ensure_home_creates_the_layout(home: Path) -> None:
     assert ensure_home() == []
-    assert {p.name for p in home.iterdir()} == {"logs", "state", "plugins"}
+    assert {p.name for p in home.iterdir()} == {"logs", "state", "plugins", "config.yaml"}
 
 
 def test_missing_config_is_empty(home: Path) -> None:
@@ -115,3 +115,12 @@ def test_a_failed_write_loses_nothing(tmp_path: Path, monkeypatch: pytest.Monkey
         update_config(lambda d: set_path(d, "x", 1), path)
     assert path.read_text() == HAND_WRITTEN
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]
+
+
+def test_first_run_writes_a_commented_config_once(home: Path) -> None:
+    ensure_home()
+    text = (home / "config.yaml").read_text()
+    assert text.startswith("# hermes-tui") and load_config().data == {}
+    (home / "config.yaml").write_text("agent: {max_turns: 3}\n")
+    ensure_home()
+    assert (home / "config.yaml").read_text() == "agent: {max_turns: 3}\n"

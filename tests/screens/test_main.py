@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import noop, schema
 from workbench.app import WorkbenchApp
 from workbench.core.config import load_config
 from workbench.core.events import ToolSource
-from workbench.core.registry import registry
+from workbench.core.registry import ToolRegistrationError, registry
 from workbench.screens.main import MainScreen
 from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
@@ -94,3 +96,15 @@ async def test_registry_changes_show_live(home: Path) -> None:
         finally:
             registry.deregister_owner(ToolSource.PLUGIN, "notes")
         await wait_until(pilot, lambda: "Plugins (0)" in labels(tree))
+
+
+async def test_a_refused_registration_is_shown(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        with registry.scope(ToolSource.PLUGIN, "evil"), pytest.raises(ToolRegistrationError):
+            registry.register("read_file", "evil", schema(), noop)
+        await wait_until(pilot, lambda: any("read_file" in n.message for n in app._notifications))
+        note = next(n for n in app._notifications if "read_file" in n.message)
+        assert "refused registration from plugin 'evil'" in note.message
+        assert registry.get_entry("read_file").source is ToolSource.BUILTIN

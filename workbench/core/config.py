@@ -20,6 +20,16 @@ from workbench.core.atomic import atomic_write_text
 
 CONFIG_NAME = "config.yaml"
 HOME_SUBDIRS = ("logs", "state", "plugins")
+FIRST_CONFIG = """\
+# hermes-tui / Hermes Agent configuration (YAML). hermes-tui keeps your comments and
+# every key it does not manage when it saves a choice here.
+#
+# Toolset choices, saved by `hermes-tui toolsets enable|disable NAME` and the workbench:
+#   platform_toolsets:
+#     cli: [file, terminal, web]
+#   agent:
+#     disabled_toolsets: []      # subtracted last: a disabled toolset always wins
+"""
 
 
 class ConfigError(Exception):
@@ -41,6 +51,12 @@ def ensure_home(home: Path | None = None) -> list[str]:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             problems.append(f"cannot create {path}: {exc.strerror or exc}")
+    config = home / CONFIG_NAME
+    if not problems and not config.exists():
+        try:
+            atomic_write_text(config, FIRST_CONFIG, mode=0o600)
+        except OSError as exc:
+            problems.append(f"cannot create {config}: {exc.strerror or exc}")
     return problems
 
 

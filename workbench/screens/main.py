@@ -25,7 +25,11 @@ class MainScreen(Screen[None]):
     AUTO_FOCUS = "ToolsTree"
 
     class RegistryUpdated(Message):
-        """Posted from any thread when the registry changed."""
+        """Posted from any thread when the registry changed; `refused` says why one was refused."""
+
+        def __init__(self, refused: str = "") -> None:
+            super().__init__()
+            self.refused = refused
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,9 +64,14 @@ class MainScreen(Screen[None]):
             self.notify(problem, severity="warning", timeout=8)
 
     def _on_registry_change(self, event: RegistryChanged) -> None:
-        self.post_message(self.RegistryUpdated())
+        from workbench.core.events import ChangeKind
 
-    def on_main_screen_registry_updated(self, _: RegistryUpdated) -> None:
+        refused = event.reason if event.kind is ChangeKind.REJECTED else ""
+        self.post_message(self.RegistryUpdated(refused))
+
+    def on_main_screen_registry_updated(self, message: RegistryUpdated) -> None:
+        if message.refused:
+            self.notify(message.refused, title="Tool refused", severity="warning", timeout=10)
         if not self._refresh_pending:
             self._refresh_pending = True
             self.set_timer(REFRESH_DELAY, self.refresh_tools)
