@@ -1,0 +1,730 @@
+"""Rules for simple commands: wrappers are peeled off, then the program decides.
+
+Each rule looks at the argument values (None where only run time knows them) and reports
+findings through the analyser's context. Text that is only an argument (an `echo`ed
+string, a grep pattern, a commit message) is data, never a command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from workbench.core.safety.inline_code import DB_CLIENTS, destructive_code, destructive_sql, language_of
+from workbench.core.safety.verdict import Severity
+
+Node = Any
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash"})
+STDIN_INTERPRETERS = SHELLS | frozenset(
+    {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "deno",
+     "bun", "pwsh", "powershell", "osascript", "tclsh", "Rscript", "source", "."}
+)  # fmt: skip
+DOWNLOADERS = frozenset({"curl", "wget", "fetch", "nc", "ncat", "aria2c", "http", "xh"})
+
+
+class Context(Protocol):
+    def flag(self, rule: str, reason: str, node: Node, severity: Severity = ...,
+             writes: tuple[str, ...] = ..., contextual: bool = ...) -> None: ...  # fmt: skip
+    def classify(self, value: str | None, recursive: bool) -> tuple[Severity, str]: ...
+    def sensitive(self, value: str | None) -> bool: ...
+    def shell_payload(self, node: Node, value: str | None) -> None: ...
+    def wrote(self, value: str | None) -> None: ...
+    def ran_written_file(self, value: str | None) -> tuple[bool, bool]: ...
+    def set_cwd(self, value: str | None) -> None: ...
+    def judge(self, cmd: Cmd) -> None: ...
+
+
+@dataclass
+class Cmd:
+    name: str
+    args: list[str | None]
+    nodes: list[Node]
+    node: Node  # the whole command, for spans
+
+    def rest(self, start: int) -> Cmd | None:
+        if start >= len(self.args):
+            return None
+        value = self.args[start]
+        name = value.rsplit("/", 1)[-1] if value else ""
+        return Cmd(name, self.args[start + 1 :], self.nodes[start + 1 :], self.node) if value else None
+
+    @property
+    def flags(self) -> list[str]:
+        return [a for a in self.args if a and a.startswith("-")]
+
+    @property
+    def operands(self) -> list[str | None]:
+        return [a for a in self.args if a is None or not a.startswith("-") or a == "-"]
+
+    def has(self, *options: str, short: str = "") -> bool:
+        """A long option (or `--x=...`) or a short letter, bundled or not (`-rf` has r and f)."""
+        for arg in self.args:
+            if not arg or not arg.startswith("-") or arg == "-":
+                continue
+            if arg.startswith("--"):
+                if arg.split("=", 1)[0] in options:
+                    return True
+            elif short and any(c in arg[1:] for c in short) and not arg[1:].isdigit():
+                return True
+            elif arg in options:
+                return True
+        return False
+
+    def sub(self, skip_options_with_values: frozenset[str] = frozenset()) -> tuple[str, int]:
+        """The first operand (a subcommand such as `git push`) and its index."""
+        skip = False
+        for i, arg in enumerate(self.args):
+            if skip:
+                skip = False
+                continue
+            if arg is None:
+                return "", i
+            if arg.startswith("-"):
+                skip = arg in skip_options_with_values
+                continue
+            return arg, i
+        return "", len(self.args)
+
+
+# -- wrappers -----------------------------------------------------------------------------
+
+_WRAPPER_VALUE_OPTIONS = {
+    "sudo": frozenset("-u -g -C -h -p -r -t -U -D -T --user --group --host --prompt".split()),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "exec": frozenset({"-a"}),
+    "chrt": frozenset(),
+    "taskset": frozenset(),
+    "xargs": frozenset("-n -I -i -P -d -L -l -a -E -e -s --max-args --replace --max-procs "
+                       "--delimiter --max-lines --arg-file --eof --max-chars".split()),  # fmt: skip
+    "watch": frozenset({"-n", "-d", "--interval"}),
+    "flock": frozenset({"-w", "-E", "--timeout", "-c"}),
+    "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "--delay", "--timeout"}),
+    "chroot": frozenset({"--userspec", "--groups"}),
+}
+_SIMPLE_WRAPPERS = frozenset(
+    {"nohup", "command", "builtin", "time", "setsid", "busybox", "unbuffer", "pkexec", "run0",
+     "caffeinate", "catchsegv"}
+)  # fmt: skip
+
+
+def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
+    """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
+    for _ in range(16):
+        if cmd.name == "sudo" or cmd.name == "doas":
+            _sudo_findings(ctx, cmd)
+        if cmd.name == "command" and cmd.has("-v", "-V"):
+            return None  # `command -v x` only looks x up
+        if cmd.name in _SIMPLE_WRAPPERS:
+            start = next((i for i, a in enumerate(cmd.args) if not (a and a.startswith("-"))), None)
+        elif cmd.name in _WRAPPER_VALUE_OPTIONS:
+            start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS[cmd.name])
+        else:
+            return cmd
+        if start is None:
+            return None
+        inner = cmd.rest(start)
+        if inner is None:
+            if start < len(cmd.args):  # the wrapped program's name is computed at run time
+                ctx.flag("dynamic-command", "runs a program whose name is computed at run time",
+                         cmd.nodes[start])  # fmt: skip
+            return None
+        cmd = inner
+    return cmd
+
+
+def _after_options(cmd: Cmd, with_values: frozenset[str]) -> int | None:
+    skip = False
+    for i, arg in enumerate(cmd.args):
+        if skip:
+            skip = False
+            continue
+        if arg is None:
+            return i
+        if cmd.name == "env" and "=" in arg and not arg.startswith("-"):
+            continue  # NAME=value
+        if cmd.name in ("timeout", "chroot", "flock") and not arg.startswith("-"):
+            return i + 1  # a duration, a new root or a lock file comes before the command
+        if cmd.name in ("nice", "ionice", "chrt", "taskset") and re.fullmatch(r"-?\d+", arg):
+            continue
+        if arg.startswith("-") and arg != "-":
+            skip = arg in with_values
+            continue
+        return i
+    return None
+
+
+def _sudo_findings(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--stdin", short="S"):
+        ctx.flag("sudo-stdin", "sudo reads a password from standard input", cmd.node, Severity.HIGH)
+    if cmd.has("--askpass", short="A"):
+        ctx.flag("sudo-askpass", "sudo uses an askpass program", cmd.node)
+    start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS["sudo"])
+    if start is None and cmd.has("--login", "--shell", short="is"):
+        ctx.flag("root-shell", "opens an interactive root shell", cmd.node, Severity.HIGH)
+
+
+# -- program rules ------------------------------------------------------------------------
+
+Rule = Callable[[Context, Cmd], None]
+RULES: dict[str, Rule] = {}
+
+
+def rule(*names: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            RULES[name] = fn
+        return fn
+
+    return register
+
+
+def _shown(values: list[str | None], limit: int = 4) -> str:
+    shown = [v if v is not None else "<computed>" for v in values[:limit]]
+    more = f" and {len(values) - limit} more" if len(values) > limit else ""
+    return ", ".join(shown) + more
+
+
+def _targets_finding(ctx: Context, cmd: Cmd, rule_id: str, verb: str, targets, recursive: bool) -> None:
+    severity, labels = Severity.NORMAL, []
+    for target in targets or [None]:
+        level, label = ctx.classify(target, recursive)
+        if label:
+            labels.append(label)
+        severity = max(severity, level)
+    what = _shown(list(targets)) if targets else "files given on standard input"
+    reason = f"{verb} {what}" + (f" ({'; '.join(dict.fromkeys(labels))})" if labels else "")
+    writes = tuple(t for t in targets if t)
+    ctx.flag(rule_id, reason, cmd.node, severity, writes)
+
+
+@rule("rm", "srm", "trash-put")
+def _rm(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--help", "--version") and not cmd.operands:
+        return
+    recursive = cmd.has("--recursive", short="rR")
+    verb = "recursively deletes" if recursive else "deletes"
+    _targets_finding(ctx, cmd, "delete", verb, cmd.operands, recursive)
+
+
+@rule("rmdir")
+def _rmdir(ctx: Context, cmd: Cmd) -> None:
+    _targets_finding(ctx, cmd, "delete", "removes directories", cmd.operands, False)
+
+
+@rule("unlink")
+def _unlink(ctx: Context, cmd: Cmd) -> None:
+    _targets_finding(ctx, cmd, "delete", "deletes", cmd.operands, False)
+
+
+@rule("shred", "wipe")
+def _shred(ctx: Context, cmd: Cmd) -> None:
+    _targets_finding(ctx, cmd, "destroy", "irrecoverably overwrites", cmd.operands, False)
+
+
+@rule("truncate")
+def _truncate(ctx: Context, cmd: Cmd) -> None:
+    operands = [a for i, a in enumerate(cmd.args) if a is None or (not a.startswith("-")
+                and not (i and cmd.args[i - 1] in ("-s", "--size", "-r", "--reference")))]  # fmt: skip
+    _targets_finding(ctx, cmd, "truncate", "truncates", operands, False)
+
+
+@rule("dd")
+def _dd(ctx: Context, cmd: Cmd) -> None:
+    for arg in cmd.args:
+        if arg is None:
+            ctx.flag("overwrite", "dd with an operand computed at run time", cmd.node)
+        elif arg.startswith("of="):
+            target = arg[3:]
+            if _raw_disk(target):
+                ctx.flag("disk", f"writes straight onto the disk {target}", cmd.node, Severity.HARDLINE, (target,))
+            else:
+                _overwrite(ctx, cmd.node, target, "dd overwrites")
+
+
+@rule("mkfs", "mke2fs", "mkswap", "wipefs", "mkfs.ext4", "mkfs.ext3", "mkfs.ext2", "mkfs.xfs",
+      "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.ntfs")  # fmt: skip
+def _mkfs(ctx: Context, cmd: Cmd) -> None:
+    ctx.flag("format", f"formats a filesystem ({cmd.name})", cmd.node, Severity.HARDLINE)
+
+
+@rule("fdisk", "sfdisk", "gdisk", "sgdisk", "parted", "cfdisk", "blkdiscard")
+def _partition(ctx: Context, cmd: Cmd) -> None:
+    if cmd.name == "fdisk" and cmd.has("-l", "--list"):
+        return
+    ctx.flag("partition", f"changes disk partitions ({cmd.name})", cmd.node, Severity.HIGH)
+
+
+@rule("mv")
+def _mv(ctx: Context, cmd: Cmd) -> None:
+    operands = cmd.operands
+    if len(operands) >= 2 and operands[-1] == "/dev/null":
+        ctx.flag("destroy", f"moves {_shown(operands[:-1])} into /dev/null (destroys it)",
+                 cmd.node, Severity.HIGH, tuple(o for o in operands[:-1] if o))  # fmt: skip
+        return
+    if cmd.has("--no-clobber", short="n") and operands and all(o for o in operands):
+        return
+    dest = operands[-1] if operands else None
+    severity = Severity.HIGH if ctx.sensitive(dest) else Severity.NORMAL
+    ctx.flag("move", f"moves {_shown(operands[:-1])} onto {dest or '<computed>'} (may overwrite it)",
+             cmd.node, severity, tuple(o for o in operands if o))  # fmt: skip
+
+
+@rule("cp", "install")
+def _cp(ctx: Context, cmd: Cmd) -> None:
+    if cmd.name == "install" and cmd.has("--directory", short="d"):
+        return
+    if cmd.has("--no-clobber", short="n") or any(a == "--update=none" for a in cmd.args if a):
+        return
+    operands = cmd.operands
+    if len(operands) < 2:
+        return
+    dest = operands[-1]
+    if "/dev/null" in operands[:-1]:
+        ctx.flag("truncate", f"empties {dest} by copying /dev/null over it", cmd.node, Severity.HIGH,
+                 (dest,) if dest else ())  # fmt: skip
+        return
+    _overwrite(ctx, cmd.node, dest, f"{cmd.name} may overwrite")
+
+
+@rule("tee")
+def _tee(ctx: Context, cmd: Cmd) -> None:
+    append = cmd.has("--append", short="a")
+    for target in cmd.operands:
+        if target in ("/dev/null", "/dev/stdout", "/dev/stderr", "-"):
+            continue
+        if append and not ctx.sensitive(target):
+            continue
+        _overwrite(ctx, cmd.node, target, "tee appends to" if append else "tee overwrites")
+
+
+@rule("sponge")
+def _sponge(ctx: Context, cmd: Cmd) -> None:
+    for target in cmd.operands:
+        _overwrite(ctx, cmd.node, target, "sponge overwrites")
+
+
+@rule("ln")
+def _ln(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--force", short="f") and cmd.operands:
+        _overwrite(ctx, cmd.node, cmd.operands[-1], "ln replaces")
+
+
+def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
+    ctx.wrote(target)
+    severity = Severity.HIGH if ctx.sensitive(target) else Severity.NORMAL
+    label = target if target is not None else "a path computed at run time"
+    ctx.flag("overwrite", f"{verb} {label}", node, severity, (target,) if target else ())
+
+
+@rule("sed")
+def _sed(ctx: Context, cmd: Cmd) -> None:
+    if any(a and (a.startswith("--in-place") or re.fullmatch(r"-[nEerszu]*i\S*", a)) for a in cmd.args):
+        files = [a for a in cmd.operands[1:]] if cmd.operands else []
+        _targets_finding(ctx, cmd, "edit-in-place", "edits in place", files, False)
+
+
+@rule("perl", "ruby", "python", "python2", "python3", "node", "nodejs", "php", "deno", "bun")
+def _interpreter(ctx: Context, cmd: Cmd) -> None:
+    if cmd.name in ("perl", "ruby") and any(a and re.fullmatch(r"-[a-zA-Z]*i\S*", a) for a in cmd.args):
+        ctx.flag("edit-in-place", f"{cmd.name} -i edits files in place", cmd.node)
+    language = language_of(cmd.name) or ""
+    inline = {"python": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval", "--print"),
+              "php": ("-r",)}.get(language, ())  # fmt: skip
+    for i, arg in enumerate(cmd.args):
+        if arg in inline and i + 1 < len(cmd.args):
+            code = cmd.args[i + 1]
+            if code is None:
+                ctx.flag("inline-code", f"runs {cmd.name} code computed at run time", cmd.node)
+                continue
+            call = destructive_code(language, code)
+            if call:
+                ctx.flag("inline-code", f"{cmd.name} code that changes files or runs programs ({call})", cmd.node)
+    script = next((a for a in cmd.operands), "")
+    if language and script and not any(a in inline for a in cmd.args):
+        _ran_file(ctx, cmd, script)
+
+
+@rule(*sorted(SHELLS))
+def _shell(ctx: Context, cmd: Cmd) -> None:
+    for i, arg in enumerate(cmd.args):
+        if arg and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", arg):
+            payload = i + 1
+            if payload < len(cmd.args):
+                ctx.shell_payload(cmd.nodes[payload], cmd.args[payload])
+            return
+    script = next((a for a in cmd.operands if a != "-"), None)
+    if script is not None:
+        _ran_file(ctx, cmd, script)
+    if any(n.type == "process_substitution" for n in cmd.nodes):
+        ctx.flag("remote-code", f"{cmd.name} runs the output of a process substitution as code", cmd.node)
+
+
+@rule("source", ".")
+def _source(ctx: Context, cmd: Cmd) -> None:
+    if any(n.type == "process_substitution" for n in cmd.nodes):
+        ctx.flag("remote-code", "sources the output of a process substitution as code", cmd.node)
+    elif cmd.operands:
+        _ran_file(ctx, cmd, cmd.operands[0])
+
+
+def _ran_file(ctx: Context, cmd: Cmd, path: str | None) -> None:
+    ran, contextual = ctx.ran_written_file(path)
+    if ran:
+        when = "earlier in this session" if contextual else "earlier in this command"
+        ctx.flag("run-written", f"runs {path}, which was written {when}", cmd.node,
+                 contextual=contextual)  # fmt: skip
+
+
+@rule("eval")
+def _eval(ctx: Context, cmd: Cmd) -> None:
+    if not cmd.args:
+        return
+    if len(cmd.args) == 1:
+        ctx.shell_payload(cmd.nodes[0], cmd.args[0])
+    elif all(a is not None for a in cmd.args):
+        ctx.shell_payload(cmd.node, " ".join(a for a in cmd.args if a))
+    else:
+        ctx.flag("dynamic-command", "eval of text computed at run time", cmd.node)
+
+
+@rule("su")
+def _su(ctx: Context, cmd: Cmd) -> None:
+    for i, arg in enumerate(cmd.args):
+        if arg in ("-c", "--command") and i + 1 < len(cmd.args):
+            ctx.shell_payload(cmd.nodes[i + 1], cmd.args[i + 1])
+            return
+    ctx.flag("root-shell", "opens an interactive shell as another user", cmd.node, Severity.HIGH)
+
+
+@rule("ssh")
+def _ssh(ctx: Context, cmd: Cmd) -> None:
+    with_values = frozenset("-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w -B".split())
+    _, host = cmd.sub(with_values)
+    remote = cmd.args[host + 1 :]
+    if remote:
+        if all(r is not None for r in remote):
+            ctx.shell_payload(cmd.node, " ".join(r for r in remote if r))
+        else:
+            ctx.flag("dynamic-command", "runs a remote command computed at run time", cmd.node)
+
+
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+
+
+@rule("git")
+def _git(ctx: Context, cmd: Cmd) -> None:
+    sub, at = cmd.sub(_GIT_VALUE_OPTIONS)
+    inner = Cmd(sub, cmd.args[at + 1 :], cmd.nodes[at + 1 :], cmd.node)
+    reason = _git_reason(sub, inner)
+    if reason:
+        ctx.flag(f"git-{sub}", f"git {sub}: {reason}", cmd.node)
+
+
+def _git_reason(sub: str, cmd: Cmd) -> str:
+    ops = cmd.operands
+    if sub == "reset" and cmd.has("--hard", "--merge", "--keep"):
+        return "discards uncommitted changes"
+    if sub == "clean" and (cmd.has("--force", short="f") or not cmd.has("--dry-run", short="n")):
+        return "deletes untracked files"
+    if sub == "checkout" and ("--" in cmd.args or "." in ops or cmd.has("--force", short="f")):
+        return "discards changes in the working tree"
+    if sub == "restore" and not (cmd.has("--staged", short="S") and not cmd.has("--worktree", short="W")):
+        return "discards changes in the working tree"
+    if sub == "stash" and ops[:1] in (["drop"], ["clear"]):
+        return "deletes stashed changes"
+    if sub == "push" and (
+        cmd.has("--force", "--force-with-lease", "--mirror", "--delete", "--prune", short="fd")
+        or any(o and (o.startswith("+") or o.startswith(":")) for o in ops)
+    ):
+        return "rewrites or deletes remote history"
+    if sub == "branch" and (cmd.has(short="D") or (cmd.has("--delete", short="d") and cmd.has("--force", short="f"))):
+        return "force-deletes a branch"
+    if sub == "rm":
+        return "deletes tracked files"
+    if sub in ("filter-branch", "filter-repo"):
+        return "rewrites history"
+    if sub == "reflog" and ops[:1] in (["expire"], ["delete"]):
+        return "deletes reflog entries"
+    if sub == "update-ref" and cmd.has(short="d"):
+        return "deletes a ref"
+    if sub == "gc" and any(a and a.startswith("--prune") for a in cmd.args):
+        return "prunes unreachable objects"
+    if sub == "tag" and cmd.has("--delete", short="d"):
+        return "deletes a tag"
+    return ""
+
+
+_PACKAGE_REMOVAL = {
+    "apt": {"remove", "purge", "autoremove"}, "apt-get": {"remove", "purge", "autoremove"},
+    "aptitude": {"remove", "purge"}, "yum": {"remove", "erase", "autoremove"},
+    "dnf": {"remove", "erase", "autoremove"}, "zypper": {"remove", "rm"}, "pacman": set(),
+    "apk": {"del"}, "pip": {"uninstall"}, "pip3": {"uninstall"}, "pipx": {"uninstall", "uninstall-all"},
+    "uv": {"remove"}, "poetry": {"remove"}, "npm": {"uninstall", "remove", "rm", "un", "r", "prune"},
+    "pnpm": {"remove", "rm", "uninstall"}, "yarn": {"remove"}, "brew": {"uninstall", "remove", "rm"},
+    "snap": {"remove"}, "flatpak": {"uninstall"}, "conda": {"remove", "uninstall"},
+    "gem": {"uninstall"}, "cargo": {"uninstall"}, "go": {"clean"},
+}  # fmt: skip
+
+
+@rule(*_PACKAGE_REMOVAL)
+def _packages(ctx: Context, cmd: Cmd) -> None:
+    sub, _ = cmd.sub(frozenset({"-c", "-C", "--prefix", "-p"}))
+    if sub in _PACKAGE_REMOVAL[cmd.name] or (cmd.name == "pacman" and cmd.has(short="R")):
+        ctx.flag("package-removal", f"{cmd.name} removes packages", cmd.node)
+    if cmd.name == "uv" and sub == "pip" and "uninstall" in cmd.args:
+        ctx.flag("package-removal", "uv removes packages", cmd.node)
+
+
+@rule("dpkg", "rpm")
+def _dpkg(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--remove", "--purge", "--erase", short="rPe" if cmd.name == "dpkg" else "e"):
+        ctx.flag("package-removal", f"{cmd.name} removes packages", cmd.node)
+
+
+@rule(*sorted(DB_CLIENTS))
+def _database(ctx: Context, cmd: Cmd) -> None:
+    text = " ".join(a for a in cmd.args if a)
+    if cmd.name == "redis-cli" and any(a and a.lower() in ("del", "unlink", "flushall", "flushdb")
+                                       for a in cmd.args):  # fmt: skip
+        ctx.flag("database", "redis-cli deletes keys", cmd.node)
+        return
+    statement = destructive_sql(text)
+    if statement:
+        ctx.flag("database", f"{cmd.name}: {statement}", cmd.node, Severity.HIGH)
+
+
+@rule("dropdb", "dropuser")
+def _dropdb(ctx: Context, cmd: Cmd) -> None:
+    ctx.flag("database", f"{cmd.name} deletes a database object", cmd.node, Severity.HIGH)
+
+
+@rule("docker", "podman", "nerdctl", "docker-compose", "podman-compose")
+def _docker(ctx: Context, cmd: Cmd) -> None:
+    words = [a for a in cmd.args if a and not a.startswith("-")]
+    if words[:1] in (["exec"], ["run"]) or words[:2] in (["compose", "exec"], ["compose", "run"]):
+        _judge_inner(ctx, cmd)
+        return
+    destructive = {"rm", "rmi", "prune", "kill", "stop", "down", "restart"}
+    hit = next((w for w in words[:3] if w in destructive), None)
+    if hit or (words[:2] in (["volume", "rm"], ["system", "prune"])):
+        ctx.flag("container", f"{cmd.name} {' '.join(words[:3])}: removes or stops containers or data",
+                 cmd.node)  # fmt: skip
+
+
+def _judge_inner(ctx: Context, cmd: Cmd) -> None:
+    """`docker exec CONTAINER CMD...`, `kubectl exec POD -- CMD...`: judge the inner command."""
+    args = cmd.args
+    start = args.index("--") + 1 if "--" in args else next(
+        (i for i, a in enumerate(args) if a and a.rsplit("/", 1)[-1] in RULES and i > 1), None
+    )
+    inner = cmd.rest(start) if start is not None else None
+    if inner is not None:
+        ctx.judge(inner)
+
+
+@rule("kubectl", "helm", "terraform", "tofu", "pulumi", "aws", "gcloud", "az", "gsutil", "doctl",
+      "heroku", "fly", "flyctl", "vercel", "oc")  # fmt: skip
+def _infra(ctx: Context, cmd: Cmd) -> None:
+    words = [a for a in cmd.args if a and not a.startswith("-")]
+    if words[:1] == ["exec"]:
+        _judge_inner(ctx, cmd)
+        return
+    bad = {"delete", "destroy", "uninstall", "rm", "rb", "remove", "drain", "terminate-instances",
+           "delete-bucket", "purge", "down", "scale"}  # fmt: skip
+    hit = next((w for w in words if w in bad or w.startswith("delete-") or w.startswith("terminate")), None)
+    if not hit and cmd.has("--delete", "--delete-removed", "--recursive") and "rm" in words:
+        hit = "rm"
+    if not hit and "--delete" in cmd.args:
+        hit = "--delete"
+    if hit or (cmd.name in ("terraform", "tofu") and "-destroy" in cmd.args):
+        ctx.flag("infrastructure", f"{cmd.name} {hit or 'apply -destroy'}: destroys infrastructure or data",
+                 cmd.node, Severity.HIGH)  # fmt: skip
+
+
+@rule("chmod", "chown", "chgrp", "setfacl")
+def _permissions(ctx: Context, cmd: Cmd) -> None:
+    operands = cmd.operands
+    recursive = cmd.has("--recursive", short="R")
+    mode = operands[0] if operands else None
+    targets = operands[1:]
+    severity = max((ctx.classify(t, recursive)[0] for t in targets), default=Severity.NORMAL)
+    severity = Severity.HIGH if severity is Severity.HARDLINE else severity
+    if recursive:
+        ctx.flag("permissions", f"{cmd.name} -R changes ownership or permissions of {_shown(targets)}",
+                 cmd.node, severity)  # fmt: skip
+    elif cmd.name == "chmod" and mode and re.fullmatch(r"0?[0-7]?[0-7][0-7]7|[ao]?\+w|0?000", mode):
+        ctx.flag("permissions", f"chmod {mode} on {_shown(targets)}", cmd.node, severity)
+
+
+@rule("kill")
+def _kill(ctx: Context, cmd: Cmd) -> None:
+    targets = [a for a in cmd.args if a is not None and not re.fullmatch(r"-[A-Za-z]+|-\d{1,2}|-s|-n", a)]
+    values = [a for i, a in enumerate(cmd.args) if a is not None and not (i and cmd.args[i - 1] in ("-s", "-n"))]
+    if "-1" in values[1:] or (values and values[-1] == "-1" and len(values) > 1):
+        ctx.flag("kill", "kills every process you can signal", cmd.node, Severity.HARDLINE)
+    elif "1" in targets:
+        ctx.flag("kill", "signals process 1 (init)", cmd.node, Severity.HIGH)
+    elif cmd.has("-l", "-L", "--list") or "-0" in cmd.args or ["-s", "0"] == cmd.args[:2]:
+        return  # listing signals, or signal 0: only checks that a process exists
+    else:
+        ctx.flag("kill", f"terminates processes {_shown(targets)}", cmd.node)
+
+
+@rule("pkill", "killall", "skill", "xkill")
+def _pkill(ctx: Context, cmd: Cmd) -> None:
+    ctx.flag("kill", f"{cmd.name} terminates processes by name", cmd.node)
+
+
+@rule("shutdown", "reboot", "halt", "poweroff")
+def _power(ctx: Context, cmd: Cmd) -> None:
+    if cmd.name == "shutdown" and cmd.has("-c"):
+        return
+    ctx.flag("power", f"{cmd.name}: shuts down or restarts the machine", cmd.node, Severity.HARDLINE)
+
+
+@rule("init", "telinit")
+def _init(ctx: Context, cmd: Cmd) -> None:
+    if any(a in ("0", "6") for a in cmd.args):
+        ctx.flag("power", f"{cmd.name} {cmd.args[0]}: shuts down or restarts", cmd.node, Severity.HARDLINE)
+
+
+@rule("systemctl", "service")
+def _systemctl(ctx: Context, cmd: Cmd) -> None:
+    words = [a for a in cmd.args if a and not a.startswith("-")]
+    if any(w in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue") for w in words[:1]):
+        ctx.flag("power", f"{cmd.name} {words[0]}: shuts down or restarts", cmd.node, Severity.HARDLINE)
+    elif any(w in ("stop", "disable", "mask", "restart", "kill", "isolate", "reload") for w in words[:2]):
+        ctx.flag("service", f"{cmd.name} {' '.join(words[:2])}: stops or changes a service", cmd.node)
+
+
+@rule("crontab")
+def _crontab(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has(short="r"):
+        ctx.flag("crontab", "removes your crontab", cmd.node)
+    elif cmd.operands and not cmd.has(short="l"):
+        ctx.flag("crontab", "replaces your crontab", cmd.node)
+
+
+@rule("history")
+def _history(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has(short="cdw"):
+        ctx.flag("history", "clears or rewrites shell history", cmd.node)
+
+
+@rule("rsync")
+def _rsync(ctx: Context, cmd: Cmd) -> None:
+    if any(a and (a.startswith("--delete") or a in ("--remove-source-files", "--del")) for a in cmd.args):
+        ctx.flag("sync-delete", "rsync deletes files (--delete / --remove-source-files)", cmd.node)
+
+
+@rule("tar", "bsdtar")
+def _tar(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--remove-files", "--unlink-first", "--recursive-unlink"):
+        ctx.flag("archive-delete", "tar deletes its source files", cmd.node)
+
+
+@rule("zip")
+def _zip(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--move", short="m"):
+        ctx.flag("archive-delete", "zip -m deletes the files it archives", cmd.node)
+
+
+@rule("7z", "7za", "7zr")
+def _7z(ctx: Context, cmd: Cmd) -> None:
+    if "-sdel" in cmd.args:
+        ctx.flag("archive-delete", "7z -sdel deletes the files it archives", cmd.node)
+
+
+@rule("nc", "ncat", "netcat", "socat")
+def _netcat(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--exec", "--sh-exec", short="ec") and cmd.name != "socat":
+        ctx.flag("reverse-shell", f"{cmd.name} runs a program for a network peer", cmd.node, Severity.HIGH)
+    if cmd.name == "socat" and any(a and re.match(r"(?i)(exec|system):", a) for a in cmd.args):
+        ctx.flag("reverse-shell", "socat connects a program to the network", cmd.node, Severity.HIGH)
+
+
+@rule("curl", "wget")
+def _download(ctx: Context, cmd: Cmd) -> None:
+    names = ("-o", "--output") if cmd.name == "curl" else ("-O", "--output-document")
+    for i, arg in enumerate(cmd.args):
+        if arg in names and i + 1 < len(cmd.args):
+            target = cmd.args[i + 1]
+            if target not in ("-", "/dev/null"):
+                _overwrite(ctx, cmd.node, target, f"{cmd.name} downloads over")
+
+
+@rule("find")
+def _find(ctx: Context, cmd: Cmd) -> None:
+    roots = []
+    for arg in cmd.args:
+        if arg is None or arg.startswith(("-", "(", "!")):
+            break
+        roots.append(arg)
+    if "-delete" in cmd.args:
+        _targets_finding(ctx, cmd, "delete", "deletes everything found under", roots or ["."], True)
+    for i, arg in enumerate(cmd.args):
+        if arg in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(cmd.args):
+            _overwrite(ctx, cmd.node, cmd.args[i + 1], "find writes")
+
+
+@rule("iptables", "ip6tables", "nft", "ufw")
+def _firewall(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--flush", "--delete-chain", short="FX") or any(a in ("flush", "reset", "disable") for a in cmd.args):
+        ctx.flag("firewall", f"{cmd.name} flushes or disables firewall rules", cmd.node, Severity.HIGH)
+
+
+@rule("rclone")
+def _rclone(ctx: Context, cmd: Cmd) -> None:
+    sub, _ = cmd.sub()
+    if sub in ("delete", "deletefile", "purge", "rmdir", "rmdirs", "sync", "move", "cleanup"):
+        ctx.flag("sync-delete", f"rclone {sub} deletes or replaces remote files", cmd.node)
+
+
+@rule("awk", "gawk")
+def _awk(ctx: Context, cmd: Cmd) -> None:
+    if any(a in ("inplace", "-iinplace") for a in cmd.args if a):
+        ctx.flag("edit-in-place", f"{cmd.name} -i inplace edits files in place", cmd.node)
+
+
+@rule("unzip")
+def _unzip(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has(short="o") and not cmd.has(short="l"):
+        ctx.flag("overwrite", "unzip -o overwrites existing files without asking", cmd.node)
+
+
+@rule("Remove-Item", "remove-item", "ri", "del", "erase", "rd")
+def _windows_delete(ctx: Context, cmd: Cmd) -> None:
+    recursive = cmd.has("-Recurse", "-recurse", short="") or any(a and a.lower() in ("/s", "-recurse") for a in cmd.args)
+    targets = [a for a in cmd.args if a is None or not a.startswith(("-", "/"))]
+    _targets_finding(ctx, cmd, "delete", "deletes", targets, recursive)
+
+
+@rule("format")
+def _format(ctx: Context, cmd: Cmd) -> None:
+    if any(a and re.fullmatch(r"[A-Za-z]:", a) for a in cmd.args):
+        ctx.flag("format", "formats a drive", cmd.node, Severity.HARDLINE)
+
+
+@rule("cryptsetup")
+def _cryptsetup(ctx: Context, cmd: Cmd) -> None:
+    if any(a in ("luksFormat", "erase", "luksErase", "reencrypt") for a in cmd.args):
+        ctx.flag("format", "cryptsetup destroys or re-keys an encrypted volume", cmd.node, Severity.HIGH)
+
+
+@rule("userdel", "groupdel", "deluser", "delgroup")
+def _users(ctx: Context, cmd: Cmd) -> None:
+    ctx.flag("accounts", f"{cmd.name} deletes an account", cmd.node, Severity.HIGH)
+
+
+def _raw_disk(path: str | None) -> bool:
+    return bool(path) and bool(
+        re.match(r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/)", path)
+    )
