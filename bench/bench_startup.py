@@ -23,8 +23,13 @@ def main() -> int:
     ours = process_seconds([str(BIN / "hermes-tui"), "tools", "--json"], env=env)
     peer = process_seconds([sys.executable, "-c", "import model_tools"], env=env, cwd=home)
     ok = ours < 0.5 and ours < peer
-    return 0 if report("hermes-tui tools --json vs import model_tools", ours, peer,
-                       "< 0.5 s and < hermes", ok) else 1  # fmt: skip
+    return (
+        0
+        if report(
+            "hermes-tui tools --json vs import model_tools", ours, peer, "< 0.5 s and < hermes", ok
+        )
+        else 1
+    )
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ def report(name: str, ours: float, peer: float | None, target: str, ok: bool) ->
     """One line: our figure, the peer's, ours/peer, the target and whether it is met."""
     ratio = f"{ours / peer:6.2f}x" if peer else "   n/a "
     peer_text = fmt(peer) if peer else "       n/a"
-    print(f"  {name:<46} ours {fmt(ours)}  hermes {peer_text}  ours/hermes {ratio}  "
-          f"target {target}: {'MET' if ok else 'MISSED'}")  # fmt: skip
+    print(
+        f"  {name:<46} ours {fmt(ours)}  hermes {peer_text}  ours/hermes {ratio}  "
+        f"target {target}: {'MET' if ok else 'MISSED'}"
+    )
     return ok

@@ -150,3 +150,36 @@ def test_nothing_writes_to_the_terminal_but_the_report(cli_env, args) -> None:
 def test_the_workbench_needs_a_terminal(cli_env) -> None:
     out = run(cli_env)
     assert out.returncode == 2 and "needs a terminal" in out.stderr
+
+
+def test_destructive_call_is_denied_headless_and_allowed_with_yes(cli_env, tmp_path: Path) -> None:
+    (tmp_path / "old.log").write_text("x")
+    args = ["call", "terminal", "--args", '{"command": "rm old.log"}']
+    denied = run(cli_env, *args, cwd=tmp_path)
+    assert denied.returncode == 1 and (tmp_path / "old.log").exists()
+    assert "no one can be asked" in json.loads(denied.stdout)["error"]
+    allowed = run(cli_env, *args, "--yes", cwd=tmp_path)
+    assert allowed.returncode == 0 and not (tmp_path / "old.log").exists()
+    hardline = run(cli_env, "call", "terminal", "--yes", "--args", '{"command": "rm -rf ~"}')
+    assert hardline.returncode == 1 and json.loads(hardline.stdout)["status"] == "blocked"
+
+
+def test_command_allowlist_is_honoured(cli_env, home: Path, tmp_path: Path) -> None:
+    home.mkdir()
+    (home / "config.yaml").write_text("command_allowlist:\n  - rm old.log\n")
+    (tmp_path / "old.log").write_text("x")
+    out = run(cli_env, "call", "terminal", "--args", '{"command": "rm old.log"}', cwd=tmp_path)
+    assert out.returncode == 0 and not (tmp_path / "old.log").exists()
+
+
+def test_large_results_are_spilled_and_the_path_is_told(
+    cli_env, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir()
+    (home / "config.yaml").write_text("model:\n  context_window: 8000\n")  # 8,000-char results
+    out = run(cli_env, "call", "terminal", "--args", '{"command": "seq 1 5000"}', cwd=tmp_path)
+    assert out.returncode == 0
+    assert out.stdout.startswith("<persisted-output>")
+    path = Path(out.stderr.strip().rsplit(" ", 1)[-1])
+    assert path.is_relative_to(home / "state" / "results")
+    assert "----- output -----\n1\n2\n3\n" in path.read_text()

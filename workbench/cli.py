@@ -38,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("name", help="tool name, e.g. read_file")
     call.add_argument("--args", default="{}", help="arguments as a JSON object (default: {})")
     call.add_argument("--cwd", default=None, help="working directory for path arguments")
+    call.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve destructive actions without asking (hardline ones still never run)",
+    )
 
     toolsets = sub.add_parser("toolsets", help="list toolsets, or enable/disable one (persisted)")
     toolsets.add_argument(
@@ -117,7 +122,10 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.invoke import call_tool, is_error_result, suggest_tools
+    import asyncio
+
+    from workbench.core.approval import ApprovalBroker
+    from workbench.core.invoke import suggest_tools
 
     if runtime.registry.get_entry(args.name) is None:
         close = suggest_tools(runtime.registry, args.name)
@@ -128,10 +136,22 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     if not availability.available:
         _err(f"tool '{args.name}' is unavailable: {availability.reason}")
         return EXIT_FAILED
-    context = {"cwd": args.cwd} if args.cwd else {}
-    result = call_tool(runtime.registry, args.name, args.args, **context)
-    _out(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False))
-    return EXIT_FAILED if is_error_result(result) else EXIT_OK
+    broker = ApprovalBroker.from_config(runtime.config, mode="off" if args.yes else None)
+    if sys.stdin.isatty():
+        from workbench.prompt import TerminalPrompt
+
+        broker.attach(TerminalPrompt(broker))
+    executor = runtime.executor(broker=broker, cwd=args.cwd)
+    call = {"id": "cli", "name": args.name, "arguments": args.args}
+    try:
+        (outcome,) = asyncio.run(executor.run([call]))
+    finally:
+        executor.shutdown()
+    content = outcome.content
+    _out(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
+    if outcome.spilled is not None:
+        _err(f"the full result is in {outcome.spilled}")
+    return EXIT_OK if outcome.status == "ok" else EXIT_FAILED
 
 
 # -- toolsets ----------------------------------------------------------------------
@@ -206,8 +226,14 @@ def _sources_report(runtime: Runtime) -> list[str]:
     """What is configured for MCP and plugins, and what this version does with it."""
     servers = runtime.config.get("mcp_servers") or {}
     lines = [f"mcp       {len(servers)} server(s) configured"]
-    lines += [f"          {name}: configured, not started (this version does not run MCP servers)"
-              for name in sorted(servers)] if isinstance(servers, dict) else []  # fmt: skip
+    lines += (
+        [
+            f"          {name}: configured, not started (this version does not run MCP servers)"
+            for name in sorted(servers)
+        ]
+        if isinstance(servers, dict)
+        else []
+    )
     plugin_root = runtime.home / "plugins"
     found = (
         sorted(p.parent.name for p in plugin_root.glob("*/plugin.y*ml"))

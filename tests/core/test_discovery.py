@@ -14,8 +14,15 @@ from workbench.core.registry import registry
 def test_the_builtin_tools_are_all_found() -> None:
     report = discover_builtin_tools()
     assert report.failed == []
-    assert {"read_file", "write_file", "patch", "search_files", "terminal", "web_search",
-            "web_extract"} <= set(registry.get_all_tool_names())  # fmt: skip
+    assert {
+        "read_file",
+        "write_file",
+        "patch",
+        "search_files",
+        "terminal",
+        "web_search",
+        "web_extract",
+    } <= set(registry.get_all_tool_names())
 
 
 def test_a_failing_module_is_reported_and_the_rest_load(

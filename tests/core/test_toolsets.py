@@ -22,10 +22,14 @@ from workbench.core.toolsets import (
 @pytest.fixture
 def toolsets(reg: ToolRegistry) -> Toolsets:
     for name, toolset in [
-        ("read_file", "file"), ("write_file", "file"), ("patch", "file"),
-        ("search_files", "file"), ("terminal", "terminal"),
-        ("web_search", "web"), ("web_extract", "web"),
-    ]:  # fmt: skip
+        ("read_file", "file"),
+        ("write_file", "file"),
+        ("patch", "file"),
+        ("search_files", "file"),
+        ("terminal", "terminal"),
+        ("web_search", "web"),
+        ("web_extract", "web"),
+    ]:
         reg.register(name, toolset, schema(), noop)
     with reg.scope(ToolSource.PLUGIN, "notes"):
         reg.register("note_add", "notes", schema(), noop)
@@ -36,9 +40,17 @@ def test_static_and_registry_toolsets_merge(toolsets: Toolsets, reg: ToolRegistr
     reg.register("web_archive", "web", schema(), noop)  # a registry tool in a static toolset
     assert toolsets.resolve("web") == ["web_archive", "web_extract", "web_search"]
     assert toolsets.resolve("debugging") == sorted(
-        ["terminal", "web_archive", "web_extract", "web_search", "read_file", "write_file",
-         "patch", "search_files"]
-    )  # fmt: skip
+        [
+            "terminal",
+            "web_archive",
+            "web_extract",
+            "web_search",
+            "read_file",
+            "write_file",
+            "patch",
+            "search_files",
+        ]
+    )
     assert toolsets.get("notes").kind == "plugin"
     assert toolsets.get("notes").description == "Plugin toolset: notes"
     assert toolsets.resolve("all") == toolsets.resolve("*") == reg.get_all_tool_names()
@@ -77,8 +89,12 @@ def test_diamond_is_fine(reg: ToolRegistry) -> None:
 def test_disabled_wins_by_tool_name(toolsets: Toolsets) -> None:
     # Disabling `search` also removes web_search that came in through `web` (Hermes 0.19).
     assert toolsets.effective_tools(["web", "file"], ["search"]) == [
-        "patch", "read_file", "search_files", "web_extract", "write_file",
-    ]  # fmt: skip
+        "patch",
+        "read_file",
+        "search_files",
+        "web_extract",
+        "write_file",
+    ]
     assert "terminal" not in toolsets.effective_tools(None, ["terminal"])
     assert toolsets.effective_tools([], []) == []
 

@@ -62,8 +62,12 @@ def test_fresh_install_runs(installed: Path, tmp_path: Path) -> None:
     assert "read_file" in {t["name"] for t in json.loads(out.stdout)["tools"]}
     frame = subprocess.run(
         [installed / "bin/python", "-c", FIRST_FRAME],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert frame.returncode == 0, frame.stderr
     border, css = frame.stdout.split()
     assert border == "round"  # the style from styles/app.tcss was applied

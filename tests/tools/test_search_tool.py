@@ -64,8 +64,10 @@ def test_paging(tree: Path) -> None:
     assert len(first["matches"]) == 2 and first["truncated"] is True
     assert len(second["matches"]) == 1 and second["truncated"] is False
     assert {(m["path"], m["line"]) for m in first["matches"] + second["matches"]} == {
-        ("src/app.py", 4), ("src/util.py", 2), ("src/util.py", 3),
-    }  # fmt: skip
+        ("src/app.py", 4),
+        ("src/util.py", 2),
+        ("src/util.py", 3),
+    }
 
 
 def test_filename_search_newest_first(tree: Path) -> None:

@@ -83,10 +83,13 @@ class ToolEntry:
         "emoji",
         "function",
         "handler",
+        "interactive",
         "is_async",
         "max_result_size_chars",
         "name",
         "owner",
+        "parallel_safe",
+        "path_args",
         "requires_env",
         "schema",
         "source",
@@ -108,6 +111,9 @@ class ToolEntry:
         dynamic_schema_overrides: Callable[[], dict[str, Any]] | None,
         source: ToolSource,
         owner: str,
+        path_args: dict[str, str] | None = None,
+        parallel_safe: bool = False,
+        interactive: bool = False,
     ) -> None:
         self.name = name
         self.toolset = toolset
@@ -122,6 +128,11 @@ class ToolEntry:
         self.dynamic_schema_overrides = dynamic_schema_overrides
         self.source = source
         self.owner = owner
+        # Scheduling hints: path arguments and whether each is read or written, whether the
+        # tool may run beside others, whether it asks the user (never in parallel).
+        self.path_args = dict(path_args or {})
+        self.parallel_safe = parallel_safe
+        self.interactive = interactive
         # The OpenAI function object, built once; get_definitions copies it.
         self.function = {**schema, "name": name}
 
@@ -199,6 +210,9 @@ class ToolRegistry:
         *,
         source: ToolSource | str | None = None,
         owner: str | None = None,
+        path_args: dict[str, str] | None = None,
+        parallel_safe: bool = False,
+        interactive: bool = False,
     ) -> ToolEntry:
         """Register a tool (Hermes's positional order); `ToolRegistrationError` if refused."""
         scope = _scope.get()
@@ -209,9 +223,23 @@ class ToolRegistry:
             who = owner or getattr(handler, "__module__", None) or "unknown"
             may_override = src is ToolSource.BUILTIN
         entry = ToolEntry(
-            name, toolset, dict(schema or {}), handler, check_fn, requires_env, is_async,
-            description, emoji, max_result_size_chars, dynamic_schema_overrides, src, who,
-        )  # fmt: skip
+            name,
+            toolset,
+            dict(schema or {}),
+            handler,
+            check_fn,
+            requires_env,
+            is_async,
+            description,
+            emoji,
+            max_result_size_chars,
+            dynamic_schema_overrides,
+            src,
+            who,
+            path_args,
+            parallel_safe,
+            interactive,
+        )
         with self._lock:
             existing = self._tools.get(name)
             refusal = self._refusal(entry, existing, override and may_override)
@@ -268,9 +296,14 @@ class ToolRegistry:
                     f"owned by {entry.source.value} '{entry.owner}'"
                 )
                 event = RegistryChanged(
-                    ChangeKind.REJECTED, name, entry.toolset, scope.source, scope.owner,
-                    self._generation, reason,
-                )  # fmt: skip
+                    ChangeKind.REJECTED,
+                    name,
+                    entry.toolset,
+                    scope.source,
+                    scope.owner,
+                    self._generation,
+                    reason,
+                )
             else:
                 reason = ""
                 tools = dict(self._tools)
@@ -278,9 +311,13 @@ class ToolRegistry:
                 self._drop_orphan_aliases(tools, entry.toolset)
                 self._commit(tools)
                 event = RegistryChanged(
-                    ChangeKind.DEREGISTERED, name, entry.toolset, entry.source, entry.owner,
+                    ChangeKind.DEREGISTERED,
+                    name,
+                    entry.toolset,
+                    entry.source,
+                    entry.owner,
                     self._generation,
-                )  # fmt: skip
+                )
         self._emit(event)
         if reason:
             raise ToolRegistrationError(reason)
@@ -517,8 +554,11 @@ class ToolRegistry:
             return errors.execution_failed(exc)
         return _check_result(name, result)
 
-    async def dispatch_async(self, name: str, args: dict, **kwargs: Any) -> str | dict:
-        """`dispatch` for an event loop: async handlers are awaited, sync ones run in a thread.
+    async def dispatch_async(
+        self, name: str, args: dict, *, thread_pool: Any = None, **kwargs: Any
+    ) -> str | dict:
+        """`dispatch` for an event loop: async handlers are awaited, sync ones run in a thread
+        (of `thread_pool` when given, else the loop's default executor).
 
         Cancellation of the awaiting task propagates (the caller's interrupt), everything
         else becomes an error result.
@@ -530,7 +570,10 @@ class ToolRegistry:
             if entry.is_async:
                 result = await entry.handler(args, **kwargs)
             else:
-                result = await asyncio.to_thread(_call_guarded, entry.handler, args, kwargs)
+                loop = asyncio.get_running_loop()
+                result = await loop.run_in_executor(
+                    thread_pool, _call_guarded, entry.handler, args, kwargs
+                )
         except asyncio.CancelledError:
             raise
         except BaseException as exc:

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
 from workbench.core.discovery import DiscoveryReport, discover_builtin_tools
 from workbench.core.registry import ToolRegistry, registry
 from workbench.core.toolsets import ToolsetChoices, Toolsets
+
+if TYPE_CHECKING:
+    from workbench.core.approval import ApprovalBroker
+    from workbench.core.executor import Executor
 
 
 @dataclass
@@ -28,6 +37,37 @@ class Runtime:
     def reload_config(self) -> None:
         self.config = load_config(self.config.path)
 
+    def results_dir(self) -> Path:
+        return self.home / "state" / "results"
+
+    def executor(
+        self,
+        *,
+        broker: ApprovalBroker | None,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        on_event: Callable[[object], None] | None = None,
+    ) -> Executor:
+        """An executor configured from config.yaml (timeouts, workers, budgets, spill dir)."""
+        from workbench.core.budget import BudgetConfig, SpillStore
+        from workbench.core.executor import DEFAULT_TIMEOUT, DEFAULT_WORKERS, Executor
+
+        get = self.config.get
+        timeouts = get("tools.timeouts") or {}
+        return Executor(
+            self.registry,
+            broker=broker,
+            budget=BudgetConfig.for_context_window(_positive(get("model.context_window"))),
+            store=SpillStore(self.results_dir(), session_id or new_session_id()),
+            cwd=cwd or os.getcwd(),
+            max_workers=int(_positive(get("tools.max_workers")) or DEFAULT_WORKERS),
+            timeout=float(_positive(get("tools.timeout")) or DEFAULT_TIMEOUT),
+            tool_timeouts={str(k): float(v) for k, v in timeouts.items() if _positive(v)}
+            if isinstance(timeouts, dict)
+            else {},
+            on_event=on_event,
+        )
+
     def effective_tools(self) -> list[str]:
         """The tools the model would be offered now: enabled toolsets, available tools."""
         names = self.choices.effective_tools(self.toolsets)
@@ -35,19 +75,37 @@ class Runtime:
         return [n for n, a in report.items() if a.available]
 
 
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _positive(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
 def load_runtime(home: Path | None = None) -> Runtime:
     home = home or hermes_home()
     problems = ensure_home(home)
     _log_to_file(home)
     discovery = discover_builtin_tools()
+    config = load_config(home / "config.yaml")
+    _clean_old_results(home, config)
     return Runtime(
         home=home,
-        config=load_config(home / "config.yaml"),
+        config=config,
         registry=registry,
         toolsets=Toolsets(registry),
         discovery=discovery,
         home_problems=problems,
     )
+
+
+def _clean_old_results(home: Path, config: Config) -> None:
+    """Spilled results are kept `results.retention_days` (default 7), then deleted."""
+    from workbench.core.budget import DEFAULT_RETENTION_DAYS, SpillStore
+
+    days = _positive(config.get("results.retention_days")) or DEFAULT_RETENTION_DAYS
+    SpillStore.cleanup(home / "state" / "results", days)
 
 
 def _log_to_file(home: Path) -> None:

@@ -108,9 +108,12 @@ class Toolsets:
         if static is not None:
             merged = sorted({*static.get("tools", []), *tools})
             return ToolsetInfo(
-                name, static.get("description", ""), tuple(merged),
-                tuple(static.get("includes", [])), "static",
-            )  # fmt: skip
+                name,
+                static.get("description", ""),
+                tuple(merged),
+                tuple(static.get("includes", [])),
+                "static",
+            )
         description = {
             ToolSource.MCP: f"MCP server '{name.removeprefix('mcp-')}' tools",
             ToolSource.PLUGIN: f"Plugin toolset: {name}",
@@ -248,8 +251,12 @@ def set_toolset_enabled(
     else:
         on.discard(name)
         off.add(name)
-    known = sorted({*choices.known, *(ts for ts, s in toolsets.registry_toolsets().items()
-                                      if s is not ToolSource.BUILTIN)})  # fmt: skip
+    known = sorted(
+        {
+            *choices.known,
+            *(ts for ts, s in toolsets.registry_toolsets().items() if s is not ToolSource.BUILTIN),
+        }
+    )
 
     def mutate(doc: Any) -> None:
         set_path(doc, ENABLED_KEY, sorted(on))

@@ -222,11 +222,33 @@ def patch(args: dict[str, Any], **kw: Any) -> str:
     )
 
 
+# read_file's result cap is pinned to infinite: spilled results are read back with it, and
+# spilling that read would loop. It bounds itself (MAX_READ_CHARS per call) instead.
 registry.register(
-    "read_file", "file", READ_FILE_SCHEMA, read_file,
-    emoji="📖", max_result_size_chars=float("inf"),
-)  # fmt: skip
-registry.register(
-    "write_file", "file", WRITE_FILE_SCHEMA, write_file, emoji="✍️", max_result_size_chars=100_000
+    "read_file",
+    "file",
+    READ_FILE_SCHEMA,
+    read_file,
+    emoji="📖",
+    max_result_size_chars=float("inf"),
+    path_args={"path": "read"},
+    parallel_safe=True,
 )
-registry.register("patch", "file", PATCH_SCHEMA, patch, emoji="🔧", max_result_size_chars=100_000)
+registry.register(
+    "write_file",
+    "file",
+    WRITE_FILE_SCHEMA,
+    write_file,
+    emoji="✍️",
+    max_result_size_chars=100_000,
+    path_args={"path": "write"},
+)
+registry.register(
+    "patch",
+    "file",
+    PATCH_SCHEMA,
+    patch,
+    emoji="🔧",
+    max_result_size_chars=100_000,
+    path_args={"path": "write"},
+)

@@ -19,9 +19,23 @@ from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
 
 SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", ".tox", "dist", "build", ".idea"}
-)  # fmt: skip
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        "dist",
+        "build",
+        ".idea",
+    }
+)
 MAX_FILE_BYTES = 5_000_000
 READ_CHUNK = 65536
 MAX_MATCH_LINE = 500
@@ -226,6 +240,12 @@ def _clip(lines: list[str], number: int) -> str:
 
 
 registry.register(
-    "search_files", "file", SEARCH_FILES_SCHEMA, search_files,
-    emoji="🔎", max_result_size_chars=100_000,
-)  # fmt: skip
+    "search_files",
+    "file",
+    SEARCH_FILES_SCHEMA,
+    search_files,
+    emoji="🔎",
+    max_result_size_chars=100_000,
+    path_args={"path": "root"},
+    parallel_safe=True,
+)

@@ -1,7 +1,8 @@
 """terminal: run a shell command with a timeout, a working directory and an output cap.
 
-Every command passes the safety gate first. Until approvals exist, a command the gate would
-ask about is refused and never run.
+Destructive commands need the user's approval. The executor asks (see core/gate.py) and
+passes the approved command text in `approved_command`; a dangerous command that reaches
+this handler any other way is refused unrun, and a hardline one is refused always.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
-from workbench.core.safety import needs_approval
+from workbench.core.safety import analyze_command
 
 DEFAULT_TIMEOUT = 180
 MAX_TIMEOUT = 600
@@ -61,19 +62,23 @@ def cap_output(data: bytes, limit: int = MAX_OUTPUT_BYTES) -> str:
 
 def terminal(args: dict[str, Any], **kw: Any) -> str:
     command = args["command"]
-    reason = needs_approval(command)
-    if reason:
-        return tool_error(
-            f"Command not run: it needs the user's approval ({reason}), and no approval "
-            "channel is available in this session.",
-            status="approval_required",
-        )
     cwd = resolve_path(args["workdir"], kw.get("cwd")) if args.get("workdir") else None
     cwd = cwd or Path(kw.get("cwd") or os.getcwd())
+    verdict = analyze_command(command, cwd=cwd)
+    if verdict.hardline:
+        return _blocked(f"blocked (hardline): {'; '.join(verdict.reasons)}", "blocked")
+    if verdict.dangerous and kw.get("approved_command") != command:
+        return _blocked(
+            f"needs the user's approval ({'; '.join(verdict.reasons)})", "approval_required"
+        )
     if not cwd.is_dir():
         return tool_error(f"Working directory does not exist: {cwd}")
     timeout = min(int(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     return run_command(command, cwd, timeout)
+
+
+def _blocked(reason: str, status: str) -> str:
+    return tool_result(output="", exit_code=-1, error=f"Command not run: {reason}", status=status)
 
 
 def run_command(command: str, cwd: Path, timeout: float) -> str:

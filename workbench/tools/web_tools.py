@@ -98,10 +98,14 @@ def web_search(args: dict[str, Any], **_: Any) -> str:
     except WebError as exc:
         return tool_error(f"web_search failed: {exc}")
     results = [
-        {"title": item.get("title", ""), "url": item.get("url", ""),
-         "description": item.get("description", "")}
-        for item in payload.get("data") or [] if isinstance(item, dict)
-    ]  # fmt: skip
+        {
+            "title": item.get("title", ""),
+            "url": item.get("url", ""),
+            "description": item.get("description", ""),
+        }
+        for item in payload.get("data") or []
+        if isinstance(item, dict)
+    ]
     return tool_result(query=args["query"], results=results)
 
 
@@ -138,6 +142,13 @@ for _name, _schema, _handler, _emoji in (
     ("web_extract", WEB_EXTRACT_SCHEMA, web_extract, "📄"),
 ):
     registry.register(
-        _name, "web", _schema, _handler, check_web_api_key, [API_KEY_ENV],
-        emoji=_emoji, max_result_size_chars=100_000,
-    )  # fmt: skip
+        _name,
+        "web",
+        _schema,
+        _handler,
+        check_web_api_key,
+        [API_KEY_ENV],
+        emoji=_emoji,
+        max_result_size_chars=100_000,
+        parallel_safe=True,
+    )

@@ -51,9 +51,15 @@ def describe(row: dict[str, Any]) -> Text:
     return Text.assemble(
         (f"{row['emoji']} {row['name']}\n", "bold"),
         (f"{row['description']}\n\n", ""),
-        ("source      ", "dim"), f"{row['source']} ({row['owner']})\n",
-        ("toolset     ", "dim"), f"{row['toolset']}\n",
-        ("status      ", "dim"), state, "\n",
-        ("offered     ", "dim"), f"{offered}\n",
-        ("result cap  ", "dim"), f"{size if size else 'default'} chars\n",
-    )  # fmt: skip
+        ("source      ", "dim"),
+        f"{row['source']} ({row['owner']})\n",
+        ("toolset     ", "dim"),
+        f"{row['toolset']}\n",
+        ("status      ", "dim"),
+        state,
+        "\n",
+        ("offered     ", "dim"),
+        f"{offered}\n",
+        ("result cap  ", "dim"),
+        f"{size if size else 'default'} chars\n",
+    )

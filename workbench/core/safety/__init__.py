@@ -12,10 +12,10 @@ from __future__ import annotations
 import functools
 import os
 
-from workbench.core.safety.analyzer import Analyzer, default_cwd
+from workbench.core.safety.analyzer import Analyzer, default_cwd, sensitive_path
 from workbench.core.safety.verdict import Finding, Severity, Verdict
 
-__all__ = ["Finding", "Severity", "Verdict", "analyze_command"]
+__all__ = ["Finding", "Severity", "Verdict", "analyze_command", "sensitive_path"]
 
 
 def analyze_command(

@@ -21,7 +21,12 @@ from workbench.core.safety.commands import (
     Cmd,
     unwrap,
 )
-from workbench.core.safety.inline_code import DB_CLIENTS, destructive_code, destructive_sql, language_of
+from workbench.core.safety.inline_code import (
+    DB_CLIENTS,
+    destructive_code,
+    destructive_sql,
+    language_of,
+)
 from workbench.core.safety.parser import WORD_TYPES, Source, error_nodes, home_dir, word_value
 from workbench.core.safety.verdict import Finding, Severity
 
@@ -29,17 +34,65 @@ Node = Any
 MAX_DEPTH = 6
 
 SYSTEM_DIRS = frozenset(
-    "/bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root /run "
-    "/sbin /snap /srv /sys /usr /var".split()
+    [
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/media",
+        "/mnt",
+        "/opt",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/snap",
+        "/srv",
+        "/sys",
+        "/usr",
+        "/var",
+    ]
 )
 SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 _SENSITIVE_HOME = (
-    ".ssh/", ".gnupg/", ".aws/", ".kube/", ".docker/", ".azure/", ".config/gh/", ".config/gcloud/",
-    ".config/autostart/", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-    ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".cshrc", ".tcshrc", ".netrc", ".pgpass", ".npmrc",
-    ".pypirc", ".git-credentials", ".gitconfig", ".hermes/config.yaml", ".hermes/.env",
-    ".bash_history", ".zsh_history", ".local/share/", ".config/systemd/",
-)  # fmt: skip
+    ".ssh/",
+    ".gnupg/",
+    ".aws/",
+    ".kube/",
+    ".docker/",
+    ".azure/",
+    ".config/gh/",
+    ".config/gcloud/",
+    ".config/autostart/",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".cshrc",
+    ".tcshrc",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".gitconfig",
+    ".hermes/config.yaml",
+    ".hermes/.env",
+    ".bash_history",
+    ".zsh_history",
+    ".local/share/",
+    ".config/systemd/",
+)
 
 
 class Analyzer:
@@ -72,15 +125,27 @@ class Analyzer:
             span = self.source.span(error)
             if span[0] == span[1]:
                 span = (max(0, span[0] - 1), min(len(self.text), span[0] + 1))
-            self._add(Finding("unparsable", "the command could not be parsed, so it cannot be checked",
-                              self._map(span)))  # fmt: skip
+            self._add(
+                Finding(
+                    "unparsable",
+                    "the command could not be parsed, so it cannot be checked",
+                    self._map(span),
+                )
+            )
         self.visit(root)
         return self.findings
 
     # -- context for the rules ----------------------------------------------------------
 
-    def flag(self, rule: str, reason: str, node: Node, severity: Severity = Severity.NORMAL,
-             writes: tuple[str, ...] = (), contextual: bool = False) -> None:  # fmt: skip
+    def flag(
+        self,
+        rule: str,
+        reason: str,
+        node: Node,
+        severity: Severity = Severity.NORMAL,
+        writes: tuple[str, ...] = (),
+        contextual: bool = False,
+    ) -> None:
         span = self._map(self.source.span(node)) if self.source else (0, len(self.text))
         self._add(Finding(rule, reason, span, severity, writes, contextual))
 
@@ -140,15 +205,7 @@ class Analyzer:
 
     @staticmethod
     def _sensitive_path(path: str) -> bool:
-        home = home_dir().rstrip("/") + "/"
-        if path.startswith(("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/var/spool/cron")):
-            return True
-        if "/.git/hooks/" in path + "/" or path.endswith("/.git/hooks"):
-            return True
-        if path.startswith(home):
-            rest = path[len(home) :]
-            return any(rest == s.rstrip("/") or rest.startswith(s) for s in _SENSITIVE_HOME)
-        return False
+        return sensitive_path(path)
 
     def wrote(self, value: str | None) -> None:
         path = self.resolve(value) if value else None
@@ -223,8 +280,12 @@ class Analyzer:
         values = [word_value(p) for p in parts]
         name = values[0]
         if name is None:
-            self.flag("dynamic-command", "the program to run is computed at run time "
-                      "(a variable or substitution in command position)", name_node)  # fmt: skip
+            self.flag(
+                "dynamic-command",
+                "the program to run is computed at run time "
+                "(a variable or substitution in command position)",
+                name_node,
+            )
             return None
         return Cmd(name.rsplit("/", 1)[-1], values[1:], parts[1:], node)
 
@@ -254,7 +315,9 @@ class Analyzer:
                 found = [None if a == "{}" else a for a in args[i + 1 : end]]  # each file found
                 sub = Cmd("", found, cmd.nodes[i + 1 : end], cmd.node).rest(0)
                 if sub is None and i + 1 < len(args):
-                    self.flag("dynamic-command", "find runs a program computed at run time", cmd.node)
+                    self.flag(
+                        "dynamic-command", "find runs a program computed at run time", cmd.node
+                    )
                 elif sub is not None:
                     self.judge(sub)
 
@@ -270,12 +333,16 @@ class Analyzer:
         if value is not None and (value in SAFE_SINKS or value.startswith("/dev/fd/")):
             return
         if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
-            self.flag("reverse-shell", f"connects a stream to the network ({value})", node, Severity.HIGH)
+            self.flag(
+                "reverse-shell", f"connects a stream to the network ({value})", node, Severity.HIGH
+            )
             return
         from workbench.core.safety.commands import _raw_disk
 
         if _raw_disk(value):
-            self.flag("disk", f"writes straight onto the disk {value}", node, Severity.HARDLINE, (value,))
+            self.flag(
+                "disk", f"writes straight onto the disk {value}", node, Severity.HARDLINE, (value,)
+            )
             return
         append = operator in (">>", "&>>")
         if append and not self.sensitive(value):
@@ -284,7 +351,9 @@ class Analyzer:
         severity = Severity.HIGH if self.sensitive(value) else Severity.NORMAL
         label = value if value is not None else "a path computed at run time"
         verb = "appends to" if append else "overwrites"
-        self.flag("overwrite", f"redirection {verb} {label}", node, severity, (value,) if value else ())
+        self.flag(
+            "overwrite", f"redirection {verb} {label}", node, severity, (value,) if value else ()
+        )
 
     def _pipeline_commands(self, node: Node) -> list[Node]:
         out = []
@@ -308,11 +377,17 @@ class Analyzer:
                 data = " ".join(a for c in cmds[:position] if c for a in c.args if a)
                 statement = destructive_sql(data)
                 if statement:
-                    self.flag("database", f"pipes {statement} into {inner.name}", node, Severity.HIGH)
+                    self.flag(
+                        "database", f"pipes {statement} into {inner.name}", node, Severity.HIGH
+                    )
             if inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
                 source = "downloaded code" if producers & DOWNLOADERS else "piped input"
-                self.flag("remote-code", f"runs {source} with {inner.name}", node,
-                          Severity.HIGH if producers & DOWNLOADERS else Severity.NORMAL)  # fmt: skip
+                self.flag(
+                    "remote-code",
+                    f"runs {source} with {inner.name}",
+                    node,
+                    Severity.HIGH if producers & DOWNLOADERS else Severity.NORMAL,
+                )
 
     @staticmethod
     def _reads_stdin(cmd: Cmd) -> bool:
@@ -330,7 +405,9 @@ class Analyzer:
         body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
         first = next((c for c in node.children if c.type == "command"), None)
         consumers = [first] if first is not None else []
-        consumers += self._pipeline_commands(next((c for c in redirect.children if c.type == "pipeline"), node))
+        consumers += self._pipeline_commands(
+            next((c for c in redirect.children if c.type == "pipeline"), node)
+        )
         if body is None:
             return
         text = body.text.decode("utf-8", errors="replace")
@@ -351,7 +428,11 @@ class Analyzer:
         elif language_of(cmd.name):
             call = destructive_code(language_of(cmd.name), text)
             if call:
-                self.flag("inline-code", f"{cmd.name} code that changes files or runs programs ({call})", body)
+                self.flag(
+                    "inline-code",
+                    f"{cmd.name} code that changes files or runs programs ({call})",
+                    body,
+                )
 
     def function(self, node: Node) -> None:
         name_node = next((c for c in node.children if c.type == "word"), None)
@@ -367,8 +448,25 @@ class Analyzer:
                 calls += 1
             stack.extend(current.children)
         if calls >= 2 or (calls and background):
-            self.flag("fork-bomb", f"function {name} calls itself recursively in parallel: a fork bomb",
-                      node, Severity.HARDLINE)  # fmt: skip
+            self.flag(
+                "fork-bomb",
+                f"function {name} calls itself recursively in parallel: a fork bomb",
+                node,
+                Severity.HARDLINE,
+            )
+
+
+def sensitive_path(path: str) -> bool:
+    """System files, credentials, shell start-up files, autostart entries and git hooks."""
+    home = home_dir().rstrip("/") + "/"
+    if path.startswith(("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/var/spool/cron")):
+        return True
+    if "/.git/hooks/" in path + "/" or path.endswith("/.git/hooks"):
+        return True
+    if path.startswith(home):
+        rest = path[len(home) :]
+        return any(rest == s.rstrip("/") or rest.startswith(s) for s in _SENSITIVE_HOME)
+    return False
 
 
 class _Quiet:

@@ -12,22 +12,52 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from workbench.core.safety.inline_code import DB_CLIENTS, destructive_code, destructive_sql, language_of
+from workbench.core.safety.inline_code import (
+    DB_CLIENTS,
+    destructive_code,
+    destructive_sql,
+    language_of,
+)
 from workbench.core.safety.verdict import Severity
 
 Node = Any
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash"})
 STDIN_INTERPRETERS = SHELLS | frozenset(
-    {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "deno",
-     "bun", "pwsh", "powershell", "osascript", "tclsh", "Rscript", "source", "."}
-)  # fmt: skip
+    {
+        "python",
+        "python2",
+        "python3",
+        "perl",
+        "ruby",
+        "node",
+        "nodejs",
+        "php",
+        "lua",
+        "deno",
+        "bun",
+        "pwsh",
+        "powershell",
+        "osascript",
+        "tclsh",
+        "Rscript",
+        "source",
+        ".",
+    }
+)
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "nc", "ncat", "aria2c", "http", "xh"})
 
 
 class Context(Protocol):
-    def flag(self, rule: str, reason: str, node: Node, severity: Severity = ...,
-             writes: tuple[str, ...] = ..., contextual: bool = ...) -> None: ...  # fmt: skip
+    def flag(
+        self,
+        rule: str,
+        reason: str,
+        node: Node,
+        severity: Severity = ...,
+        writes: tuple[str, ...] = ...,
+        contextual: bool = ...,
+    ) -> None: ...
     def classify(self, value: str | None, recursive: bool) -> tuple[Severity, str]: ...
     def sensitive(self, value: str | None) -> bool: ...
     def shell_payload(self, node: Node, value: str | None) -> None: ...
@@ -49,7 +79,9 @@ class Cmd:
             return None
         value = self.args[start]
         name = value.rsplit("/", 1)[-1] if value else ""
-        return Cmd(name, self.args[start + 1 :], self.nodes[start + 1 :], self.node) if value else None
+        return (
+            Cmd(name, self.args[start + 1 :], self.nodes[start + 1 :], self.node) if value else None
+        )
 
     @property
     def flags(self) -> list[str]:
@@ -67,9 +99,9 @@ class Cmd:
             if arg.startswith("--"):
                 if arg.split("=", 1)[0] in options:
                     return True
-            elif short and any(c in arg[1:] for c in short) and not arg[1:].isdigit():
-                return True
-            elif arg in options:
+            elif (
+                short and any(c in arg[1:] for c in short) and not arg[1:].isdigit()
+            ) or arg in options:
                 return True
         return False
 
@@ -92,7 +124,24 @@ class Cmd:
 # -- wrappers -----------------------------------------------------------------------------
 
 _WRAPPER_VALUE_OPTIONS = {
-    "sudo": frozenset("-u -g -C -h -p -r -t -U -D -T --user --group --host --prompt".split()),
+    "sudo": frozenset(
+        [
+            "-u",
+            "-g",
+            "-C",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-D",
+            "-T",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+        ]
+    ),
     "doas": frozenset({"-u", "-C"}),
     "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
     "nice": frozenset({"-n", "--adjustment"}),
@@ -102,17 +151,49 @@ _WRAPPER_VALUE_OPTIONS = {
     "exec": frozenset({"-a"}),
     "chrt": frozenset(),
     "taskset": frozenset(),
-    "xargs": frozenset("-n -I -i -P -d -L -l -a -E -e -s --max-args --replace --max-procs "
-                       "--delimiter --max-lines --arg-file --eof --max-chars".split()),  # fmt: skip
+    "xargs": frozenset(
+        [
+            "-n",
+            "-I",
+            "-i",
+            "-P",
+            "-d",
+            "-L",
+            "-l",
+            "-a",
+            "-E",
+            "-e",
+            "-s",
+            "--max-args",
+            "--replace",
+            "--max-procs",
+            "--delimiter",
+            "--max-lines",
+            "--arg-file",
+            "--eof",
+            "--max-chars",
+        ]
+    ),
     "watch": frozenset({"-n", "-d", "--interval"}),
     "flock": frozenset({"-w", "-E", "--timeout", "-c"}),
     "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "--delay", "--timeout"}),
     "chroot": frozenset({"--userspec", "--groups"}),
 }
 _SIMPLE_WRAPPERS = frozenset(
-    {"nohup", "command", "builtin", "time", "setsid", "busybox", "unbuffer", "pkexec", "run0",
-     "caffeinate", "catchsegv"}
-)  # fmt: skip
+    {
+        "nohup",
+        "command",
+        "builtin",
+        "time",
+        "setsid",
+        "busybox",
+        "unbuffer",
+        "pkexec",
+        "run0",
+        "caffeinate",
+        "catchsegv",
+    }
+)
 
 
 def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
@@ -133,8 +214,11 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
         inner = cmd.rest(start)
         if inner is None:
             if start < len(cmd.args):  # the wrapped program's name is computed at run time
-                ctx.flag("dynamic-command", "runs a program whose name is computed at run time",
-                         cmd.nodes[start])  # fmt: skip
+                ctx.flag(
+                    "dynamic-command",
+                    "runs a program whose name is computed at run time",
+                    cmd.nodes[start],
+                )
             return None
         cmd = inner
     return cmd
@@ -192,7 +276,9 @@ def _shown(values: list[str | None], limit: int = 4) -> str:
     return ", ".join(shown) + more
 
 
-def _targets_finding(ctx: Context, cmd: Cmd, rule_id: str, verb: str, targets, recursive: bool) -> None:
+def _targets_finding(
+    ctx: Context, cmd: Cmd, rule_id: str, verb: str, targets, recursive: bool
+) -> None:
     severity, labels = Severity.NORMAL, []
     for target in targets or [None]:
         level, label = ctx.classify(target, recursive)
@@ -231,8 +317,15 @@ def _shred(ctx: Context, cmd: Cmd) -> None:
 
 @rule("truncate")
 def _truncate(ctx: Context, cmd: Cmd) -> None:
-    operands = [a for i, a in enumerate(cmd.args) if a is None or (not a.startswith("-")
-                and not (i and cmd.args[i - 1] in ("-s", "--size", "-r", "--reference")))]  # fmt: skip
+    operands = [
+        a
+        for i, a in enumerate(cmd.args)
+        if a is None
+        or (
+            not a.startswith("-")
+            and not (i and cmd.args[i - 1] in ("-s", "--size", "-r", "--reference"))
+        )
+    ]
     _targets_finding(ctx, cmd, "truncate", "truncates", operands, False)
 
 
@@ -244,13 +337,31 @@ def _dd(ctx: Context, cmd: Cmd) -> None:
         elif arg.startswith("of="):
             target = arg[3:]
             if _raw_disk(target):
-                ctx.flag("disk", f"writes straight onto the disk {target}", cmd.node, Severity.HARDLINE, (target,))
+                ctx.flag(
+                    "disk",
+                    f"writes straight onto the disk {target}",
+                    cmd.node,
+                    Severity.HARDLINE,
+                    (target,),
+                )
             else:
                 _overwrite(ctx, cmd.node, target, "dd overwrites")
 
 
-@rule("mkfs", "mke2fs", "mkswap", "wipefs", "mkfs.ext4", "mkfs.ext3", "mkfs.ext2", "mkfs.xfs",
-      "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.ntfs")  # fmt: skip
+@rule(
+    "mkfs",
+    "mke2fs",
+    "mkswap",
+    "wipefs",
+    "mkfs.ext4",
+    "mkfs.ext3",
+    "mkfs.ext2",
+    "mkfs.xfs",
+    "mkfs.btrfs",
+    "mkfs.vfat",
+    "mkfs.fat",
+    "mkfs.ntfs",
+)
 def _mkfs(ctx: Context, cmd: Cmd) -> None:
     ctx.flag("format", f"formats a filesystem ({cmd.name})", cmd.node, Severity.HARDLINE)
 
@@ -266,15 +377,25 @@ def _partition(ctx: Context, cmd: Cmd) -> None:
 def _mv(ctx: Context, cmd: Cmd) -> None:
     operands = cmd.operands
     if len(operands) >= 2 and operands[-1] == "/dev/null":
-        ctx.flag("destroy", f"moves {_shown(operands[:-1])} into /dev/null (destroys it)",
-                 cmd.node, Severity.HIGH, tuple(o for o in operands[:-1] if o))  # fmt: skip
+        ctx.flag(
+            "destroy",
+            f"moves {_shown(operands[:-1])} into /dev/null (destroys it)",
+            cmd.node,
+            Severity.HIGH,
+            tuple(o for o in operands[:-1] if o),
+        )
         return
     if cmd.has("--no-clobber", short="n") and operands and all(o for o in operands):
         return
     dest = operands[-1] if operands else None
     severity = Severity.HIGH if ctx.sensitive(dest) else Severity.NORMAL
-    ctx.flag("move", f"moves {_shown(operands[:-1])} onto {dest or '<computed>'} (may overwrite it)",
-             cmd.node, severity, tuple(o for o in operands if o))  # fmt: skip
+    ctx.flag(
+        "move",
+        f"moves {_shown(operands[:-1])} onto {dest or '<computed>'} (may overwrite it)",
+        cmd.node,
+        severity,
+        tuple(o for o in operands if o),
+    )
 
 
 @rule("cp", "install")
@@ -288,8 +409,13 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
         return
     dest = operands[-1]
     if "/dev/null" in operands[:-1]:
-        ctx.flag("truncate", f"empties {dest} by copying /dev/null over it", cmd.node, Severity.HIGH,
-                 (dest,) if dest else ())  # fmt: skip
+        ctx.flag(
+            "truncate",
+            f"empties {dest} by copying /dev/null over it",
+            cmd.node,
+            Severity.HIGH,
+            (dest,) if dest else (),
+        )
         return
     _overwrite(ctx, cmd.node, dest, f"{cmd.name} may overwrite")
 
@@ -326,18 +452,27 @@ def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
 
 @rule("sed")
 def _sed(ctx: Context, cmd: Cmd) -> None:
-    if any(a and (a.startswith("--in-place") or re.fullmatch(r"-[nEerszu]*i\S*", a)) for a in cmd.args):
+    if any(
+        a and (a.startswith("--in-place") or re.fullmatch(r"-[nEerszu]*i\S*", a)) for a in cmd.args
+    ):
         files = [a for a in cmd.operands[1:]] if cmd.operands else []
         _targets_finding(ctx, cmd, "edit-in-place", "edits in place", files, False)
 
 
 @rule("perl", "ruby", "python", "python2", "python3", "node", "nodejs", "php", "deno", "bun")
 def _interpreter(ctx: Context, cmd: Cmd) -> None:
-    if cmd.name in ("perl", "ruby") and any(a and re.fullmatch(r"-[a-zA-Z]*i\S*", a) for a in cmd.args):
+    if cmd.name in ("perl", "ruby") and any(
+        a and re.fullmatch(r"-[a-zA-Z]*i\S*", a) for a in cmd.args
+    ):
         ctx.flag("edit-in-place", f"{cmd.name} -i edits files in place", cmd.node)
     language = language_of(cmd.name) or ""
-    inline = {"python": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval", "--print"),
-              "php": ("-r",)}.get(language, ())  # fmt: skip
+    inline = {
+        "python": ("-c",),
+        "perl": ("-e", "-E"),
+        "ruby": ("-e",),
+        "node": ("-e", "-p", "--eval", "--print"),
+        "php": ("-r",),
+    }.get(language, ())
     for i, arg in enumerate(cmd.args):
         if arg in inline and i + 1 < len(cmd.args):
             code = cmd.args[i + 1]
@@ -346,7 +481,11 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
                 continue
             call = destructive_code(language, code)
             if call:
-                ctx.flag("inline-code", f"{cmd.name} code that changes files or runs programs ({call})", cmd.node)
+                ctx.flag(
+                    "inline-code",
+                    f"{cmd.name} code that changes files or runs programs ({call})",
+                    cmd.node,
+                )
     script = next((a for a in cmd.operands), "")
     if language and script and not any(a in inline for a in cmd.args):
         _ran_file(ctx, cmd, script)
@@ -364,7 +503,9 @@ def _shell(ctx: Context, cmd: Cmd) -> None:
     if script is not None:
         _ran_file(ctx, cmd, script)
     if any(n.type == "process_substitution" for n in cmd.nodes):
-        ctx.flag("remote-code", f"{cmd.name} runs the output of a process substitution as code", cmd.node)
+        ctx.flag(
+            "remote-code", f"{cmd.name} runs the output of a process substitution as code", cmd.node
+        )
 
 
 @rule("source", ".")
@@ -379,8 +520,9 @@ def _ran_file(ctx: Context, cmd: Cmd, path: str | None) -> None:
     ran, contextual = ctx.ran_written_file(path)
     if ran:
         when = "earlier in this session" if contextual else "earlier in this command"
-        ctx.flag("run-written", f"runs {path}, which was written {when}", cmd.node,
-                 contextual=contextual)  # fmt: skip
+        ctx.flag(
+            "run-written", f"runs {path}, which was written {when}", cmd.node, contextual=contextual
+        )
 
 
 @rule("eval")
@@ -406,7 +548,30 @@ def _su(ctx: Context, cmd: Cmd) -> None:
 
 @rule("ssh")
 def _ssh(ctx: Context, cmd: Cmd) -> None:
-    with_values = frozenset("-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w -B".split())
+    with_values = frozenset(
+        [
+            "-p",
+            "-i",
+            "-l",
+            "-o",
+            "-F",
+            "-J",
+            "-L",
+            "-R",
+            "-D",
+            "-b",
+            "-c",
+            "-E",
+            "-e",
+            "-m",
+            "-O",
+            "-Q",
+            "-S",
+            "-W",
+            "-w",
+            "-B",
+        ]
+    )
     _, host = cmd.sub(with_values)
     remote = cmd.args[host + 1 :]
     if remote:
@@ -436,7 +601,9 @@ def _git_reason(sub: str, cmd: Cmd) -> str:
         return "deletes untracked files"
     if sub == "checkout" and ("--" in cmd.args or "." in ops or cmd.has("--force", short="f")):
         return "discards changes in the working tree"
-    if sub == "restore" and not (cmd.has("--staged", short="S") and not cmd.has("--worktree", short="W")):
+    if sub == "restore" and not (
+        cmd.has("--staged", short="S") and not cmd.has("--worktree", short="W")
+    ):
         return "discards changes in the working tree"
     if sub == "stash" and ops[:1] in (["drop"], ["clear"]):
         return "deletes stashed changes"
@@ -445,7 +612,9 @@ def _git_reason(sub: str, cmd: Cmd) -> str:
         or any(o and (o.startswith("+") or o.startswith(":")) for o in ops)
     ):
         return "rewrites or deletes remote history"
-    if sub == "branch" and (cmd.has(short="D") or (cmd.has("--delete", short="d") and cmd.has("--force", short="f"))):
+    if sub == "branch" and (
+        cmd.has(short="D") or (cmd.has("--delete", short="d") and cmd.has("--force", short="f"))
+    ):
         return "force-deletes a branch"
     if sub == "rm":
         return "deletes tracked files"
@@ -463,15 +632,30 @@ def _git_reason(sub: str, cmd: Cmd) -> str:
 
 
 _PACKAGE_REMOVAL = {
-    "apt": {"remove", "purge", "autoremove"}, "apt-get": {"remove", "purge", "autoremove"},
-    "aptitude": {"remove", "purge"}, "yum": {"remove", "erase", "autoremove"},
-    "dnf": {"remove", "erase", "autoremove"}, "zypper": {"remove", "rm"}, "pacman": set(),
-    "apk": {"del"}, "pip": {"uninstall"}, "pip3": {"uninstall"}, "pipx": {"uninstall", "uninstall-all"},
-    "uv": {"remove"}, "poetry": {"remove"}, "npm": {"uninstall", "remove", "rm", "un", "r", "prune"},
-    "pnpm": {"remove", "rm", "uninstall"}, "yarn": {"remove"}, "brew": {"uninstall", "remove", "rm"},
-    "snap": {"remove"}, "flatpak": {"uninstall"}, "conda": {"remove", "uninstall"},
-    "gem": {"uninstall"}, "cargo": {"uninstall"}, "go": {"clean"},
-}  # fmt: skip
+    "apt": {"remove", "purge", "autoremove"},
+    "apt-get": {"remove", "purge", "autoremove"},
+    "aptitude": {"remove", "purge"},
+    "yum": {"remove", "erase", "autoremove"},
+    "dnf": {"remove", "erase", "autoremove"},
+    "zypper": {"remove", "rm"},
+    "pacman": set(),
+    "apk": {"del"},
+    "pip": {"uninstall"},
+    "pip3": {"uninstall"},
+    "pipx": {"uninstall", "uninstall-all"},
+    "uv": {"remove"},
+    "poetry": {"remove"},
+    "npm": {"uninstall", "remove", "rm", "un", "r", "prune"},
+    "pnpm": {"remove", "rm", "uninstall"},
+    "yarn": {"remove"},
+    "brew": {"uninstall", "remove", "rm"},
+    "snap": {"remove"},
+    "flatpak": {"uninstall"},
+    "conda": {"remove", "uninstall"},
+    "gem": {"uninstall"},
+    "cargo": {"uninstall"},
+    "go": {"clean"},
+}
 
 
 @rule(*_PACKAGE_REMOVAL)
@@ -492,8 +676,9 @@ def _dpkg(ctx: Context, cmd: Cmd) -> None:
 @rule(*sorted(DB_CLIENTS))
 def _database(ctx: Context, cmd: Cmd) -> None:
     text = " ".join(a for a in cmd.args if a)
-    if cmd.name == "redis-cli" and any(a and a.lower() in ("del", "unlink", "flushall", "flushdb")
-                                       for a in cmd.args):  # fmt: skip
+    if cmd.name == "redis-cli" and any(
+        a and a.lower() in ("del", "unlink", "flushall", "flushdb") for a in cmd.args
+    ):
         ctx.flag("database", "redis-cli deletes keys", cmd.node)
         return
     statement = destructive_sql(text)
@@ -515,38 +700,78 @@ def _docker(ctx: Context, cmd: Cmd) -> None:
     destructive = {"rm", "rmi", "prune", "kill", "stop", "down", "restart"}
     hit = next((w for w in words[:3] if w in destructive), None)
     if hit or (words[:2] in (["volume", "rm"], ["system", "prune"])):
-        ctx.flag("container", f"{cmd.name} {' '.join(words[:3])}: removes or stops containers or data",
-                 cmd.node)  # fmt: skip
+        ctx.flag(
+            "container",
+            f"{cmd.name} {' '.join(words[:3])}: removes or stops containers or data",
+            cmd.node,
+        )
 
 
 def _judge_inner(ctx: Context, cmd: Cmd) -> None:
     """`docker exec CONTAINER CMD...`, `kubectl exec POD -- CMD...`: judge the inner command."""
     args = cmd.args
-    start = args.index("--") + 1 if "--" in args else next(
-        (i for i, a in enumerate(args) if a and a.rsplit("/", 1)[-1] in RULES and i > 1), None
+    start = (
+        args.index("--") + 1
+        if "--" in args
+        else next(
+            (i for i, a in enumerate(args) if a and a.rsplit("/", 1)[-1] in RULES and i > 1), None
+        )
     )
     inner = cmd.rest(start) if start is not None else None
     if inner is not None:
         ctx.judge(inner)
 
 
-@rule("kubectl", "helm", "terraform", "tofu", "pulumi", "aws", "gcloud", "az", "gsutil", "doctl",
-      "heroku", "fly", "flyctl", "vercel", "oc")  # fmt: skip
+@rule(
+    "kubectl",
+    "helm",
+    "terraform",
+    "tofu",
+    "pulumi",
+    "aws",
+    "gcloud",
+    "az",
+    "gsutil",
+    "doctl",
+    "heroku",
+    "fly",
+    "flyctl",
+    "vercel",
+    "oc",
+)
 def _infra(ctx: Context, cmd: Cmd) -> None:
     words = [a for a in cmd.args if a and not a.startswith("-")]
     if words[:1] == ["exec"]:
         _judge_inner(ctx, cmd)
         return
-    bad = {"delete", "destroy", "uninstall", "rm", "rb", "remove", "drain", "terminate-instances",
-           "delete-bucket", "purge", "down", "scale"}  # fmt: skip
-    hit = next((w for w in words if w in bad or w.startswith("delete-") or w.startswith("terminate")), None)
+    bad = {
+        "delete",
+        "destroy",
+        "uninstall",
+        "rm",
+        "rb",
+        "remove",
+        "drain",
+        "terminate-instances",
+        "delete-bucket",
+        "purge",
+        "down",
+        "scale",
+    }
+    hit = next(
+        (w for w in words if w in bad or w.startswith("delete-") or w.startswith("terminate")), None
+    )
     if not hit and cmd.has("--delete", "--delete-removed", "--recursive") and "rm" in words:
         hit = "rm"
     if not hit and "--delete" in cmd.args:
         hit = "--delete"
     if hit or (cmd.name in ("terraform", "tofu") and "-destroy" in cmd.args):
-        ctx.flag("infrastructure", f"{cmd.name} {hit or 'apply -destroy'}: destroys infrastructure or data",
-                 cmd.node, Severity.HIGH)  # fmt: skip
+        ctx.flag(
+            "infrastructure",
+            f"{cmd.name} {hit or 'apply -destroy'}: destroys infrastructure or data",
+            cmd.node,
+            Severity.HIGH,
+        )
 
 
 @rule("chmod", "chown", "chgrp", "setfacl")
@@ -558,21 +783,31 @@ def _permissions(ctx: Context, cmd: Cmd) -> None:
     severity = max((ctx.classify(t, recursive)[0] for t in targets), default=Severity.NORMAL)
     severity = Severity.HIGH if severity is Severity.HARDLINE else severity
     if recursive:
-        ctx.flag("permissions", f"{cmd.name} -R changes ownership or permissions of {_shown(targets)}",
-                 cmd.node, severity)  # fmt: skip
+        ctx.flag(
+            "permissions",
+            f"{cmd.name} -R changes ownership or permissions of {_shown(targets)}",
+            cmd.node,
+            severity,
+        )
     elif cmd.name == "chmod" and mode and re.fullmatch(r"0?[0-7]?[0-7][0-7]7|[ao]?\+w|0?000", mode):
         ctx.flag("permissions", f"chmod {mode} on {_shown(targets)}", cmd.node, severity)
 
 
 @rule("kill")
 def _kill(ctx: Context, cmd: Cmd) -> None:
-    targets = [a for a in cmd.args if a is not None and not re.fullmatch(r"-[A-Za-z]+|-\d{1,2}|-s|-n", a)]
-    values = [a for i, a in enumerate(cmd.args) if a is not None and not (i and cmd.args[i - 1] in ("-s", "-n"))]
+    targets = [
+        a for a in cmd.args if a is not None and not re.fullmatch(r"-[A-Za-z]+|-\d{1,2}|-s|-n", a)
+    ]
+    values = [
+        a
+        for i, a in enumerate(cmd.args)
+        if a is not None and not (i and cmd.args[i - 1] in ("-s", "-n"))
+    ]
     if "-1" in values[1:] or (values and values[-1] == "-1" and len(values) > 1):
         ctx.flag("kill", "kills every process you can signal", cmd.node, Severity.HARDLINE)
     elif "1" in targets:
         ctx.flag("kill", "signals process 1 (init)", cmd.node, Severity.HIGH)
-    elif cmd.has("-l", "-L", "--list") or "-0" in cmd.args or ["-s", "0"] == cmd.args[:2]:
+    elif cmd.has("-l", "-L", "--list") or "-0" in cmd.args or cmd.args[:2] == ["-s", "0"]:
         return  # listing signals, or signal 0: only checks that a process exists
     else:
         ctx.flag("kill", f"terminates processes {_shown(targets)}", cmd.node)
@@ -587,22 +822,35 @@ def _pkill(ctx: Context, cmd: Cmd) -> None:
 def _power(ctx: Context, cmd: Cmd) -> None:
     if cmd.name == "shutdown" and cmd.has("-c"):
         return
-    ctx.flag("power", f"{cmd.name}: shuts down or restarts the machine", cmd.node, Severity.HARDLINE)
+    ctx.flag(
+        "power", f"{cmd.name}: shuts down or restarts the machine", cmd.node, Severity.HARDLINE
+    )
 
 
 @rule("init", "telinit")
 def _init(ctx: Context, cmd: Cmd) -> None:
     if any(a in ("0", "6") for a in cmd.args):
-        ctx.flag("power", f"{cmd.name} {cmd.args[0]}: shuts down or restarts", cmd.node, Severity.HARDLINE)
+        ctx.flag(
+            "power",
+            f"{cmd.name} {cmd.args[0]}: shuts down or restarts",
+            cmd.node,
+            Severity.HARDLINE,
+        )
 
 
 @rule("systemctl", "service")
 def _systemctl(ctx: Context, cmd: Cmd) -> None:
     words = [a for a in cmd.args if a and not a.startswith("-")]
     if any(w in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue") for w in words[:1]):
-        ctx.flag("power", f"{cmd.name} {words[0]}: shuts down or restarts", cmd.node, Severity.HARDLINE)
-    elif any(w in ("stop", "disable", "mask", "restart", "kill", "isolate", "reload") for w in words[:2]):
-        ctx.flag("service", f"{cmd.name} {' '.join(words[:2])}: stops or changes a service", cmd.node)
+        ctx.flag(
+            "power", f"{cmd.name} {words[0]}: shuts down or restarts", cmd.node, Severity.HARDLINE
+        )
+    elif any(
+        w in ("stop", "disable", "mask", "restart", "kill", "isolate", "reload") for w in words[:2]
+    ):
+        ctx.flag(
+            "service", f"{cmd.name} {' '.join(words[:2])}: stops or changes a service", cmd.node
+        )
 
 
 @rule("crontab")
@@ -621,7 +869,10 @@ def _history(ctx: Context, cmd: Cmd) -> None:
 
 @rule("rsync")
 def _rsync(ctx: Context, cmd: Cmd) -> None:
-    if any(a and (a.startswith("--delete") or a in ("--remove-source-files", "--del")) for a in cmd.args):
+    if any(
+        a and (a.startswith("--delete") or a in ("--remove-source-files", "--del"))
+        for a in cmd.args
+    ):
         ctx.flag("sync-delete", "rsync deletes files (--delete / --remove-source-files)", cmd.node)
 
 
@@ -646,9 +897,16 @@ def _7z(ctx: Context, cmd: Cmd) -> None:
 @rule("nc", "ncat", "netcat", "socat")
 def _netcat(ctx: Context, cmd: Cmd) -> None:
     if cmd.has("--exec", "--sh-exec", short="ec") and cmd.name != "socat":
-        ctx.flag("reverse-shell", f"{cmd.name} runs a program for a network peer", cmd.node, Severity.HIGH)
+        ctx.flag(
+            "reverse-shell",
+            f"{cmd.name} runs a program for a network peer",
+            cmd.node,
+            Severity.HIGH,
+        )
     if cmd.name == "socat" and any(a and re.match(r"(?i)(exec|system):", a) for a in cmd.args):
-        ctx.flag("reverse-shell", "socat connects a program to the network", cmd.node, Severity.HIGH)
+        ctx.flag(
+            "reverse-shell", "socat connects a program to the network", cmd.node, Severity.HIGH
+        )
 
 
 @rule("curl", "wget")
@@ -677,8 +935,12 @@ def _find(ctx: Context, cmd: Cmd) -> None:
 
 @rule("iptables", "ip6tables", "nft", "ufw")
 def _firewall(ctx: Context, cmd: Cmd) -> None:
-    if cmd.has("--flush", "--delete-chain", short="FX") or any(a in ("flush", "reset", "disable") for a in cmd.args):
-        ctx.flag("firewall", f"{cmd.name} flushes or disables firewall rules", cmd.node, Severity.HIGH)
+    if cmd.has("--flush", "--delete-chain", short="FX") or any(
+        a in ("flush", "reset", "disable") for a in cmd.args
+    ):
+        ctx.flag(
+            "firewall", f"{cmd.name} flushes or disables firewall rules", cmd.node, Severity.HIGH
+        )
 
 
 @rule("rclone")
@@ -702,7 +964,9 @@ def _unzip(ctx: Context, cmd: Cmd) -> None:
 
 @rule("Remove-Item", "remove-item", "ri", "del", "erase", "rd")
 def _windows_delete(ctx: Context, cmd: Cmd) -> None:
-    recursive = cmd.has("-Recurse", "-recurse", short="") or any(a and a.lower() in ("/s", "-recurse") for a in cmd.args)
+    recursive = cmd.has("-Recurse", "-recurse", short="") or any(
+        a and a.lower() in ("/s", "-recurse") for a in cmd.args
+    )
     targets = [a for a in cmd.args if a is None or not a.startswith(("-", "/"))]
     _targets_finding(ctx, cmd, "delete", "deletes", targets, recursive)
 
@@ -716,7 +980,9 @@ def _format(ctx: Context, cmd: Cmd) -> None:
 @rule("cryptsetup")
 def _cryptsetup(ctx: Context, cmd: Cmd) -> None:
     if any(a in ("luksFormat", "erase", "luksErase", "reencrypt") for a in cmd.args):
-        ctx.flag("format", "cryptsetup destroys or re-keys an encrypted volume", cmd.node, Severity.HIGH)
+        ctx.flag(
+            "format", "cryptsetup destroys or re-keys an encrypted volume", cmd.node, Severity.HIGH
+        )
 
 
 @rule("userdel", "groupdel", "deluser", "delgroup")
@@ -726,5 +992,8 @@ def _users(ctx: Context, cmd: Cmd) -> None:
 
 def _raw_disk(path: str | None) -> bool:
     return bool(path) and bool(
-        re.match(r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/)", path)
+        re.match(
+            r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/)",
+            path,
+        )
     )

@@ -12,8 +12,10 @@ _CODE_PATTERNS = {
         r"subprocess|\.unlink\(|\.rmdir\(|\.write_(?:text|bytes)\(|\.rename\(|\.replace\(|"
         r"\.truncate\(|open\([^)]*['\"](?:w|a|x|r\+)[bt+]*['\"])"
     ),
-    "perl": re.compile(r"\b(?:unlink|rmdir|rmtree|remove_tree|system|exec|rename|truncate)\b|"
-                       r"open\s*\(?[^;]*,\s*['\"]?\+?>|`"),  # fmt: skip
+    "perl": re.compile(
+        r"\b(?:unlink|rmdir|rmtree|remove_tree|system|exec|rename|truncate)\b|"
+        r"open\s*\(?[^;]*,\s*['\"]?\+?>|`"
+    ),
     "ruby": re.compile(
         r"\b(?:File\.(?:delete|unlink|write|truncate|rename)|FileUtils\.\w+|Dir\.(?:delete|rmdir)"
         r"|system|exec|spawn|IO\.popen)\b|`|%x"
@@ -24,8 +26,10 @@ _CODE_PATTERNS = {
         r"execSync|spawnSync|exec\(|spawn\(|Deno\.(?:remove|writeTextFile|writeFile|run))|"
         r"\.(?:rmSync|unlinkSync|rmdirSync|writeFileSync|truncateSync|renameSync)\("
     ),
-    "php": re.compile(r"\b(?:unlink|rmdir|file_put_contents|fopen|system|exec|shell_exec|passthru"
-                      r"|proc_open|popen|rename)\s*\(|`"),  # fmt: skip
+    "php": re.compile(
+        r"\b(?:unlink|rmdir|file_put_contents|fopen|system|exec|shell_exec|passthru"
+        r"|proc_open|popen|rename)\s*\(|`"
+    ),
 }
 
 INTERPRETERS = {
@@ -47,9 +51,20 @@ _SQL_UNFILTERED = re.compile(
 )
 
 DB_CLIENTS = frozenset(
-    {"psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client", "duckdb",
-     "redis-cli", "mongo", "mongosh", "cqlsh"}
-)  # fmt: skip
+    {
+        "psql",
+        "mysql",
+        "mariadb",
+        "sqlite3",
+        "sqlcmd",
+        "clickhouse-client",
+        "duckdb",
+        "redis-cli",
+        "mongo",
+        "mongosh",
+        "cqlsh",
+    }
+)
 
 
 def language_of(program: str) -> str | None:

@@ -16,10 +16,21 @@ from typing import Any
 Node = Any  # tree_sitter.Node; imported lazily so the core starts fast
 
 WORD_TYPES = frozenset(
-    {"word", "string", "raw_string", "ansi_c_string", "concatenation", "number",
-     "simple_expansion", "expansion", "command_substitution", "process_substitution",
-     "arithmetic_expansion", "translated_string"}
-)  # fmt: skip
+    {
+        "word",
+        "string",
+        "raw_string",
+        "ansi_c_string",
+        "concatenation",
+        "number",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "translated_string",
+    }
+)
 _HOME_VARS = re.compile(r"^\$\{?HOME(?:[:?+=-][^}]*)?\}?$")
 
 

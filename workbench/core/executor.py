@@ -1,0 +1,389 @@
+"""The executor: runs a planned batch, with approvals, timeouts, cancel and result budgets.
+
+* Up to `max_workers` calls at once (default 8), results returned in the model's order.
+* Started and finished events the moment each happens (P10: a finished call is recorded
+  before its segment ends).
+* A per-call timeout on every path (W-R3): an async call is cancelled; a sync call cannot
+  be stopped, so it is reported as still running, and later calls touching its paths wait
+  for it instead of racing it (P8).
+* `cancel()` is the user's interrupt: running calls are cancelled, calls not started are
+  skipped, and every call still gets a result for the model.
+* The remaining calls are re-planned after each segment, so a link an earlier segment made
+  is seen (P7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from workbench.core import errors
+from workbench.core.approval import ApprovalBroker, Decision
+from workbench.core.budget import (
+    BudgetConfig,
+    Budgeted,
+    SpillStore,
+    apply_result_budget,
+    enforce_turn_budget,
+)
+from workbench.core.gate import FILE_WRITERS, check_call
+from workbench.core.invoke import is_error_result
+from workbench.core.paths import resolve_path
+from workbench.core.registry import ToolRegistry
+from workbench.core.scheduler import PlannedCall, Reservation, ToolCall, plan
+
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_WORKERS = 8
+FENCE_WAIT = 30.0
+
+CANCELLED = json.dumps(
+    {"error": "Tool execution cancelled by user interrupt", "status": "cancelled"}
+)
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    segment: int
+    parallel: bool
+    reason: str  # why it did not run in parallel, if it did not
+    at: float  # time.monotonic()
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    status: str  # ok, error, timeout, cancelled, denied, blocked, skipped, invalid
+    content: str | dict  # what the model receives
+    started: float | None
+    at: float
+    spilled: Path | None = None
+    decision: Decision | None = None
+    label: str = ""
+
+    @property
+    def duration(self) -> float:
+        return self.at - self.started if self.started is not None else 0.0
+
+
+@dataclass
+class CallOutcome:
+    call: ToolCall
+    status: str
+    content: str | dict
+    segment: int = 0
+    parallel: bool = False
+    reason: str = ""
+    started: float | None = None
+    finished: float | None = None
+    spilled: Path | None = None
+    decision: Decision | None = None
+
+
+@dataclass
+class _Zombie:
+    """A sync call that outlived its timeout or a cancel: it may still change its paths."""
+
+    future: asyncio.Future[Any]
+    reservations: tuple[Reservation, ...]
+    barrier: bool  # it reserved nothing, so it may touch anything
+
+
+@dataclass
+class Executor:
+    registry: ToolRegistry
+    broker: ApprovalBroker | None = None
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    store: SpillStore | None = None
+    cwd: str = field(default_factory=os.getcwd)
+    max_workers: int = DEFAULT_WORKERS
+    timeout: float = DEFAULT_TIMEOUT
+    tool_timeouts: dict[str, float] = field(default_factory=dict)
+    on_event: Callable[[object], None] | None = None
+    label: str = ""
+    written: set[str] = field(default_factory=set)  # files this session wrote (A15)
+
+    def __post_init__(self) -> None:
+        self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
+        self._cancelled = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._zombies: list[_Zombie] = []
+
+    # -- public ----------------------------------------------------------------------
+
+    async def run(self, calls: list[Any]) -> list[CallOutcome]:
+        """Run a batch; every call gets an outcome, in the model's order."""
+        self._cancelled = False
+        normalised = [ToolCall.of(c, i) for i, c in enumerate(calls)]
+        outcomes: list[CallOutcome | None] = [None] * len(normalised)
+        position, segment_index = 0, 0
+        while position < len(normalised):
+            if self._cancelled:
+                for i in range(position, len(normalised)):
+                    outcomes[i] = self._skipped(normalised[i], segment_index)
+                break
+            segment = plan(normalised[position:], self.cwd, self.registry)[0]
+            indices = range(position, position + len(segment.calls))
+            await self._run_segment(
+                segment.calls, indices, segment_index, segment.parallel, outcomes
+            )
+            position += len(segment.calls)
+            segment_index += 1
+        done = [o for o in outcomes if o is not None]
+        return await asyncio.to_thread(self._turn_budget, done)
+
+    def cancel(self) -> None:
+        """The user's interrupt: cancel what runs, skip what has not started."""
+        self._cancelled = True
+        for task in list(self._tasks):
+            task.cancel()
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- segments --------------------------------------------------------------------
+
+    async def _run_segment(self, calls, indices, segment, parallel, outcomes) -> None:
+        if parallel:
+            limit = asyncio.Semaphore(self.max_workers)
+
+            async def bounded(planned: PlannedCall, index: int) -> None:
+                async with limit:
+                    outcomes[index] = await self._tracked(planned, segment, True)
+
+            await asyncio.gather(*(bounded(p, i) for p, i in zip(calls, indices, strict=True)))
+            return
+        for planned, index in zip(calls, indices, strict=True):
+            if self._cancelled:
+                outcomes[index] = self._skipped(planned.call, segment)
+                continue
+            outcomes[index] = await self._tracked(planned, segment, False)
+
+    async def _tracked(self, planned: PlannedCall, segment: int, parallel: bool) -> CallOutcome:
+        if self._cancelled:
+            return self._skipped(planned.call, segment)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            return await self._run_call(planned, segment, parallel)
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    # -- one call --------------------------------------------------------------------
+
+    async def _run_call(self, planned: PlannedCall, segment: int, parallel: bool) -> CallOutcome:
+        call = planned.call
+        started = time.monotonic()
+        self._emit(
+            ToolCallStarted(
+                call.id,
+                call.name,
+                planned.args,
+                segment,
+                parallel,
+                planned.reason,
+                started,
+                self.label,
+            )
+        )
+        outcome = CallOutcome(call, "ok", "", segment, parallel, planned.reason, started)
+        try:
+            await self._execute(planned, outcome)
+        except asyncio.CancelledError:
+            if not self._cancelled:
+                raise
+            outcome.status, outcome.content = "cancelled", CANCELLED
+        outcome.finished = time.monotonic()
+        self._emit(
+            ToolCallFinished(
+                call.id,
+                call.name,
+                outcome.status,
+                outcome.content,
+                started,
+                outcome.finished,
+                outcome.spilled,
+                outcome.decision,
+                self.label,
+            )
+        )
+        return outcome
+
+    async def _execute(self, planned: PlannedCall, outcome: CallOutcome) -> None:
+        call, args = planned.call, planned.args
+        if args is None:
+            outcome.status = "invalid"
+            outcome.content = (
+                errors.unknown_tool(call.name)
+                if planned.reason == "unknown tool"
+                else errors.invalid_arguments(planned.error)
+            )
+            return
+        if not await self._fence(planned, outcome):
+            return
+        context: dict[str, Any] = {"cwd": self.cwd}
+        check = check_call(call.name, args, self.cwd, self.written)
+        if check is not None:
+            decision = await self._decide(call.name, check)
+            outcome.decision = decision
+            if not decision.approved:
+                outcome.status = "blocked" if check.verdict.hardline else "denied"
+                outcome.content = _refusal(call.name, decision, outcome.status)
+                return
+            context["approved_command"] = check.shown
+        result = await self._dispatch(planned, args, context, outcome)
+        if outcome.status in ("timeout", "cancelled"):
+            return
+        outcome.status = "error" if is_error_result(result) else "ok"
+        if outcome.status == "ok" and call.name in FILE_WRITERS:
+            self.written.add(os.path.realpath(resolve_path(args["path"], self.cwd)))
+        entry = self.registry.get_entry(call.name)
+        threshold = self.budget.threshold(call.name, entry.max_result_size_chars if entry else None)
+        budgeted = Budgeted(
+            call.name, call.id, result, len(result) if isinstance(result, str) else 0
+        )
+        if isinstance(result, str) and len(result) > threshold:
+            budgeted = await asyncio.to_thread(
+                apply_result_budget, budgeted, threshold, self.store, self.budget.preview_chars
+            )
+        outcome.content, outcome.spilled = budgeted.content, budgeted.spilled
+
+    async def _decide(self, name: str, check: Any) -> Decision:
+        if self.broker is None:
+            from workbench.core.approval import Choice
+
+            if check.verdict.hardline:
+                return Decision(
+                    Choice.DENY, "blocked (hardline): " + "; ".join(check.verdict.reasons)
+                )
+            return Decision(Choice.DENY, "denied: no approval channel in this session")
+        return await self.broker.decide(
+            name, check.shown, check.verdict, cwd=self.cwd, label=self.label
+        )
+
+    async def _dispatch(
+        self, planned: PlannedCall, args: dict, context: dict, outcome: CallOutcome
+    ):
+        name = planned.call.name
+        entry = self.registry.get_entry(name)
+        timeout = self._timeout_for(name, args)
+        loop = asyncio.get_running_loop()
+        if entry is not None and entry.is_async:
+            future: asyncio.Future[Any] = asyncio.ensure_future(
+                self.registry.dispatch_async(name, args, **context)
+            )
+        else:
+            future = loop.run_in_executor(
+                self._pool, functools.partial(self.registry.dispatch, name, args, **context)
+            )
+        try:
+            done, _ = await asyncio.wait({future}, timeout=timeout)
+        except asyncio.CancelledError:
+            self._abandon(future, planned, entry is not None and entry.is_async)
+            raise
+        if done:
+            return future.result()
+        still_running = self._abandon(future, planned, entry is not None and entry.is_async)
+        outcome.status = "timeout"
+        note = (
+            (
+                " It could not be stopped and may still be running; calls that touch the same "
+                "paths wait for it."
+            )
+            if still_running
+            else " It was cancelled."
+        )
+        outcome.content = json.dumps(
+            {"error": f"Tool '{name}' timed out after {timeout:g}s.{note}", "status": "timeout"}
+        )
+        return outcome.content
+
+    def _abandon(self, future: asyncio.Future[Any], planned: PlannedCall, is_async: bool) -> bool:
+        """Stop waiting for a call; True when it keeps running (a thread cannot be cancelled)."""
+        if is_async:
+            future.cancel()
+            return False
+        if future.done():
+            return False
+        entry = self.registry.get_entry(planned.call.name)
+        barrier = not planned.reservations and not (entry is not None and entry.parallel_safe)
+        zombie = _Zombie(future, planned.reservations, barrier)
+        self._zombies.append(zombie)
+        future.add_done_callback(
+            lambda _: self._zombies.remove(zombie) if zombie in self._zombies else None
+        )
+        return True
+
+    async def _fence(self, planned: PlannedCall, outcome: CallOutcome) -> bool:
+        """Wait for abandoned calls this one could race; refuse to run if they do not finish."""
+        entry = self.registry.get_entry(planned.call.name)
+        barrier = not planned.reservations and not (entry is not None and entry.parallel_safe)
+        blocking = [
+            z
+            for z in self._zombies
+            if z.barrier
+            or barrier
+            or any(r.conflicts(m) for r in z.reservations for m in planned.reservations)
+        ]
+        if not blocking:
+            return True
+        _, pending = await asyncio.wait([z.future for z in blocking], timeout=FENCE_WAIT)
+        if not pending:
+            return True
+        outcome.status = "blocked"
+        outcome.content = errors.tool_error(
+            "Not run: an earlier call that timed out is still running and may touch the same "
+            "files. Try again when it has finished.",
+            status="blocked",
+        )
+        return False
+
+    def _timeout_for(self, name: str, args: dict) -> float:
+        timeout = self.tool_timeouts.get(name, self.timeout)
+        requested = args.get("timeout") if name == "terminal" else None
+        if isinstance(requested, int | float):
+            timeout = max(timeout, float(requested) + 10)  # the tool's own limit fires first
+        return timeout
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _skipped(self, call: ToolCall, segment: int) -> CallOutcome:
+        content = f"[Tool execution cancelled — {call.name} was skipped due to user interrupt]"
+        now = time.monotonic()
+        self._emit(
+            ToolCallFinished(call.id, call.name, "skipped", content, None, now, label=self.label)
+        )
+        return CallOutcome(call, "skipped", content, segment, finished=now)
+
+    def _turn_budget(self, outcomes: list[CallOutcome]) -> list[CallOutcome]:
+        results = [Budgeted(o.call.name, o.call.id, o.content, 0, o.spilled) for o in outcomes]
+        budgeted = enforce_turn_budget(results, self.budget, self.store)
+        return [
+            replace(o, content=b.content, spilled=b.spilled)
+            for o, b in zip(outcomes, budgeted, strict=True)
+        ]
+
+    def _emit(self, event: object) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def _refusal(name: str, decision: Decision, status: str) -> str:
+    message = f"Not run: {decision.reason}"
+    if name == "terminal":
+        return json.dumps({"output": "", "exit_code": -1, "error": message, "status": status})
+    return json.dumps({"error": message, "status": status})
