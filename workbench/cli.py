@@ -212,7 +212,7 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         (n, a.reason) for n, a in runtime.registry.availability_report().items() if not a.available
     ):
         _out(f"          unavailable {name}: {reason}")
-    for line in _sources_report(runtime):
+    for line in _sources_report(runtime) + _approvals_report(runtime):
         _out(line)
     problems = collect_problems(runtime)
     _out("")
@@ -245,6 +245,23 @@ def _sources_report(runtime: Runtime) -> list[str]:
         f"          {name}: found, not loaded (this version does not load plugins)"
         for name in found
     ]
+    return lines
+
+
+def _approvals_report(runtime: Runtime) -> list[str]:
+    from workbench.core.approval import ApprovalBroker
+
+    broker = ApprovalBroker.from_config(runtime.config)
+    lines = [
+        f"approvals mode {broker.mode}, {broker.timeout:g}s to answer (then denied), "
+        f"{len(broker.rules)} saved rule(s)"
+    ]
+    for entry in runtime.config.get("command_allowlist") or []:
+        if isinstance(entry, str) and any(c in entry for c in "*?["):
+            lines.append(
+                f"          not applied: command_allowlist glob {entry!r} "
+                "(a glob cannot name the risks it approves)"
+            )
     return lines
 
 

@@ -281,44 +281,40 @@ class Executor:
         name = planned.call.name
         entry = self.registry.get_entry(name)
         timeout = self._timeout_for(name, args)
-        loop = asyncio.get_running_loop()
         if entry is not None and entry.is_async:
-            future: asyncio.Future[Any] = asyncio.ensure_future(
-                self.registry.dispatch_async(name, args, **context)
-            )
-        else:
-            future = loop.run_in_executor(
-                self._pool, functools.partial(self.registry.dispatch, name, args, **context)
-            )
+            # Awaited in this task under a deadline: no extra task, and a timeout cancels it.
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self.registry.dispatch_async(name, args, **context)
+            except TimeoutError:
+                outcome.status = "timeout"
+                outcome.content = _timed_out(name, timeout, " It was cancelled.")
+                return outcome.content
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(
+            self._pool, functools.partial(self.registry.dispatch, name, args, **context)
+        )
         try:
             done, _ = await asyncio.wait({future}, timeout=timeout)
         except asyncio.CancelledError:
-            self._abandon(future, planned, entry is not None and entry.is_async)
+            self._abandon(future, planned)
             raise
         if done:
             return future.result()
-        still_running = self._abandon(future, planned, entry is not None and entry.is_async)
+        self._abandon(future, planned)
         outcome.status = "timeout"
-        note = (
-            (
-                " It could not be stopped and may still be running; calls that touch the same "
-                "paths wait for it."
-            )
-            if still_running
-            else " It was cancelled."
-        )
-        outcome.content = json.dumps(
-            {"error": f"Tool '{name}' timed out after {timeout:g}s.{note}", "status": "timeout"}
+        outcome.content = _timed_out(
+            name,
+            timeout,
+            " It could not be stopped and may still be running; calls that "
+            "touch the same paths wait for it.",
         )
         return outcome.content
 
-    def _abandon(self, future: asyncio.Future[Any], planned: PlannedCall, is_async: bool) -> bool:
-        """Stop waiting for a call; True when it keeps running (a thread cannot be cancelled)."""
-        if is_async:
-            future.cancel()
-            return False
+    def _abandon(self, future: asyncio.Future[Any], planned: PlannedCall) -> None:
+        """Stop waiting for a sync call; a thread cannot be cancelled, so fence it (P8)."""
         if future.done():
-            return False
+            return
         entry = self.registry.get_entry(planned.call.name)
         barrier = not planned.reservations and not (entry is not None and entry.parallel_safe)
         zombie = _Zombie(future, planned.reservations, barrier)
@@ -326,7 +322,6 @@ class Executor:
         future.add_done_callback(
             lambda _: self._zombies.remove(zombie) if zombie in self._zombies else None
         )
-        return True
 
     async def _fence(self, planned: PlannedCall, outcome: CallOutcome) -> bool:
         """Wait for abandoned calls this one could race; refuse to run if they do not finish."""
@@ -380,6 +375,12 @@ class Executor:
     def _emit(self, event: object) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+
+def _timed_out(name: str, timeout: float, note: str) -> str:
+    return json.dumps(
+        {"error": f"Tool '{name}' timed out after {timeout:g}s.{note}", "status": "timeout"}
+    )
 
 
 def _refusal(name: str, decision: Decision, status: str) -> str:
