@@ -136,7 +136,8 @@ def test_doctor_reports_sources(cli_env, home: Path) -> None:
     out = run(cli_env, "doctor")
     assert out.returncode == 0, out.stdout
     assert "git: configured, not started" in out.stdout
-    assert "notes: found, not loaded" in out.stdout
+    assert "notes (user): disabled (enable with `hermes-tui plugins enable KEY`)" in out.stdout
+    assert "no __init__.py with register(ctx)" in out.stdout
     assert "unavailable web_search" in out.stdout
     assert out.stdout.rstrip().endswith("no problems found")
 
@@ -183,3 +184,41 @@ def test_large_results_are_spilled_and_the_path_is_told(
     path = Path(out.stderr.strip().rsplit(" ", 1)[-1])
     assert path.is_relative_to(home / "state" / "results")
     assert "----- output -----\n1\n2\n3\n" in path.read_text()
+
+
+def test_plugins_list_enable_disable(cli_env, home: Path) -> None:
+    plugin = home / "plugins" / "hello"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.yaml").write_text("name: hello\nversion: 0.1\n")
+    (plugin / "__init__.py").write_text(
+        "def register(ctx):\n"
+        "    ctx.register_tool('hello_world', 'hello', {'description': 'greets'}, lambda a, **k: 'hi')\n"
+    )
+    listing = json.loads(run(cli_env, "plugins", "list", "--json").stdout)["plugins"]
+    hello = next(p for p in listing if p["key"] == "hello")
+    assert (hello["status"], hello["enabled"], hello["source"]) == ("disabled", False, "user")
+    assert {p["key"] for p in listing} >= {"hello", "clawclaw", "noisegate"}  # pip plugins too
+    out = run(cli_env, "plugins", "enable", "hello")
+    assert out.returncode == 0 and "loaded, 1 tool(s)" in out.stdout
+    tools = {t["name"]: t for t in json.loads(run(cli_env, "tools", "--json").stdout)["tools"]}
+    assert (tools["hello_world"]["source"], tools["hello_world"]["owner"]) == ("plugin", "hello")
+    assert run(cli_env, "call", "hello_world").stdout.strip() == "hi"
+    assert run(cli_env, "plugins", "disable", "hello").returncode == 0
+    tools = {t["name"] for t in json.loads(run(cli_env, "tools", "--json").stdout)["tools"]}
+    assert "hello_world" not in tools
+    assert run(cli_env, "plugins", "enable", "ghost").returncode == 2
+
+
+def test_a_failing_plugin_is_reported_and_the_rest_works(cli_env, home: Path) -> None:
+    plugin = home / "plugins" / "broken"
+    plugin.mkdir(parents=True)
+    (plugin / "__init__.py").write_text("def register(ctx):\n    raise ValueError('no API key')\n")
+    home.joinpath("config.yaml").write_text("plugins:\n  enabled: [broken]\n")
+    doctor = run(cli_env, "doctor")
+    assert doctor.returncode == 1 and "plugin broken: ValueError: no API key" in doctor.stdout
+    assert run(cli_env, "tools", "--json").returncode == 0
+
+
+def test_safe_mode_skips_plugins(cli_env, home: Path) -> None:
+    out = run({**cli_env, "HERMES_SAFE_MODE": "1"}, "plugins")
+    assert out.returncode == 1 and "HERMES_SAFE_MODE" in out.stderr

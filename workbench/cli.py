@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     toolsets.add_argument("name", nargs="?", help="toolset to enable or disable")
     toolsets.add_argument("--json", action="store_true", help="machine-readable output (list)")
 
+    plugins = sub.add_parser("plugins", help="list plugins, or enable/disable one (persisted)")
+    plugins.add_argument("action", nargs="?", default="list", choices=["list", "enable", "disable"])
+    plugins.add_argument("name", nargs="?", help="plugin key to enable or disable")
+    plugins.add_argument("--json", action="store_true", help="machine-readable output (list)")
+
     sub.add_parser("doctor", help="check the home dir, config, tool modules, plugins and MCP")
     return parser
 
@@ -62,7 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.core.runtime import load_runtime
 
     runtime = load_runtime()
-    handler = {"tools": cmd_tools, "call": cmd_call, "toolsets": cmd_toolsets, "doctor": cmd_doctor}
+    handler = {
+        "tools": cmd_tools,
+        "call": cmd_call,
+        "toolsets": cmd_toolsets,
+        "plugins": cmd_plugins,
+        "doctor": cmd_doctor,
+    }
     try:
         return handler[args.command](runtime, args)
     except BrokenPipeError:
@@ -188,6 +199,72 @@ def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- plugins -----------------------------------------------------------------------
+
+
+def plugin_rows(runtime: Runtime) -> list[dict]:
+    rows = []
+    for state in runtime.plugins.list() if runtime.plugins else []:
+        m = state.manifest
+        rows.append(
+            {
+                "key": state.key,
+                "name": m.name,
+                "source": m.source,
+                "version": m.version,
+                "description": m.description,
+                "path": str(m.path or m.entry_point),
+                "kind": m.kind,
+                "enabled": state.enabled,
+                "status": state.status,
+                "error": state.error or None,
+                "tools": state.tools,
+                "refused": [{"tool": n, "reason": r} for n, r in state.refused],
+                "hooks": state.hooks,
+                "middleware": state.middleware,
+                "commands": state.commands,
+                "cli_commands": state.cli_commands,
+                "skills": state.skills,
+                "other": state.other,
+                "problems": m.problems + state.warnings,
+                "last_change": state.last_change,
+            }
+        )
+    return rows
+
+
+def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
+    from workbench.core.config import ConfigError
+
+    if runtime.plugins is None:
+        _err("plugins are off (HERMES_SAFE_MODE is set)")
+        return EXIT_FAILED
+    if args.action == "list":
+        rows = plugin_rows(runtime)
+        if args.json:
+            _out(json.dumps({"plugins": rows}, indent=2))
+            return EXIT_OK
+        if not rows:
+            _out(f"no plugins found (directory plugins go in {runtime.home / 'plugins'})")
+        for state in runtime.plugins.list():
+            mark = "[x]" if state.enabled else "[ ]"
+            _out(f"{mark} {state.key:<24} {state.manifest.source:<10} {_plugin_summary(state)}")
+        return EXIT_OK
+    if not args.name:
+        _err(f"plugins {args.action} needs a plugin key")
+        return EXIT_USAGE
+    try:
+        state = runtime.plugins.set_enabled(args.name, args.action == "enable")
+    except KeyError as exc:
+        _err(str(exc.args[0]))
+        return EXIT_USAGE
+    except ConfigError as exc:
+        _err(f"{exc}\nNothing was changed.")
+        return EXIT_FAILED
+    _out(f"{args.name}: {args.action}d (saved to {runtime.config.path}); {_plugin_summary(state)}")
+    return EXIT_OK if state.status != "failed" else EXIT_FAILED
+
+
 # -- doctor ------------------------------------------------------------------------
 
 
@@ -223,29 +300,33 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 def _sources_report(runtime: Runtime) -> list[str]:
-    """What is configured for MCP and plugins, and what this version does with it."""
+    """What is configured for MCP, and the state of every plugin."""
     servers = runtime.config.get("mcp_servers") or {}
     lines = [f"mcp       {len(servers)} server(s) configured"]
-    lines += (
-        [
+    if isinstance(servers, dict):
+        lines += [
             f"          {name}: configured, not started (this version does not run MCP servers)"
             for name in sorted(servers)
         ]
-        if isinstance(servers, dict)
-        else []
+    if runtime.plugins is None:
+        return [*lines, "plugins   not loaded (HERMES_SAFE_MODE)"]
+    states = runtime.plugins.list()
+    lines.append(
+        f"plugins   {len(states)} found, {sum(s.status == 'loaded' for s in states)} loaded"
     )
-    plugin_root = runtime.home / "plugins"
-    found = (
-        sorted(p.parent.name for p in plugin_root.glob("*/plugin.y*ml"))
-        if plugin_root.is_dir()
-        else []
-    )
-    lines.append(f"plugins   {len(found)} found in {plugin_root}")
-    lines += [
-        f"          {name}: found, not loaded (this version does not load plugins)"
-        for name in found
-    ]
+    for state in states:
+        lines.append(f"          {state.key} ({state.manifest.source}): {_plugin_summary(state)}")
     return lines
+
+
+def _plugin_summary(state) -> str:
+    detail = {
+        "loaded": f"loaded, {len(state.tools)} tool(s)",
+        "failed": f"FAILED: {state.error}",
+        "disabled": "disabled (enable with `hermes-tui plugins enable KEY`)",
+    }.get(state.status, state.status)
+    extra = [f"refused {name}: {why}" for name, why in state.refused] + state.manifest.problems
+    return detail + "".join(f"; {e}" for e in extra)
 
 
 def _approvals_report(runtime: Runtime) -> list[str]:

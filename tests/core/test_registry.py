@@ -186,7 +186,7 @@ def test_check_fn_is_lazy_cached_and_prompt(reg: ToolRegistry) -> None:
     time.sleep(0.25)
     # W-R1: no 60 s grace period advertising a tool whose check now fails.
     assert reg.get_definitions({"a", "b"}) == []
-    assert reg.availability("a").reason == "check_fn returned False"
+    assert reg.availability("a").reason == "check() returned False"  # names the check
 
 
 def test_a_raising_check_means_unavailable_with_the_reason(reg: ToolRegistry) -> None:

@@ -108,3 +108,34 @@ async def test_a_refused_registration_is_shown(home: Path) -> None:
         note = next(n for n in app._notifications if "read_file" in n.message)
         assert "refused registration from plugin 'evil'" in note.message
         assert registry.get_entry("read_file").source is ToolSource.BUILTIN
+
+
+async def test_plugin_tools_show_and_hot_reload_updates_the_tree(home: Path) -> None:
+    plugin = home / "plugins" / "notes"
+    plugin.mkdir(parents=True)
+    (home / "config.yaml").write_text("plugins:\n  enabled: [notes]\n")
+    (plugin / "__init__.py").write_text(
+        "def register(ctx):\n    ctx.register_tool('note_add', 'notes', {'description': 'add'}, lambda a, **k: 'ok')\n"
+    )
+    app = WorkbenchApp()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(
+                pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime
+            )
+            tree = app.screen.query_one(ToolsTree)
+            await wait_until(pilot, lambda: "Plugins (1)" in labels(tree))
+            await wait_until(
+                pilot,
+                lambda: app.screen._reloader is not None and app.screen._reloader.ready.is_set(),
+            )
+            (plugin / "__init__.py").write_text(
+                "def register(ctx):\n"
+                "    ctx.register_tool('note_add', 'notes', {'description': 'add'}, lambda a, **k: 'ok')\n"
+                "    ctx.register_tool('note_list', 'notes', {'description': 'list'}, lambda a, **k: 'ok')\n"
+            )
+            await wait_until(pilot, lambda: "Plugins (2)" in labels(tree))
+            assert any("reloaded: added note_list" in n.message for n in app._notifications)
+            assert "✔ note_list" in labels(tree)
+    finally:
+        registry.deregister_owner(ToolSource.PLUGIN, "notes")

@@ -37,6 +37,7 @@ from workbench.core.budget import (
 from workbench.core.gate import FILE_WRITERS, check_call
 from workbench.core.invoke import is_error_result
 from workbench.core.paths import resolve_path
+from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
 from workbench.core.registry import ToolRegistry
 from workbench.core.scheduler import PlannedCall, Reservation, ToolCall, plan
 
@@ -114,6 +115,8 @@ class Executor:
     on_event: Callable[[object], None] | None = None
     label: str = ""
     written: set[str] = field(default_factory=set)  # files this session wrote (A15)
+    hooks: HookRegistry | None = None  # plugin hooks and middleware around each call
+    session_id: str = ""
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
@@ -235,22 +238,76 @@ class Executor:
             return
         if not await self._fence(planned, outcome):
             return
+        hooks = self.hooks if self.hooks is not None and self.hooks.active else None
+        meta = {
+            "task_id": self.label or "default",
+            "session_id": self.session_id,
+            "tool_call_id": call.id,
+            "turn_id": "",
+            "api_request_id": "",
+        }
+        if hooks is not None:
+            args = await self._before(hooks, call.name, args, meta, outcome)
+            if args is None:
+                return
         context: dict[str, Any] = {"cwd": self.cwd}
-        check = check_call(call.name, args, self.cwd, self.written)
-        if check is not None:
-            decision = await self._decide(call.name, check)
+        if not await self._approve(call.name, args, context, outcome):
+            return
+        result = await self._dispatch(planned, args, context, outcome, hooks, meta)
+        if outcome.status in ("timeout", "cancelled", "blocked"):
+            return
+        status = "error" if is_error_result(result) else "ok"
+        if hooks is not None:
+            took = (time.monotonic() - (outcome.started or time.monotonic())) * 1000
+            result = await asyncio.to_thread(
+                hooks.after, call.name, args, result, meta, status, took
+            )
+        outcome.status = status
+        if status == "ok" and call.name in FILE_WRITERS:
+            self.written.add(os.path.realpath(resolve_path(args["path"], self.cwd)))
+        await self._budget(call, result, outcome)
+
+    async def _before(
+        self, hooks: HookRegistry, name: str, args: dict, meta: dict, outcome: CallOutcome
+    ) -> dict | None:
+        """Plugin hooks before a call: new arguments, or None when the call was stopped."""
+        try:
+            before = await asyncio.to_thread(hooks.before, name, args, meta)
+        except MiddlewareBlocked as exc:
+            outcome.status, outcome.content = (
+                "blocked",
+                errors.tool_error(str(exc), status="blocked"),
+            )
+            return None
+        if before.block:
+            outcome.status, outcome.content = "blocked", errors.tool_error(before.block)
+            await asyncio.to_thread(
+                hooks.after, name, before.args, outcome.content, meta, "blocked", 0.0
+            )
+            return None
+        if before.approve:
+            shown = f"{name} {json.dumps(before.args, ensure_ascii=False)}"
+            decision = await self._decide(name, None, shown=shown, reason=before.approve)
             outcome.decision = decision
             if not decision.approved:
-                outcome.status = "blocked" if check.verdict.hardline else "denied"
-                outcome.content = _refusal(call.name, decision, outcome.status)
-                return
-            context["approved_command"] = check.shown
-        result = await self._dispatch(planned, args, context, outcome)
-        if outcome.status in ("timeout", "cancelled"):
-            return
-        outcome.status = "error" if is_error_result(result) else "ok"
-        if outcome.status == "ok" and call.name in FILE_WRITERS:
-            self.written.add(os.path.realpath(resolve_path(args["path"], self.cwd)))
+                outcome.status, outcome.content = "denied", _refusal(name, decision, "denied")
+                return None
+        return before.args
+
+    async def _approve(self, name: str, args: dict, context: dict, outcome: CallOutcome) -> bool:
+        check = check_call(name, args, self.cwd, self.written)
+        if check is None:
+            return True
+        decision = await self._decide(name, check.verdict, shown=check.shown)
+        outcome.decision = decision
+        if not decision.approved:
+            outcome.status = "blocked" if check.verdict.hardline else "denied"
+            outcome.content = _refusal(name, decision, outcome.status)
+            return False
+        context["approved_command"] = check.shown
+        return True
+
+    async def _budget(self, call: ToolCall, result: Any, outcome: CallOutcome) -> None:
         entry = self.registry.get_entry(call.name)
         threshold = self.budget.threshold(call.name, entry.max_result_size_chars if entry else None)
         budgeted = Budgeted(
@@ -262,26 +319,33 @@ class Executor:
             )
         outcome.content, outcome.spilled = budgeted.content, budgeted.spilled
 
-    async def _decide(self, name: str, check: Any) -> Decision:
+    async def _decide(self, name: str, verdict: Any, *, shown: str, reason: str = "") -> Decision:
+        if verdict is not None and verdict.hardline:
+            from workbench.core.approval import Choice
+
+            return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
         if self.broker is None:
             from workbench.core.approval import Choice
 
-            if check.verdict.hardline:
-                return Decision(
-                    Choice.DENY, "blocked (hardline): " + "; ".join(check.verdict.reasons)
-                )
             return Decision(Choice.DENY, "denied: no approval channel in this session")
         return await self.broker.decide(
-            name, check.shown, check.verdict, cwd=self.cwd, label=self.label
+            name, shown, verdict, cwd=self.cwd, label=self.label, reason=reason
         )
 
     async def _dispatch(
-        self, planned: PlannedCall, args: dict, context: dict, outcome: CallOutcome
+        self,
+        planned: PlannedCall,
+        args: dict,
+        context: dict,
+        outcome: CallOutcome,
+        hooks: HookRegistry | None = None,
+        meta: dict | None = None,
     ):
         name = planned.call.name
         entry = self.registry.get_entry(name)
         timeout = self._timeout_for(name, args)
-        if entry is not None and entry.is_async:
+        wrapped = hooks is not None and hooks.wraps_execution
+        if entry is not None and entry.is_async and not wrapped:
             # Awaited in this task under a deadline: no extra task, and a timeout cancels it.
             try:
                 async with asyncio.timeout(timeout):
@@ -291,16 +355,24 @@ class Executor:
                 outcome.content = _timed_out(name, timeout, " It was cancelled.")
                 return outcome.content
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(
-            self._pool, functools.partial(self.registry.dispatch, name, args, **context)
-        )
+        call = functools.partial(self.registry.dispatch, name, **context)
+        if wrapped:  # middleware wraps the dispatch, in the same worker thread
+            call = functools.partial(hooks.around, name, args, meta or {}, call)
+            future = loop.run_in_executor(self._pool, call)
+        else:
+            future = loop.run_in_executor(self._pool, call, args)
         try:
             done, _ = await asyncio.wait({future}, timeout=timeout)
         except asyncio.CancelledError:
             self._abandon(future, planned)
             raise
         if done:
-            return future.result()
+            try:
+                return future.result()
+            except MiddlewareBlocked as exc:
+                outcome.status = "blocked"
+                outcome.content = errors.tool_error(str(exc), status="blocked")
+                return outcome.content
         self._abandon(future, planned)
         outcome.status = "timeout"
         outcome.content = _timed_out(

@@ -343,6 +343,94 @@ class ToolRegistry:
             )
         return sorted(e.name for e in gone)
 
+    def replace_owner(
+        self,
+        source: ToolSource | str,
+        owner: str,
+        registrations: list[dict[str, Any]],
+        *,
+        may_override: bool = False,
+    ) -> OwnerSwap:
+        """Swap every tool of one owner for a new set in one step (plugin load and reload).
+
+        Each registration holds `register`'s arguments. Tools of the owner missing from the
+        new set go, changed ones are replaced, new ones added; a registration the rules
+        refuse is reported and skipped. Readers see the old set or the new, never a mix.
+        """
+        src = ToolSource(source)
+        entries = [self._entry(r, src, owner) for r in registrations]
+        with self._lock:
+            old = {n: e for n, e in self._tools.items() if (e.source, e.owner) == (src, owner)}
+            tools = {n: e for n, e in self._tools.items() if n not in old}
+            accepted, refused = [], []
+            for entry, reg in zip(entries, registrations, strict=True):
+                override = bool(reg.get("override")) and may_override
+                why = self._refusal(entry, tools.get(entry.name), override)
+                if why is None and entry.name in {a.name for a in accepted}:
+                    why = f"tool '{entry.name}' is registered twice by {src.value} '{owner}'"
+                if why is None:
+                    accepted.append(entry)
+                else:
+                    refused.append((entry.name, why))
+            for entry in accepted:
+                tools[entry.name] = entry
+            for name in old:
+                if name not in tools:
+                    self._drop_orphan_aliases(tools, old[name].toolset)
+            self._commit(tools)
+            generation = self._generation
+        names = {e.name for e in accepted}
+        swap = OwnerSwap(
+            added=tuple(sorted(names - set(old))),
+            removed=tuple(sorted(set(old) - names)),
+            replaced=tuple(sorted(names & set(old))),
+            refused=tuple(refused),
+        )
+        self._announce(swap, {**old, **{e.name: e for e in accepted}}, src, owner, generation)
+        return swap
+
+    def _entry(self, reg: dict[str, Any], source: ToolSource, owner: str) -> ToolEntry:
+        return ToolEntry(
+            reg["name"],
+            reg["toolset"],
+            dict(reg.get("schema") or {}),
+            reg["handler"],
+            reg.get("check_fn"),
+            reg.get("requires_env"),
+            bool(reg.get("is_async")),
+            reg.get("description") or "",
+            reg.get("emoji") or "",
+            reg.get("max_result_size_chars"),
+            reg.get("dynamic_schema_overrides"),
+            source,
+            owner,
+            reg.get("path_args"),
+            bool(reg.get("parallel_safe")),
+            bool(reg.get("interactive")),
+        )
+
+    def _announce(
+        self,
+        swap: OwnerSwap,
+        entries: dict[str, ToolEntry],
+        src: ToolSource,
+        owner: str,
+        generation: int,
+    ) -> None:
+        kinds = [
+            (swap.added, ChangeKind.REGISTERED),
+            (swap.replaced, ChangeKind.REPLACED),
+            (swap.removed, ChangeKind.DEREGISTERED),
+        ]
+        for names, kind in kinds:
+            for name in names:
+                entry = entries[name]
+                self._emit(RegistryChanged(kind, name, entry.toolset, src, owner, generation))
+        for name, reason in swap.refused:
+            self._emit(
+                RegistryChanged(ChangeKind.REJECTED, name, "", src, owner, generation, reason)
+            )
+
     def _drop_orphan_aliases(self, tools: dict[str, ToolEntry], toolset: str) -> None:
         if any(e.toolset == toolset for e in tools.values()):
             return
@@ -432,7 +520,7 @@ class ToolRegistry:
         try:
             ok, reason = bool(fn()), ""
             if not ok:
-                reason = "check_fn returned False"
+                reason = f"{_check_name(fn)} returned False"
         except BaseException as exc:  # a check that raises means unavailable, whatever it raised
             ok = False
             reason = (
@@ -450,7 +538,7 @@ class ToolRegistry:
         if result.ok:
             return _AVAILABLE
         missing = [v for v in entry.requires_env if not os.environ.get(v)]
-        if missing and result.reason == "check_fn returned False":
+        if missing and result.reason.endswith(" returned False"):
             return Availability(False, "missing environment variable: " + ", ".join(missing))
         return Availability(False, result.reason)
 
@@ -585,6 +673,21 @@ class ToolRegistry:
 
 
 _AVAILABLE = Availability(True)
+
+
+def _check_name(fn: CheckFn) -> str:
+    name = getattr(fn, "__name__", "")
+    return f"{name}()" if name and name != "<lambda>" else "check_fn"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSwap:
+    """What `replace_owner` changed, and what it refused (name, reason)."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from workbench.core.toolsets import ToolsetChoices, Toolsets
 if TYPE_CHECKING:
     from workbench.core.approval import ApprovalBroker
     from workbench.core.executor import Executor
+    from workbench.core.plugins import PluginManager
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Runtime:
     toolsets: Toolsets
     discovery: DiscoveryReport
     home_problems: list[str] = field(default_factory=list)
+    plugins: PluginManager | None = None  # None in safe mode (HERMES_SAFE_MODE)
+    broker: ApprovalBroker | None = None  # set by the front end that can ask the user
 
     @property
     def choices(self) -> ToolsetChoices:
@@ -51,6 +54,7 @@ class Runtime:
         """An executor configured from config.yaml (timeouts, workers, budgets, spill dir)."""
         from workbench.core.budget import BudgetConfig, SpillStore
         from workbench.core.executor import DEFAULT_TIMEOUT, DEFAULT_WORKERS, Executor
+        from workbench.core.plugins import hooks
 
         get = self.config.get
         timeouts = get("tools.timeouts") or {}
@@ -66,7 +70,22 @@ class Runtime:
             if isinstance(timeouts, dict)
             else {},
             on_event=on_event,
+            hooks=hooks,
         )
+
+    def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
+        """`ctx.dispatch_tool`: the same pipeline as the agent, approvals included (W-P5)."""
+        from workbench.core.registry import run_coroutine_sync
+
+        executor = self.executor(broker=self.broker)
+        try:
+            (outcome,) = run_coroutine_sync(
+                executor.run([{"id": "plugin", "name": name, "arguments": args}])
+            )
+        finally:
+            executor.shutdown()
+        content = outcome.content
+        return content if isinstance(content, str) else str(content)
 
     def effective_tools(self) -> list[str]:
         """The tools the model would be offered now: enabled toolsets, available tools."""
@@ -90,7 +109,7 @@ def load_runtime(home: Path | None = None) -> Runtime:
     discovery = discover_builtin_tools()
     config = load_config(home / "config.yaml")
     _clean_old_results(home, config)
-    return Runtime(
+    runtime = Runtime(
         home=home,
         config=config,
         registry=registry,
@@ -98,6 +117,28 @@ def load_runtime(home: Path | None = None) -> Runtime:
         discovery=discovery,
         home_problems=problems,
     )
+    if not _truthy(os.environ.get("HERMES_SAFE_MODE")):
+        runtime.plugins = _load_plugins(runtime)
+    return runtime
+
+
+def _load_plugins(runtime: Runtime) -> PluginManager:
+    from workbench.core.plugins import PluginManager, hooks
+
+    manager = PluginManager(
+        runtime.registry,
+        hooks,
+        runtime.config,
+        home=runtime.home,
+        dispatcher=runtime.dispatch_for_plugins,
+    )
+    manager.discover()
+    manager.load_enabled()
+    return manager
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _clean_old_results(home: Path, config: Config) -> None:

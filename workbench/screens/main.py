@@ -31,10 +31,18 @@ class MainScreen(Screen[None]):
             super().__init__()
             self.refused = refused
 
+    class PluginEvent(Message):
+        """A plugin was loaded, reloaded, removed or failed (posted from the watcher thread)."""
+
+        def __init__(self, event: object) -> None:
+            super().__init__()
+            self.event = event
+
     def __init__(self) -> None:
         super().__init__()
         self.runtime: Runtime | None = None
         self._refresh_pending = False
+        self._reloader = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -58,6 +66,12 @@ class MainScreen(Screen[None]):
     def _runtime_ready(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.refresh_tools()
+        if runtime.plugins is not None:
+            from workbench.core.plugins.watcher import HotReloader
+
+            runtime.plugins.on_event = lambda event: self.post_message(self.PluginEvent(event))
+            self._reloader = HotReloader(runtime.plugins)
+            self._reloader.start()
         from workbench.core.report import collect_problems
 
         for problem in collect_problems(runtime):
@@ -68,6 +82,27 @@ class MainScreen(Screen[None]):
 
         refused = event.reason if event.kind is ChangeKind.REJECTED else ""
         self.post_message(self.RegistryUpdated(refused))
+
+    def on_main_screen_plugin_event(self, message: PluginEvent) -> None:
+        event = message.event
+        if event.status == "failed":
+            self.notify(
+                f"{event.key}: {event.error}", title="Plugin failed", severity="error", timeout=10
+            )
+        elif event.status in ("reloaded", "removed"):
+            state = (
+                self.runtime.plugins.states.get(event.key)
+                if self.runtime and self.runtime.plugins
+                else None
+            )
+            self.notify(
+                state.last_change if state else f"{event.key} {event.status}",
+                title=f"Plugin {event.key}",
+            )
+
+    def on_unmount(self) -> None:
+        if self._reloader is not None:
+            self._reloader.stop(timeout=0.5)
 
     def on_main_screen_registry_updated(self, message: RegistryUpdated) -> None:
         if message.refused:

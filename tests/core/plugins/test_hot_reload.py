@@ -1,0 +1,127 @@
+"""Hot reload with the real watcher: files edited on disk while it runs."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.core.plugins.test_manager import FIXTURES, make_home, make_manager
+from workbench.core.plugins import HookRegistry, PluginChanged
+from workbench.core.plugins.watcher import HotReloader
+from workbench.core.registry import ToolRegistry
+
+PLUGIN = """
+def register(ctx):
+{body}
+"""
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+def write_plugin(path: Path, *tools: tuple[str, str]) -> None:
+    body = "\n".join(
+        f"    ctx.register_tool({name!r}, 'live', {{'description': {name!r}}}, lambda a, **k: {result!r})"
+        for name, result in tools
+    )
+    path.write_text(PLUGIN.format(body=body or "    pass"))
+
+
+@pytest.fixture
+def live(tmp_path: Path, reg: ToolRegistry):
+    home = make_home(tmp_path, [], plugins={"enabled": ["live", "multi"]})
+    (home / "plugins" / "live").mkdir()
+    (home / "plugins" / "live" / "plugin.yaml").write_text("name: live\n")
+    write_plugin(home / "plugins" / "live" / "__init__.py", ("live_a", "a v1"), ("live_b", "b v1"))
+    shutil.copytree(FIXTURES / "multi", home / "plugins" / "multi")
+    events: list[PluginChanged] = []
+    manager = make_manager(home, reg, HookRegistry(), on_event=events.append)
+    reloader = HotReloader(manager)
+    reloader.start()
+    assert reloader.ready.wait(5)
+    yield manager, home / "plugins", events
+    reloader.stop()
+
+
+def test_an_edit_swaps_the_tools_and_names_the_change(live, reg: ToolRegistry) -> None:
+    manager, plugins, events = live
+    assert reg.dispatch("live_a", {}) == "a v1"
+    write_plugin(plugins / "live" / "__init__.py", ("live_a", "a v2"), ("live_c", "c v1"))
+    wait_until(lambda: reg.get_entry("live_c") is not None)
+    assert reg.dispatch("live_a", {}) == "a v2"
+    assert reg.get_entry("live_b") is None
+    change = [e for e in events if e.key == "live"][-1]
+    assert (change.status, change.added, change.removed, change.replaced) == (
+        "reloaded",
+        ("live_c",),
+        ("live_b",),
+        ("live_a",),
+    )
+    assert (
+        manager.states["live"].last_change
+        == "reloaded: added live_c; removed live_b; replaced live_a"
+    )
+
+
+def test_a_broken_edit_keeps_the_old_tools_and_shows_the_failure(live, reg: ToolRegistry) -> None:
+    manager, plugins, _ = live
+    (plugins / "live" / "__init__.py").write_text("def register(ctx)\n    pass\n")  # syntax error
+    wait_until(lambda: manager.states["live"].status == "failed")
+    assert "SyntaxError" in manager.states["live"].error
+    assert reg.dispatch("live_a", {}) == "a v1" and reg.get_entry("live_b") is not None
+    write_plugin(plugins / "live" / "__init__.py", ("live_a", "a fixed"))
+    wait_until(lambda: manager.states["live"].status == "loaded")
+    assert reg.dispatch("live_a", {}) == "a fixed" and reg.get_entry("live_b") is None
+
+
+def test_a_burst_of_saves_reloads_once(live, reg: ToolRegistry) -> None:
+    manager, plugins, _ = live
+    loads = manager.states["live"].loads
+    for version in range(5):
+        write_plugin(plugins / "live" / "__init__.py", ("live_a", f"a burst {version}"))
+    wait_until(lambda: reg.dispatch("live_a", {}) == "a burst 4")
+    time.sleep(0.3)
+    assert manager.states["live"].loads == loads + 1
+
+
+def test_editing_a_module_the_plugin_imports_reloads_it(live, reg: ToolRegistry) -> None:
+    _, plugins, _ = live
+    assert reg.dispatch("multi_greet", {}) == "hello v1"
+    (plugins / "multi" / "helper.py").write_text('GREETING = "hello v2"\n')
+    wait_until(lambda: reg.dispatch("multi_greet", {}) == "hello v2")
+
+
+def test_a_deleted_plugin_directory_removes_its_tools(live, reg: ToolRegistry) -> None:
+    manager, plugins, _ = live
+    shutil.rmtree(plugins / "live")
+    wait_until(lambda: reg.get_entry("live_a") is None)
+    assert "live" not in manager.states and reg.get_entry("multi_greet") is not None
+
+
+def test_a_running_call_finishes_on_the_old_handler(live, reg: ToolRegistry) -> None:
+    _, plugins, _ = live
+    (plugins / "live" / "__init__.py").write_text(
+        "import time\n\ndef register(ctx):\n"
+        "    ctx.register_tool('live_slow', 'live', {'description': 's'},"
+        " lambda a, **k: (time.sleep(0.8), 'old')[1])\n"
+    )
+    wait_until(lambda: reg.get_entry("live_slow") is not None)
+    result: list[str] = []
+    worker = threading.Thread(target=lambda: result.append(reg.dispatch("live_slow", {})))
+    worker.start()
+    time.sleep(0.1)
+    (plugins / "live" / "__init__.py").write_text(
+        "def register(ctx):\n    ctx.register_tool('live_slow', 'live', {'description': 's'}, lambda a, **k: 'new')\n"
+    )
+    wait_until(lambda: reg.dispatch("live_slow", {}) == "new")
+    worker.join()
+    assert result == ["old"]

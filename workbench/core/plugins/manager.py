@@ -1,0 +1,313 @@
+"""The plugin manager: every discovered plugin, its state, and loading, reloading, enabling.
+
+Only enabled plugins run code (`plugins.enabled` / `plugins.disabled` in config.yaml, as in
+Hermes; disabled wins). A plugin's registrations are committed in one step after its
+`register` returns, so a plugin that raises leaves nothing behind, and a reload swaps its
+old tools, hooks and middleware for the new ones atomically (W-P7). A plugin can never
+replace another owner's tool, whatever its source (W-P1); a refused registration is shown
+in its state.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.core.config import Config, set_path, update_config
+from workbench.core.events import ToolSource
+from workbench.core.plugins import loader
+from workbench.core.plugins.context import PluginContext
+from workbench.core.plugins.hooks import HookRegistry
+from workbench.core.plugins.sources import (
+    EntryPoints,
+    PluginManifest,
+    default_entry_points,
+    discover,
+)
+from workbench.core.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class PluginState:
+    manifest: PluginManifest
+    status: str = "disabled"  # disabled, loaded, failed, shadowed, not loaded
+    enabled: bool = False
+    error: str = ""
+    traceback: str = ""
+    tools: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
+    middleware: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    cli_commands: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    loads: int = 0
+    last_change: str = ""
+    committed: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def key(self) -> str:
+        return self.manifest.key
+
+
+@dataclass(frozen=True)
+class PluginChanged:
+    key: str
+    status: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
+    error: str = ""
+
+
+class PluginManager:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        hooks: HookRegistry,
+        config: Config,
+        *,
+        home: Path,
+        project: Path | None = None,
+        entry_points: EntryPoints = default_entry_points,
+        dispatcher: Callable[..., str] | None = None,
+        on_event: Callable[[object], None] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.hooks = hooks
+        self.config = config
+        self.home = home
+        self.project = project
+        self.entry_points = entry_points
+        self.dispatcher = dispatcher
+        self.on_event = on_event
+        self.states: dict[str, PluginState] = {}
+        self.shadowed: list[PluginState] = []
+        self._lock = threading.RLock()  # one load or reload at a time
+
+    # -- discovery and enablement ----------------------------------------------------
+
+    def discover(self) -> list[PluginState]:
+        winners, losers = discover(self.home, self.project, self.entry_points)
+        with self._lock:
+            previous = self.states
+            self.states = {}
+            for key, manifest in winners.items():
+                state = previous.get(key) or PluginState(manifest)
+                state.manifest = manifest
+                state.enabled = self.is_enabled(manifest)
+                if state.status not in ("loaded", "failed"):
+                    state.status = "disabled" if not state.enabled else "not loaded"
+                self.states[key] = state
+            self.shadowed = [PluginState(m, status="shadowed") for m in losers]
+        return self.list()
+
+    def list(self) -> list[PluginState]:
+        return sorted(
+            [*self.states.values(), *self.shadowed], key=lambda s: (s.key, s.status == "shadowed")
+        )
+
+    def is_enabled(self, manifest: PluginManifest) -> bool:
+        names = {manifest.key, manifest.name}
+        disabled = set(_strings(self.config.get("plugins.disabled")))
+        enabled = set(_strings(self.config.get("plugins.enabled")))
+        return not (names & disabled) and bool(names & enabled)
+
+    def load_enabled(self) -> list[PluginState]:
+        for key, state in list(self.states.items()):
+            if state.enabled and state.status != "loaded":
+                self.load(key)
+        return self.list()
+
+    def set_enabled(self, key: str, enabled: bool) -> PluginState:
+        """Enable or disable a plugin, persisted atomically; loads or unloads it now."""
+        state = self.states.get(key)
+        if state is None:
+            raise KeyError(f"no plugin '{key}' (see `hermes-tui plugins list`)")
+
+        def mutate(doc: Any) -> None:
+            plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
+            on = [k for k in _strings(plugins.get("enabled")) if k != key]
+            off = [k for k in _strings(plugins.get("disabled")) if k != key]
+            (on if enabled else off).append(key)
+            set_path(doc, "plugins.enabled", on)
+            set_path(doc, "plugins.disabled", off)
+
+        update_config(mutate, self.config.path)
+        from workbench.core.config import load_config
+
+        self.config = load_config(self.config.path)
+        state.enabled = enabled
+        if enabled:
+            return self.load(key)
+        self.unload(key)
+        return state
+
+    # -- loading -----------------------------------------------------------------------
+
+    def load(self, key: str) -> PluginState:
+        """Import and register a plugin; on any failure the plugin's previous tools stay."""
+        with self._lock:
+            state = self.states[key]
+            manifest = state.manifest
+            if manifest.kind == "exclusive":
+                state.status, state.error = (
+                    "not loaded",
+                    "a memory provider (exclusive kind): not loaded here",
+                )
+                return state
+            old_modules = loader.take_modules(manifest) if manifest.source != "entrypoint" else {}
+            ctx = PluginContext(
+                manifest, config=self._plugin_config(manifest), dispatcher=self.dispatcher
+            )
+            try:
+                register = loader.load_register(manifest)
+                with self.registry.scope(
+                    ToolSource.PLUGIN, key, may_override=self._may_override(manifest)
+                ):
+                    register(ctx)
+            except BaseException as exc:  # SystemExit from a plugin must not end the app
+                if manifest.source != "entrypoint":
+                    loader.take_modules(manifest)  # drop what the failed import left
+                loader.restore_modules(old_modules)
+                return self._failed(state, exc)
+            return self._commit(state, ctx)
+
+    def reload(self, key: str) -> PluginState:
+        return self.load(key)
+
+    def unload(self, key: str, status: str = "disabled") -> PluginState:
+        with self._lock:
+            state = self.states.get(key) or next(s for s in self.shadowed if s.key == key)
+            swap = self.registry.replace_owner(ToolSource.PLUGIN, key, [])
+            self.hooks.remove_owner(key)
+            loader.take_modules(state.manifest)
+            state.status, state.tools, state.hooks, state.middleware, state.committed = (
+                status,
+                [],
+                [],
+                [],
+                [],
+            )
+            state.last_change = f"{status}: removed {', '.join(swap.removed) or 'nothing'}"
+        self._emit(PluginChanged(key, status, removed=swap.removed))
+        return state
+
+    def remove(self, key: str) -> None:
+        """The plugin's directory is gone: its tools go, and so does the entry."""
+        if key in self.states:
+            self.unload(key, status="removed")
+            with self._lock:
+                self.states.pop(key, None)
+
+    def _commit(self, state: PluginState, ctx: PluginContext) -> PluginState:
+        recording, key = ctx.recording, state.key
+        swap = self.registry.replace_owner(
+            ToolSource.PLUGIN, key, recording.tools, may_override=self._may_override(state.manifest)
+        )
+        self.hooks.replace_owner(key, recording.hooks, recording.middleware)
+        verb = "reloaded" if state.loads else "loaded"
+        state.loads += 1
+        state.status, state.error, state.traceback = "loaded", "", ""
+        state.tools = sorted(set(swap.added) | set(swap.replaced))
+        state.refused = list(swap.refused)
+        state.hooks = sorted({name for name, _ in recording.hooks})
+        state.middleware = sorted({kind for kind, _ in recording.middleware})
+        state.commands, state.cli_commands = recording.commands, recording.cli_commands
+        state.skills, state.other, state.warnings = (
+            recording.skills,
+            sorted(set(recording.other)),
+            recording.warnings,
+        )
+        state.committed = recording.tools
+        state.last_change = _describe(verb, swap)
+        self._emit(PluginChanged(key, verb, swap.added, swap.removed, swap.replaced, swap.refused))
+        logger.info("plugin %s %s", key, state.last_change)
+        return state
+
+    def _failed(self, state: PluginState, exc: BaseException) -> PluginState:
+        state.status = "failed"
+        state.error = f"{type(exc).__name__}: {exc}"
+        state.traceback = "".join(traceback.format_exception(exc))
+        if not state.loads:  # nothing committed before: direct registry calls are rolled back
+            self.registry.replace_owner(ToolSource.PLUGIN, state.key, [])
+        else:  # keep the last good tools (direct registry calls may have touched them)
+            self.registry.replace_owner(
+                ToolSource.PLUGIN,
+                state.key,
+                state.committed,
+                may_override=self._may_override(state.manifest),
+            )
+        state.last_change = f"failed at {time.strftime('%H:%M:%S')}: {state.error}"
+        self._emit(PluginChanged(state.key, "failed", error=state.error))
+        logger.warning("plugin %s failed: %s", state.key, state.error)
+        return state
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _plugin_config(self, manifest: PluginManifest) -> dict[str, Any]:
+        entries = self.config.get("plugins.entries") or {}
+        section = (
+            entries.get(manifest.key) or entries.get(manifest.name)
+            if isinstance(entries, dict)
+            else None
+        )
+        return section if isinstance(section, dict) else {}
+
+    def _may_override(self, manifest: PluginManifest) -> bool:
+        return self._plugin_config(manifest).get("allow_tool_override") is True
+
+    def key_for_path(self, path: Path) -> str | None:
+        """The directory plugin a changed file belongs to."""
+        path = Path(path)
+        for key, state in self.states.items():
+            root = state.manifest.path
+            if root is not None and (path == root or root in path.parents):
+                return key
+        return None
+
+    def watch_roots(self) -> list[Path]:
+        roots = {
+            s.manifest.path.parent for s in self.states.values() if s.manifest.path is not None
+        }
+        roots.add(self.home / "plugins")
+        return sorted(r for r in roots if r.is_dir())
+
+    def _emit(self, event: object) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:
+                logger.exception("plugin event listener failed")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _describe(verb: str, swap: Any) -> str:
+    parts = [
+        f"{label} {', '.join(names)}"
+        for label, names in (
+            ("added", swap.added),
+            ("removed", swap.removed),
+            ("replaced", swap.replaced),
+        )
+        if names
+    ]
+    if swap.refused:
+        parts.append("refused " + ", ".join(name for name, _ in swap.refused))
+    return f"{verb}: " + ("; ".join(parts) if parts else "no tools")
