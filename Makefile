@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 BENCH_VENV ?= .venv-bench
 PIP_FLAGS ?= --disable-pip-version-check -q
 
-.PHONY: run test lint format bench clean system-deps
+.PHONY: run test lint format bench clean system-deps mcp-servers
 
 # The virtual environment, re-installed whenever pyproject.toml changes.
 $(BIN)/python:
@@ -30,6 +30,23 @@ system-deps:
 	    apt-get update -qq && apt-get install -y -qq tmux >/dev/null; \
 	  else echo "tmux is missing: install it to run the end-to-end tests" >&2; fi; }
 
+# Real MCP servers for the tests: each Python server in its own environment (they pin their
+# own `mcp`), the Node ones from npm; run from their installed bins. Cached in .cache/.
+MCP_DIR ?= .cache/mcp-servers
+MCP_STAMP = $(MCP_DIR)/.installed-v1
+
+mcp-servers: $(MCP_STAMP)
+
+$(MCP_STAMP):
+	mkdir -p $(MCP_DIR)
+	for server in time git; do \
+	  $(PYTHON) -m venv $(MCP_DIR)/$$server && \
+	  $(MCP_DIR)/$$server/bin/pip install $(PIP_FLAGS) "mcp-server-$$server" || exit 1; \
+	done
+	npm install --silent --no-audit --no-fund --prefix $(MCP_DIR)/npm \
+	  @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem
+	touch $@
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check workbench tests bench
 	$(BIN)/ruff format --check workbench tests bench
@@ -38,7 +55,7 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format workbench tests bench
 	$(BIN)/ruff check --fix workbench tests bench
 
-test: $(VENV)/.installed-dev system-deps lint
+test: $(VENV)/.installed-dev system-deps mcp-servers lint
 	$(BIN)/python -m pytest -q
 
 # Benchmarks run against hermes-agent 0.19.0, which pins its own dependency versions:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,17 +130,28 @@ def test_read_only_home_is_reported_not_fatal(cli_env, home: Path, make_read_onl
     assert (home / "config.yaml").read_text() == "agent:\n  max_turns: 3\n"
 
 
+FIXTURE_SERVER = Path(__file__).resolve().parent / "core" / "mcp" / "fixture_server.py"
+
+
 def test_doctor_reports_sources(cli_env, home: Path) -> None:
     (home / "plugins" / "notes").mkdir(parents=True)
     (home / "plugins" / "notes" / "plugin.yaml").write_text("name: notes\n")
-    (home / "config.yaml").write_text("mcp_servers:\n  git:\n    command: mcp-server-git\n")
+    (home / "config.yaml").write_text(
+        "mcp_servers:\n"
+        f"  fx:\n    command: {sys.executable}\n    args: [{FIXTURE_SERVER}]\n"
+        "  git:\n    command: no-such-mcp-server-git\n"
+    )
     out = run(cli_env, "doctor")
-    assert out.returncode == 0, out.stdout
-    assert "git: configured, not started" in out.stdout
+    assert "fx: ready, 8 tool(s), stdio" in out.stdout
+    assert "git: reconnecting — command not found: no-such-mcp-server-git" in out.stdout
     assert "notes (user): disabled (enable with `hermes-tui plugins enable KEY`)" in out.stdout
     assert "no __init__.py with register(ctx)" in out.stdout
     assert "unavailable web_search" in out.stdout
-    assert out.stdout.rstrip().endswith("no problems found")
+    assert out.returncode == 1 and "MCP server git: reconnecting" in out.stdout
+    tools = {t["name"]: t for t in json.loads(run(cli_env, "tools", "--json").stdout)["tools"]}
+    assert (tools["mcp__fx__add"]["source"], tools["mcp__fx__add"]["owner"]) == ("mcp", "fx")
+    call = run(cli_env, "call", "mcp__fx__add", "--args", '{"a": 2, "b": 5}')
+    assert json.loads(call.stdout)["result"] == "7"
 
 
 @pytest.mark.parametrize("args", [["tools"], ["doctor"]])

@@ -67,6 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.core.runtime import load_runtime
 
     runtime = load_runtime()
+    if args.command in ("tools", "call", "doctor") and runtime.config.get("mcp_servers"):
+        wait = runtime.config.get("mcp_discovery_timeout")
+        manager = runtime.start_mcp()
+        if manager is not None:
+            manager.wait_settled(
+                float(wait) if isinstance(wait, int | float) and wait > 0 else 10.0
+            )
     handler = {
         "tools": cmd_tools,
         "call": cmd_call,
@@ -78,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         return handler[args.command](runtime, args)
     except BrokenPipeError:
         return EXIT_OK
+    finally:
+        runtime.stop_mcp()
 
 
 def _run_app() -> int:
@@ -301,13 +310,14 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
 
 def _sources_report(runtime: Runtime) -> list[str]:
     """What is configured for MCP, and the state of every plugin."""
-    servers = runtime.config.get("mcp_servers") or {}
-    lines = [f"mcp       {len(servers)} server(s) configured"]
-    if isinstance(servers, dict):
-        lines += [
-            f"          {name}: configured, not started (this version does not run MCP servers)"
-            for name in sorted(servers)
-        ]
+    statuses = runtime.mcp.statuses() if runtime.mcp is not None else []
+    lines = [f"mcp       {len(statuses)} server(s) configured"]
+    for st in statuses:
+        detail = f"ready, {st.tools} tool(s), {st.transport}" if st.state == "ready" else st.state
+        lines.append(f"          {st.name}: {detail}" + (f" — {st.error}" if st.error else ""))
+        lines += [f"            stderr: {line}" for line in st.stderr_tail[-3:]]
+        lines += [f"            refused {name}: {why}" for name, why in st.refused]
+        lines += [f"            {warning}" for warning in st.warnings]
     if runtime.plugins is None:
         return [*lines, "plugins   not loaded (HERMES_SAFE_MODE)"]
     states = runtime.plugins.list()

@@ -58,6 +58,9 @@ def collect_problems(runtime: Runtime) -> list[str]:
     else:
         problems.extend(f"toolsets: {p}" for p in runtime.choices.problems(runtime.toolsets))
     problems.extend(f"tool module {f.module}: {f.error}" for f in runtime.discovery.failed)
+    for server in runtime.mcp.statuses() if runtime.mcp else []:
+        if server.state not in ("ready", "disabled"):
+            problems.append(f"MCP server {server.name}: {server.state}: {server.error}")
     for state in runtime.plugins.list() if runtime.plugins else []:
         if state.status == "failed":
             problems.append(f"plugin {state.key}: {state.error}")

@@ -19,6 +19,7 @@ from workbench.core.toolsets import ToolsetChoices, Toolsets
 if TYPE_CHECKING:
     from workbench.core.approval import ApprovalBroker
     from workbench.core.executor import Executor
+    from workbench.core.mcp import MCPManager
     from workbench.core.plugins import PluginManager
 
 
@@ -32,6 +33,7 @@ class Runtime:
     home_problems: list[str] = field(default_factory=list)
     plugins: PluginManager | None = None  # None in safe mode (HERMES_SAFE_MODE)
     broker: ApprovalBroker | None = None  # set by the front end that can ask the user
+    mcp: MCPManager | None = None  # started by start_mcp(), in the background
 
     @property
     def choices(self) -> ToolsetChoices:
@@ -39,6 +41,26 @@ class Runtime:
 
     def reload_config(self) -> None:
         self.config = load_config(self.config.path)
+
+    def start_mcp(self, on_event: Callable[[object], None] | None = None) -> MCPManager | None:
+        """Start every configured MCP server in the background (returns at once)."""
+        if self.mcp is not None or _truthy(os.environ.get("HERMES_SAFE_MODE")):
+            return self.mcp
+        from workbench.core.mcp import MCPManager
+
+        self.mcp = MCPManager.from_config(
+            self.registry,
+            self.config.get("mcp_servers"),
+            log_dir=self.home / "logs",
+            on_event=on_event,
+        )
+        self.mcp.start()
+        return self.mcp
+
+    def stop_mcp(self) -> None:
+        if self.mcp is not None:
+            self.mcp.stop()
+            self.mcp = None
 
     def results_dir(self) -> Path:
         return self.home / "state" / "results"

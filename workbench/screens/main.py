@@ -72,10 +72,18 @@ class MainScreen(Screen[None]):
             runtime.plugins.on_event = lambda event: self.post_message(self.PluginEvent(event))
             self._reloader = HotReloader(runtime.plugins)
             self._reloader.start()
+        if runtime.config.get("mcp_servers"):
+            self.start_mcp()
         from workbench.core.report import collect_problems
 
         for problem in collect_problems(runtime):
             self.notify(problem, severity="warning", timeout=8)
+
+    @work(thread=True, group="mcp")
+    def start_mcp(self) -> None:
+        """MCP servers start in the background: the tree fills in as each one is ready."""
+        if self.runtime is not None:
+            self.runtime.start_mcp(on_event=lambda event: self.post_message(self.MCPEvent(event)))
 
     def _on_registry_change(self, event: RegistryChanged) -> None:
         from workbench.core.events import ChangeKind
@@ -100,9 +108,51 @@ class MainScreen(Screen[None]):
                 title=f"Plugin {event.key}",
             )
 
+    class MCPEvent(Message):
+        """An MCP server changed state or tools (posted from the MCP thread)."""
+
+        def __init__(self, event: object) -> None:
+            super().__init__()
+            self.event = event
+
+    def on_main_screen_mcp_event(self, message: MCPEvent) -> None:
+        from workbench.core.mcp import ServerChanged, ToolsChanged
+
+        event = message.event
+        if (
+            isinstance(event, ServerChanged)
+            and event.state in ("reconnecting", "parked")
+            and event.error
+        ):
+            self.notify(
+                event.error, title=f"MCP server {event.server} {event.state}", severity="warning"
+            )
+        elif (
+            isinstance(event, ToolsChanged)
+            and (event.added or event.removed)
+            and self._mcp_announced(event)
+        ):
+            changes = [
+                f"+{len(event.added)}" if event.added else "",
+                f"-{len(event.removed)}" if event.removed else "",
+            ]
+            self.notify(
+                f"tools changed: {' '.join(c for c in changes if c)}",
+                title=f"MCP server {event.server}",
+            )
+
+    def _mcp_announced(self, event: object) -> bool:
+        """The first listing of a server is not news; later changes are."""
+        seen = self.__dict__.setdefault("_mcp_seen", set())
+        first = event.server not in seen
+        seen.add(event.server)
+        return not first
+
     def on_unmount(self) -> None:
         if self._reloader is not None:
             self._reloader.stop(timeout=0.5)
+        if self.runtime is not None and self.runtime.mcp is not None:
+            self.runtime.stop_mcp()
 
     def on_main_screen_registry_updated(self, message: RegistryUpdated) -> None:
         if message.refused:

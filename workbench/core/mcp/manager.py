@@ -1,0 +1,228 @@
+"""The MCP manager: every configured server on one background event loop, in its own thread.
+
+All servers start at once, each bounded by its connect timeout, so the UI and the built-in
+tools never wait for MCP. Tools register as `mcp__<server>__<tool>` in toolset
+`mcp-<server>` (with the server's name as an alias), source `mcp`, owner the server; a
+refresh registers only what was added and removes only what was removed, and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.core.events import ToolSource
+from workbench.core.mcp.config import ServerConfig, parse_servers
+from workbench.core.mcp.names import tool_name, toolset
+from workbench.core.mcp.server import ServerHandle, ServerStatus
+from workbench.core.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServerChanged:
+    server: str
+    state: str
+    tools: int
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ToolsChanged:
+    server: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CallProgress:
+    server: str
+    tool: str
+    call_id: str
+    progress: float
+    total: float | None
+    message: str | None
+
+
+class MCPManager:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        configs: list[ServerConfig],
+        *,
+        log_dir: Path,
+        on_event: Callable[[object], None] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.configs = configs
+        self.log_dir = log_dir
+        self.on_event = on_event
+        self.handles: dict[str, ServerHandle] = {}
+        self.original_names: dict[str, tuple[str, str]] = {}  # registry name -> (server, tool)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: list[asyncio.Future[Any]] = []
+
+    @classmethod
+    def from_config(
+        cls, registry: ToolRegistry, section: Any, *, log_dir: Path, **kw: Any
+    ) -> MCPManager:
+        return cls(registry, parse_servers(section), log_dir=log_dir, **kw)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the loop thread and every enabled, valid server (returns at once)."""
+        if self._thread is not None:
+            return
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), name="mcp", daemon=True)
+        self._thread.start()
+        ready.wait()
+        asyncio.run_coroutine_threadsafe(self._start_all(), self._loop).result()
+
+    def _serve(self, ready: threading.Event) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        ready.set()
+        self._loop.run_forever()
+
+    async def _start_all(self) -> None:
+        for config in self.configs:
+            handle = ServerHandle(config, self.log_dir, self._publish, self._state_changed)
+            self.handles[config.name] = handle
+            if handle.state == "new":
+                self._tasks.append(asyncio.ensure_future(handle.run()))
+            else:
+                handle.settled.set()
+                if handle.state == "invalid":
+                    logger.warning("MCP server %s not started: %s", config.name, handle.error)
+
+    def wait_settled(self, timeout: float) -> bool:
+        """Wait until every server has finished its first connect attempt (or `timeout`)."""
+        if self._loop is None:
+            return True
+
+        async def settled() -> None:
+            await asyncio.gather(*(h.settled.wait() for h in self.handles.values()))
+
+        future = asyncio.run_coroutine_threadsafe(settled(), self._loop)
+        try:
+            future.result(timeout)
+            return True
+        except TimeoutError:
+            future.cancel()
+            return False
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop every server (no process left behind) and the loop."""
+        if self._loop is None or self._thread is None:
+            return
+
+        async def stop_all() -> None:
+            for handle in self.handles.values():
+                handle.stop()
+            if self._tasks:
+                await asyncio.wait(self._tasks, timeout=timeout)
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop_all(), self._loop).result(timeout + 1)
+        except Exception:
+            logger.exception("stopping MCP servers")
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+        for handle in self.handles.values():
+            self.registry.replace_owner(ToolSource.MCP, handle.name, [])
+        self._thread = None
+
+    def restart(self, name: str) -> None:
+        handle = self.handles[name]
+        self._loop.call_soon_threadsafe(handle.restart)
+
+    def statuses(self) -> list[ServerStatus]:
+        if not self.handles:  # not started: what the config says
+            return [
+                ServerHandle(c, self.log_dir, self._publish, self._emit).status()
+                for c in self.configs
+            ]
+        return [h.status() for h in self.handles.values()]
+
+    # -- registration ------------------------------------------------------------------
+
+    def _publish(self, handle: ServerHandle, tools: list[Any]) -> None:
+        """Register the server's current tool list (only the differences change)."""
+        registrations = [self._registration(handle, tool) for tool in tools]
+        swap = self.registry.replace_owner(ToolSource.MCP, handle.name, registrations)
+        handle.refused = list(swap.refused)
+        for name, reason in swap.refused:
+            logger.warning("MCP server %s: tool %s refused: %s", handle.name, name, reason)
+        if registrations and self.registry.get_toolset_alias_target(handle.name) != toolset(
+            handle.name
+        ):
+            self.registry.register_toolset_alias(handle.name, toolset(handle.name))
+        self.registry.invalidate_check_fn_cache()  # a state change shows at once
+        if swap.added or swap.removed:
+            self._emit(ToolsChanged(handle.name, swap.added, swap.removed))
+
+    def _registration(self, handle: ServerHandle, tool: Any) -> dict[str, Any]:
+        name = tool_name(handle.name, tool.name)
+        self.original_names[name] = (handle.name, tool.name)
+        description = tool.description or f"MCP tool {tool.name} from {handle.name}"
+        return {
+            "name": name,
+            "toolset": toolset(handle.name),
+            "schema": {
+                "description": description,
+                "parameters": normalise_schema(tool.input_schema),
+            },
+            "handler": self._handler(handle, tool.name),
+            "is_async": True,
+            "check_fn": handle.available,
+            "parallel_safe": handle.config.parallel,
+        }
+
+    def _handler(self, handle: ServerHandle, tool: str) -> Callable[..., Any]:
+        async def call(args: dict[str, Any], **kw: Any) -> str | dict:
+            call_id = str(kw.get("tool_call_id") or "")
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                self._emit(CallProgress(handle.name, tool, call_id, value, total, message))
+
+            future = asyncio.run_coroutine_threadsafe(
+                handle.call(tool, args, progress=progress), self._loop
+            )
+            try:
+                return await asyncio.wrap_future(future)
+            except asyncio.CancelledError:
+                future.cancel()  # the call is cancelled on the server too
+                raise
+
+        return call
+
+    def _state_changed(self, event: object) -> None:
+        self.registry.invalidate_check_fn_cache()  # availability follows the state at once
+        self._emit(event)
+
+    def _emit(self, event: object) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:
+                logger.exception("MCP event listener failed")
+
+
+def normalise_schema(schema: Any) -> dict[str, Any]:
+    """As Hermes: `definitions` → `$defs`; objects get a type and properties."""
+    schema = dict(schema or {})
+    if "definitions" in schema and "$defs" not in schema:
+        schema["$defs"] = schema.pop("definitions")
+    if schema.get("type") in (None, "object"):
+        schema["type"] = "object"
+        schema.setdefault("properties", {})
+    return schema

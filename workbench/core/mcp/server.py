@@ -1,0 +1,363 @@
+"""One MCP server: an owner task that connects, lists, refreshes, notices death and restarts.
+
+The task that enters `async with Client(...)` is the one that leaves it (the anyio rule);
+calls come from any task, concurrently (the 2.x session multiplexes them, fixing Hermes's
+per-server lock, W-M6). A stdio server's death is seen the moment its output ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.core.mcp.config import ServerConfig
+from workbench.core.mcp.results import convert
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 4  # then the server is parked until someone restarts it
+BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+REFRESH_DEBOUNCE = 0.2
+MAX_PAGES = 50
+STDERR_TAIL = 12
+
+
+@dataclass
+class ServerStatus:
+    name: str
+    state: str  # disabled, invalid, starting, ready, reconnecting, parked, stopped
+    transport: str
+    tools: int = 0
+    protocol: str = ""
+    restarts: int = 0
+    error: str = ""
+    stderr_tail: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        real = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        exc = (real or list(exc.exceptions))[0]
+    return exc
+
+
+class ServerHandle:
+    def __init__(
+        self,
+        config: ServerConfig,
+        log_dir: Path,
+        publish: Callable[[ServerHandle, list[Any]], None],
+        notify: Callable[[object], None],
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.log_path = log_dir / f"mcp-{_file_safe(config.name)}.log"
+        self._publish = publish
+        self._notify = notify
+        self.state = "disabled" if not config.enabled else "invalid" if config.problems else "new"
+        self.error = "; ".join(config.problems)
+        self.protocol = ""
+        self.restarts = 0
+        self.tools: list[Any] = []
+        self.refused: list[tuple[str, str]] = []
+        self.client: Any = None
+        self._stop = asyncio.Event()
+        self._restart = asyncio.Event()
+        self._dead: asyncio.Event | None = None
+        self.settled = asyncio.Event()  # the first connect attempt ended (ready or not)
+
+    # -- status ------------------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        transport = self.config.transport if self.config.url else "stdio"
+        tail = self.stderr_tail() if self.state not in ("ready", "disabled") else []
+        return ServerStatus(
+            self.name,
+            self.state,
+            transport,
+            len(self.tools),
+            self.protocol,
+            self.restarts,
+            self.error,
+            tail,
+            list(self.refused),
+            list(self.config.warnings),
+        )
+
+    def stderr_tail(self) -> list[str]:
+        try:
+            lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return []
+        return [line for line in lines if line.strip()][-STDERR_TAIL:]
+
+    def _set(self, state: str, error: str | None = None) -> None:
+        self.state = state
+        if error is not None:
+            self.error = error
+        from workbench.core.mcp.manager import ServerChanged
+
+        self._notify(ServerChanged(self.name, state, len(self.tools), self.error))
+
+    # -- the owner task ----------------------------------------------------------------
+
+    async def run(self) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            self._set("starting" if attempt == 0 and not self.restarts else "reconnecting")
+            reached_ready = False
+            try:
+                reached_ready = await self._session()
+                error = "" if self._stop.is_set() else "the server closed the connection"
+            except Exception as exc:
+                error = self._describe(root_cause(exc))
+            self.settled.set()
+            if self._stop.is_set():
+                break
+            self.client = (
+                None  # its tools stay listed, unavailable with the reason, until it is back
+            )
+            attempt = 0 if reached_ready else attempt + 1
+            self.restarts += 1
+            if attempt >= MAX_ATTEMPTS:
+                self._set(
+                    "parked",
+                    f"{error} (parked after {attempt} failed attempts; restart it to retry)",
+                )
+                await self._wait_for(self._restart, None)
+                attempt = 0
+                continue
+            self._set("reconnecting", error)
+            await self._wait_for(self._restart, BACKOFF[min(attempt, len(BACKOFF) - 1)])
+        self.client = None
+        self._set("stopped", "")
+        self.settled.set()
+
+    async def _wait_for(self, event: asyncio.Event, timeout: float | None) -> None:
+        stop = asyncio.ensure_future(self._stop.wait())
+        other = asyncio.ensure_future(event.wait())
+        await asyncio.wait({stop, other}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        for task in (stop, other):
+            task.cancel()
+        event.clear()
+
+    async def _session(self) -> bool:
+        from mcp import Client
+
+        dead = self._dead = asyncio.Event()
+        refresh = asyncio.Event()
+        async with contextlib.AsyncExitStack() as stack:
+            client = Client(
+                self._transport(stack, dead),
+                mode=self.config.mode,
+                read_timeout_seconds=self.config.connect_timeout,
+                message_handler=functools.partial(self._on_message, refresh=refresh),
+            )
+            async with asyncio.timeout(self.config.connect_timeout):
+                await stack.enter_async_context(client)
+                tools = await self._list(client)
+            self.client, self.protocol = client, str(getattr(client, "protocol_version", "") or "")
+            self.tools = tools
+            self._publish(self, tools)
+            self.error = ""
+            self._set("ready")
+            self.settled.set()
+            helpers = {asyncio.ensure_future(self._refresher(client, refresh))}
+            if self.protocol.startswith("2026"):
+                helpers.add(asyncio.ensure_future(self._listen(client, refresh)))
+            waits = {
+                asyncio.ensure_future(self._stop.wait()),
+                asyncio.ensure_future(dead.wait()),
+                *helpers,
+            }
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in waits:
+                    task.cancel()
+                self.client = None
+        return True
+
+    def _transport(self, stack: contextlib.AsyncExitStack, dead: asyncio.Event) -> Any:
+        config = self.config
+        if config.url and config.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(
+                config.url, headers=config.headers or None, timeout=config.connect_timeout
+            )
+        if config.url:
+            return _http_transport(config)
+        from mcp import StdioServerParameters, stdio_client
+
+        if shutil.which(config.command) is None:
+            raise FileNotFoundError(config.command)
+        command, args = config.command, list(config.args)
+        if sys.platform.startswith("linux") and shutil.which("setpriv"):
+            command, args = (
+                "setpriv",
+                ["--pdeathsig", "KILL", "--", config.command, *args],
+            )  # no orphans
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        errlog = stack.enter_context(open(self.log_path, "a", encoding="utf-8", errors="replace"))  # noqa: SIM115
+        params = StdioServerParameters(
+            command=command, args=args, env=config.child_env(), cwd=config.cwd
+        )
+        return _watched(stdio_client(params, errlog=errlog), dead)
+
+    async def _list(self, client: Any) -> list[Any]:
+        tools, cursor = [], None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return [t for t in tools if self.config.wants(t.name)]
+
+    async def _on_message(self, message: Any, refresh: asyncio.Event) -> None:
+        import mcp.types as types
+
+        if isinstance(message, types.ToolListChangedNotification):
+            refresh.set()  # never re-list here: the refresher coalesces bursts
+        elif isinstance(message, Exception):
+            logger.debug("MCP server %s: transport noise: %r", self.name, message)
+
+    async def _refresher(self, client: Any, refresh: asyncio.Event) -> None:
+        while True:
+            await refresh.wait()
+            await asyncio.sleep(REFRESH_DEBOUNCE)
+            refresh.clear()
+            try:
+                tools = await self._list(client)
+            except Exception as exc:
+                logger.warning("MCP server %s: refresh failed: %s", self.name, root_cause(exc))
+                continue
+            self.tools = tools
+            self._publish(self, tools)
+
+    async def _listen(self, client: Any, refresh: asyncio.Event) -> None:
+        with contextlib.suppress(Exception):
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    refresh.set()
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        progress: Callable[[float, float | None, str | None], Any] | None = None,
+    ) -> str | dict:
+        import mcp.types as types
+        from mcp import MCPError
+
+        client = self.client
+        if client is None or self.state != "ready":
+            return json.dumps(
+                {
+                    "error": f"MCP server '{self.name}' is {self.state}"
+                    + (f": {self.error}" if self.error else "")
+                }
+            )
+        try:
+            result = await client.call_tool(
+                tool, args, read_timeout_seconds=self.config.timeout, progress_callback=progress
+            )
+        except MCPError as exc:
+            code = getattr(getattr(exc, "error", None), "code", None) or getattr(exc, "code", None)
+            if code == types.CONNECTION_CLOSED and self._dead is not None:
+                self._dead.set()
+            if code == -32001:
+                return json.dumps(
+                    {
+                        "error": f"MCP call failed: TimeoutError: MCP call timed out after "
+                        f"{self.config.timeout:g}s"
+                    }
+                )
+            return json.dumps({"error": f"MCP server '{self.name}' failed: {exc}"})
+        return convert(result)
+
+    # -- control -----------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def restart(self) -> None:
+        self._restart.set()
+        if self._dead is not None:
+            self._dead.set()
+
+    def available(self) -> bool:
+        if self.state == "ready":
+            return True
+        from workbench.core.registry import ToolUnavailable
+
+        reason = f"MCP server '{self.name}' is {self.state}" + (
+            f": {self.error}" if self.error else ""
+        )
+        raise ToolUnavailable(reason)
+
+    def _describe(self, exc: BaseException) -> str:
+        if isinstance(exc, TimeoutError):
+            text = f"no answer within {self.config.connect_timeout:g}s (connect_timeout)"
+        elif isinstance(exc, FileNotFoundError):
+            text = f"command not found: {self.config.command}"
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+        tail = self.stderr_tail()[-3:] if not self.config.url else []
+        return text + (f" — stderr: {' | '.join(tail)}" if tail else "")
+
+
+def _file_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+@contextlib.asynccontextmanager
+async def _watched(transport: Any, dead: asyncio.Event) -> AsyncIterator[Any]:
+    """Pass a stdio transport through, setting `dead` the moment the server's output ends."""
+    import anyio
+
+    async with transport as (read, write):
+        send, receive = anyio.create_memory_object_stream(max_buffer_size=float("inf"))
+
+        async def pump() -> None:
+            try:
+                async with send:
+                    async for item in read:
+                        await send.send(item)
+            finally:
+                dead.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            try:
+                yield receive, write
+            finally:
+                group.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(config: ServerConfig) -> AsyncIterator[Any]:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    timeout = httpx2.Timeout(config.connect_timeout, read=max(config.timeout, 300))
+    async with (
+        httpx2.AsyncClient(headers=config.headers, timeout=timeout) as http,
+        streamable_http_client(config.url, http_client=http) as streams,
+    ):
+        yield streams
