@@ -320,3 +320,31 @@ def test_shutdown_leaves_no_process_even_a_stubborn_one(
     assert time.monotonic() - began < 8
     wait_until(lambda: not any(alive(p) for p in pids), timeout=5)
     assert reg.get_tool_names_for_toolset("mcp-fx") == []
+
+
+def test_list_changed_on_a_2026_session_arrives_through_listen(start, reg: ToolRegistry) -> None:
+    manager, _ = start({"modern": stdio(FIXTURE, mode="auto")})
+    assert status(manager, "modern").protocol.startswith("2026")
+    reg.dispatch("mcp__modern__grow", {"name": "fresh"})
+    wait_until(lambda: reg.get_entry("mcp__modern__fresh") is not None)
+
+
+def test_repeated_failures_park_the_server_until_restarted(
+    start, reg, tmp_path, monkeypatch
+) -> None:
+    from workbench.core.mcp import server
+
+    monkeypatch.setattr(server, "BACKOFF", (0.05,) * 7)
+    flag = tmp_path / "healthy"
+    script = tmp_path / "flaky.sh"
+    script.write_text(
+        f"#!/bin/sh\n[ -f {flag} ] && exec {' '.join(FIXTURE)}\necho 'not yet' >&2\nexit 1\n"
+    )
+    script.chmod(0o755)
+    manager, _ = start({"flaky": {"command": str(script)}})
+    wait_until(lambda: status(manager, "flaky").state == "parked")
+    assert "parked after 4 failed attempts" in status(manager, "flaky").error
+    flag.write_text("ok")
+    manager.restart("flaky")
+    wait_until(lambda: status(manager, "flaky").state == "ready")
+    assert reg.availability("mcp__flaky__add").available
