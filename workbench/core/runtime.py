@@ -80,11 +80,13 @@ class Runtime:
 
         get = self.config.get
         timeouts = get("tools.timeouts") or {}
+        session_id = session_id or new_session_id()
         return Executor(
             self.registry,
             broker=broker,
             budget=BudgetConfig.for_context_window(_positive(get("model.context_window"))),
-            store=SpillStore(self.results_dir(), session_id or new_session_id()),
+            store=SpillStore(self.results_dir(), session_id),
+            session_id=session_id,
             cwd=cwd or os.getcwd(),
             max_workers=int(_positive(get("tools.max_workers")) or DEFAULT_WORKERS),
             timeout=float(_positive(get("tools.timeout")) or DEFAULT_TIMEOUT),

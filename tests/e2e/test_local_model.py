@@ -1,0 +1,56 @@
+"""The bundled local model (Qwen2.5-Coder-0.5B on llama.cpp), for real: mechanics, not wording."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from workbench.core import local_model, transcript
+from workbench.core.agent import TextDelta
+from workbench.core.executor import ToolCallFinished
+from workbench.core.model import resolve
+from workbench.core.runtime import load_runtime
+from workbench.core.session import ChatSession
+
+MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not local_model.installed(local_model.MODELS["qwen2.5-coder-0.5b"]),
+        reason="the local model is installed by `make test`",
+    ),
+]
+
+
+async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "todo.txt").write_text("buy milk\n")
+    runtime = load_runtime(home)
+    settings = resolve(runtime.config, env={}, max_rounds=1)
+    assert settings.local and settings.model == "qwen2.5-coder-0.5b"
+    events: list[object] = []
+    session = ChatSession(runtime, settings, on_event=events.append, cwd=str(tmp_path))
+    await session.start()
+    try:
+        assert session.local.base_url.startswith("http://127.0.0.1:")
+        finished = await session.turn("Please read the file todo.txt")
+    finally:
+        await session.close()
+    assert session.local.process.poll() is not None  # the server is gone with the session
+    calls = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert calls and calls[0].name == "read_file" and calls[0].status == "ok"
+    assert "buy milk" in json.loads(calls[0].content)["content"]
+    records = transcript.read(session.transcript.path)
+    sent_back = [m for m in transcript.messages(records) if m["role"] == "tool"]
+    assert sent_back and "buy milk" in sent_back[0]["content"]
+    assistant = [m for m in transcript.messages(records) if m["role"] == "assistant"]
+    assert assistant[0]["tool_calls"][0]["function"]["name"] == "read_file"
+    # round cap 1: the loop stopped and asked once more without tools
+    assert finished.reason in ("max_rounds", "answered") and finished.rounds == 2
+    assert any(isinstance(e, TextDelta) for e in events) or finished.text == ""
+    assert os.path.getsize(MODELS / local_model.MODELS["qwen2.5-coder-0.5b"].file) == 491_400_064

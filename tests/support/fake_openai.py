@@ -1,0 +1,239 @@
+"""A scripted OpenAI chat-completions server on 127.0.0.1, for agent tests and benchmarks.
+
+Each request takes the next scripted reply: text (streamed as SSE deltas, or one JSON body
+when the request does not stream), tool calls (name first, then argument fragments, as
+real servers send them), an HTTP error, a stream cut mid-way, invalid JSON, or a slow
+stream. Every request body is recorded for assertions. No monkeypatching: the agent talks
+to this over a real socket with the real `openai` client.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    kind: str  # text, tools, error, cut, garbage
+    text: str = ""
+    calls: list[tuple[str, str]] = field(default_factory=list)  # (name, arguments JSON text)
+    status: int = 200
+    chunks: int = 4  # text split into this many deltas (or chunk_size when given)
+    chunk_size: int = 0
+    delay: float = 0.0  # seconds between chunks
+    usage: tuple[int, int] = (11, 7)
+    cut_after: int = 2
+
+
+def text(content: str, **kw: Any) -> Reply:
+    return Reply("text", text=content, **kw)
+
+
+def tools(*calls: tuple[str, Any], content: str = "", **kw: Any) -> Reply:
+    return Reply(
+        "tools",
+        text=content,
+        calls=[(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls],
+        **kw,
+    )
+
+
+def error(status: int, message: str = "boom") -> Reply:
+    return Reply("error", text=message, status=status)
+
+
+def cut(content: str = "partial answer that never", after: int = 2) -> Reply:
+    return Reply("cut", text=content, cut_after=after)
+
+
+def garbage() -> Reply:
+    return Reply("garbage")
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.script: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.stream_ended: list[float] = []  # time.perf_counter() of each stream's last byte
+        self.api_key = "test-key"
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}"
+                )
+                server.requests.append(
+                    {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+                )
+                if self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    return self._json(
+                        401,
+                        {
+                            "error": {
+                                "message": "Incorrect API key provided",
+                                "type": "invalid_request_error",
+                            }
+                        },
+                    )
+                if not self.path.endswith("/chat/completions"):
+                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
+                reply = (
+                    server.script.popleft()
+                    if server.script
+                    else error(500, "the test script is exhausted")
+                )
+                server.serve(self, reply, body)
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self._handler = Handler
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def add(self, *replies: Reply) -> None:
+        self.script.extend(replies)
+
+    # -- serving -----------------------------------------------------------------------
+
+    def serve(self, handler: Any, reply: Reply, body: dict[str, Any]) -> None:
+        if reply.kind == "error":
+            payload = {
+                "error": {"message": reply.text, "type": "server_error", "code": reply.status}
+            }
+            return handler._json(reply.status, payload)
+        if not body.get("stream"):
+            return handler._json(200, self._completion(reply, body))
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+        began = time.perf_counter()
+        try:
+            for index, chunk in enumerate(self._chunks(reply, body)):
+                if reply.kind == "cut" and index >= reply.cut_after:
+                    return  # the connection closes mid-stream
+                handler.wfile.write(chunk)
+                handler.wfile.flush()
+                if reply.delay:  # paced by deadline, so the rate holds whatever a write costs
+                    time.sleep(max(0.0, began + (index + 1) * reply.delay - time.perf_counter()))
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        self.stream_ended.append(time.perf_counter())
+
+    def _chunks(self, reply: Reply, body: dict[str, Any]) -> Any:
+        def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            chunk = {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model", "m"),
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            return f"data: {json.dumps(chunk)}\n\n".encode()
+
+        if reply.kind == "garbage":
+            yield event({"role": "assistant", "content": "Hel"})
+            yield b"data: {this is not json\n\n"
+            return
+        yield event({"role": "assistant", "content": ""})
+        for piece in _split(reply.text, reply.chunks, reply.chunk_size):
+            yield event({"content": piece})
+        for index, (name, arguments) in enumerate(reply.calls):
+            yield event(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": f"call_{index}_{len(self.requests)}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            for piece in _split(arguments, 3, 0):
+                yield event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        yield event({}, "tool_calls" if reply.calls else "stop")
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {
+                "prompt_tokens": reply.usage[0],
+                "completion_tokens": reply.usage[1],
+                "total_tokens": sum(reply.usage),
+            }
+            chunk = {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model", "m"),
+                "choices": [],
+                "usage": usage,
+            }
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def _completion(self, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.calls:
+            message["tool_calls"] = [
+                {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                for i, (n, a) in enumerate(reply.calls)
+            ]
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "m"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.usage[0],
+                "completion_tokens": reply.usage[1],
+                "total_tokens": sum(reply.usage),
+            },
+        }
+
+
+def _split(text: str, parts: int, size: int) -> list[str]:
+    if not text:
+        return []
+    if size:
+        return [text[i : i + size] for i in range(0, len(text), size)]
+    step = max(1, -(-len(text) // parts))
+    return [text[i : i + step] for i in range(0, len(text), step)]

@@ -1,0 +1,91 @@
+"""`hermes-tui chat`, `sessions`, `export` and `--resume`, as processes against the scripted server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_openai import FakeOpenAI, error, text, tools
+from tests.test_cli import run
+
+
+@pytest.fixture
+def fake():
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def env(cli_env, fake: FakeOpenAI) -> dict[str, str]:
+    return {**cli_env, "OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": fake.api_key}
+
+
+def test_chat_streams_the_reply_and_reports_tools(env, fake: FakeOpenAI, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("remember the milk\n")
+    fake.add(tools(("read_file", {"path": "notes.txt"})), text("You need milk."))
+    out = run(env, "chat", "what do my notes say?", "--model", "gpt-test", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "You need milk."
+    assert "⚙ read_file" in out.stderr and "✔ read_file ok" in out.stderr
+    assert "answered · 22 in / 14 out tokens" in out.stderr
+    assert fake.requests[0]["model"] == "gpt-test"
+
+
+def test_destructive_calls_are_denied_headless(env, fake: FakeOpenAI, tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("x")
+    fake.add(tools(("terminal", {"command": "rm keep.txt"})), text("I could not delete it."))
+    out = run(env, "chat", "delete keep.txt", cwd=tmp_path)
+    assert out.returncode == 0 and (tmp_path / "keep.txt").exists()
+    assert "✖ terminal denied" in out.stderr
+
+
+def test_endpoint_errors_exit_non_zero_with_a_message(env, fake: FakeOpenAI) -> None:
+    fake.add(error(404, "no such model"))
+    out = run(env, "chat", "hi")
+    assert out.returncode == 1 and "Not found (404)" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_sessions_export_and_resume(env, fake: FakeOpenAI, home: Path, tmp_path: Path) -> None:
+    fake.add(text("first answer"), text("second answer"), text("third answer"))
+    assert run(env, "chat", "first question").returncode == 0
+    listing = json.loads(run(env, "sessions", "--json").stdout)
+    assert (
+        len(listing) == 1 and listing[0]["title"] == "first question" and listing[0]["turns"] == 1
+    )
+    session_id = listing[0]["id"]
+    assert run(env, "chat", "--resume", session_id[:15], "second question").returncode == 0
+    assert [m["content"] for m in fake.requests[-1]["messages"]] == [
+        "first question",
+        "first answer",
+        "second question",
+    ]
+    out = run(
+        {**env}, "--resume"
+    )  # top level: the latest session, continued in this terminal (stdin ends)
+    assert out.returncode == 0 and f"session {session_id}" in out.stderr
+    exported = tmp_path / "session.md"
+    assert run(env, "export", session_id, "-o", str(exported)).returncode == 0
+    markdown = exported.read_text()
+    assert "## You\n\nfirst question" in markdown and "## Assistant\n\nsecond answer" in markdown
+    assert run(env, "export", "no-such-id").returncode == 2
+    assert run(env, "chat", "--resume", "nope", "x").returncode == 2
+
+
+def test_stdin_conversation(env, fake: FakeOpenAI) -> None:
+    import subprocess
+
+    from tests.conftest import BIN
+
+    fake.add(text("one"), text("two"))
+    out = subprocess.run(
+        [str(BIN / "hermes-tui"), "chat"],
+        input="hello\nagain\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0 and out.stdout.split() == ["one", "two"]

