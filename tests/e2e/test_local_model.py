@@ -54,3 +54,41 @@ async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypat
     assert finished.reason in ("max_rounds", "answered") and finished.rounds == 2
     assert any(isinstance(e, TextDelta) for e in events) or finished.text == ""
     assert os.path.getsize(MODELS / local_model.MODELS["qwen2.5-coder-0.5b"].file) == 491_400_064
+
+
+async def test_resume_approval_and_cancel_on_the_real_model(
+    home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    import asyncio
+
+    from workbench.core.approval import ApprovalBroker
+
+    monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("model:\n  temperature: 0\n  max_rounds: 1\n")
+    (tmp_path / "old.log").write_text("keep me\n")
+    runtime = load_runtime(home)
+    settings = resolve(runtime.config, env={})
+    first = ChatSession(runtime, settings, cwd=str(tmp_path))
+    await first.start()
+    await first.turn("Say hello.")
+    await first.close()
+    asked: list[str] = []
+    broker = ApprovalBroker()
+    broker.attach(lambda request: (asked.append(request.command), broker.answer(request.id, "d")))
+    resumed = ChatSession(runtime, settings, broker=broker, cwd=str(tmp_path), resume=first.id)
+    await resumed.start()
+    try:
+        assert resumed.id == first.id and resumed.agent.messages[0]["content"] == "Say hello."
+        await resumed.turn(
+            "Please delete the file old.log by running the terminal command: rm old.log"
+        )
+        assert asked == ["rm old.log"] and (tmp_path / "old.log").exists()
+        task = asyncio.create_task(resumed.turn("Write a very long story about a dragon."))
+        await asyncio.sleep(1.0)
+        resumed.cancel()
+        assert (await task).reason == "cancelled"
+    finally:
+        await resumed.close()
+    kinds = [r["kind"] for r in transcript.read(resumed.transcript.path)]
+    assert kinds.count("turn_finished") == 3 and "approval" in kinds and "resumed" in kinds

@@ -17,6 +17,7 @@ from workbench.core import local_model, transcript
 from workbench.core.agent import Agent, TurnFinished
 from workbench.core.agent_tools import Clarifier, SessionState, session_tools
 from workbench.core.approval import ApprovalBroker
+from workbench.core.budget import BudgetConfig
 from workbench.core.model import ModelSettings
 from workbench.core.runtime import Runtime, new_session_id
 
@@ -62,6 +63,8 @@ class ChatSession:
         self.tools = session_tools(runtime.registry, self.state)
         self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
         self.executor.registry = self.tools
+        if settings.context_window:  # results must fit the model actually used
+            self.executor.budget = BudgetConfig.for_context_window(settings.context_window)
         self.agent = Agent(
             settings,
             self.tools,
