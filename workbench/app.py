@@ -1,13 +1,60 @@
-"""The hermes-tui application."""
+"""The hermes-tui application: screens, the approval queue, the command palette, help."""
 
 from __future__ import annotations
 
-from textual.app import App
+import json
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 
 from workbench import __version__
+from workbench.core.approval import ApprovalBroker, ApprovalRequest, Choice
 from workbench.resources import style
 from workbench.screens.main import MainScreen
+
+
+class ApprovalQueue:
+    """Shows approval requests one at a time (with a count of the rest); the answer goes back."""
+
+    def __init__(self, app: WorkbenchApp, broker: ApprovalBroker) -> None:
+        self.app = app
+        self.broker = broker
+        self.queue: deque[ApprovalRequest] = deque()
+        self.showing = False
+
+    def __call__(self, request: ApprovalRequest) -> None:
+        if self.app._thread_id == __import__("threading").get_ident():
+            self.app.call_later(self._enqueue, request)
+        else:
+            self.app.call_from_thread(self._enqueue, request)
+
+    def _enqueue(self, request: ApprovalRequest) -> None:
+        self.queue.append(request)
+        self._next()
+
+    def _next(self) -> None:
+        pending = {r.id for r in self.broker.pending()}
+        while self.queue and self.queue[0].id not in pending:
+            self.queue.popleft()  # timed out or withdrawn while waiting
+        if self.showing or not self.queue:
+            return
+        from workbench.screens.approval import ApprovalScreen
+
+        request = self.queue.popleft()
+        self.showing = True
+        self.app.bell()
+        self.app.push_screen(
+            ApprovalScreen(request, len(self.queue)), lambda c: self._answered(request, c)
+        )
+
+    def _answered(self, request: ApprovalRequest, choice: Choice | None) -> None:
+        self.broker.answer(request.id, choice or Choice.DENY)
+        self.showing = False
+        self._next()
 
 
 class WorkbenchApp(App[None]):
@@ -16,7 +63,144 @@ class WorkbenchApp(App[None]):
     CSS_PATH = [style("app.tcss")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("f1", "help", "Help", id="app.help"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        from workbench.core.config import load_config
+
+        config = load_config()
+        self.broker = ApprovalBroker.from_config(config)
+        self._detach = self.broker.attach(ApprovalQueue(self, self.broker))
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
+        self.call_after_refresh(self._first_frame)
+
+    def _first_frame(self) -> None:
+        """Record when the first frame was painted (HERMES_TUI_FIRST_FRAME names the file)."""
+        import os
+        import sys
+        import time
+
+        target = os.environ.get("HERMES_TUI_FIRST_FRAME")
+        if target:
+            heavy = {name: name in sys.modules for name in ("openai", "mcp")}
+            Path(target).write_text(json.dumps({"at": time.time(), "imported": heavy}))
+
+    def on_unmount(self) -> None:
+        self._detach()  # anything still waiting is denied
+
+    @property
+    def main(self) -> MainScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    def action_help(self) -> None:
+        from workbench.screens.approval import ApprovalScreen
+        from workbench.screens.help import HelpScreen
+        from workbench.screens.viewer import ViewerScreen
+        from workbench.widgets.run_form import RunToolForm
+        from workbench.widgets.sources import SourcesPanel
+        from workbench.widgets.tools_tree import ToolsTree
+
+        self.push_screen(
+            HelpScreen(
+                [
+                    ("Everywhere", WorkbenchApp),
+                    ("Main screen", MainScreen),
+                    ("Tools tree", ToolsTree),
+                    ("Run form", RunToolForm),
+                    ("Sources", SourcesPanel),
+                    ("Approval", ApprovalScreen),
+                    ("Result viewer", ViewerScreen),
+                ]
+            )
+        )
+
+    # -- command palette ---------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        main = self.main
+        if main is None or main.runtime is None:
+            return
+        yield SystemCommand(
+            "Toggle a toolset", "Switch a toolset on or off (saved)", self._pick_toolset
+        )
+        yield SystemCommand("Run a tool", "Open the run form for a tool", self._pick_tool)
+        yield SystemCommand("Restart an MCP server", "Reconnect a server", self._pick_server)
+        yield SystemCommand("Reload a plugin", "Re-import an enabled plugin", self._pick_plugin)
+        yield SystemCommand(
+            "Open a spilled result", "View a result saved to disk", self._pick_result
+        )
+        yield SystemCommand(
+            "Show offered tools", "The tools the model is offered now", main.action_show_offered
+        )
+        yield SystemCommand("Help", "Every key", self.action_help)
+
+    def _pick_toolset(self) -> None:
+        main = self.main
+        rows = main._toolset_rows
+        self.search_commands(
+            [
+                (
+                    f"{'Disable' if t['enabled'] else 'Enable'} {t['name']}",
+                    lambda t=t: main.save_toolset(t["name"], not t["enabled"]),
+                )
+                for t in rows
+            ],
+            placeholder="Toolset…",
+        )
+
+    def _pick_tool(self) -> None:
+        main = self.main
+
+        def run(name: str) -> None:
+            main.select_tool(name)
+            main.action_show_tab("run")
+
+        self.search_commands(
+            [(r["name"], lambda n=r["name"]: run(n)) for r in main._rows], placeholder="Tool…"
+        )
+
+    def _pick_server(self) -> None:
+        main = self.main
+        servers = main.runtime.mcp.statuses() if main.runtime.mcp else []
+        self.search_commands(
+            [
+                (f"Restart {s.name} ({s.state})", lambda n=s.name: main.act_on_source("restart", n))
+                for s in servers
+            ],
+            placeholder="MCP server…",
+        )
+
+    def _pick_plugin(self) -> None:
+        main = self.main
+        plugins = main.runtime.plugins.list() if main.runtime.plugins else []
+        self.search_commands(
+            [
+                (f"Reload {p.key} ({p.status})", lambda k=p.key: main.act_on_source("reload", k))
+                for p in plugins
+                if p.enabled
+            ],
+            placeholder="Plugin…",
+        )
+
+    def _pick_result(self) -> None:
+        main = self.main
+        root = main.runtime.results_dir()
+        files = (
+            sorted(root.glob("*/*.txt"), key=lambda p: p.stat().st_mtime, reverse=True)
+            if root.is_dir()
+            else []
+        )
+        self.search_commands(
+            [(f"{p.parent.name}/{p.name}", lambda p=p: self.open_viewer(p)) for p in files[:200]],
+            placeholder="Spilled result…",
+        )
+
+    def open_viewer(self, path: Path) -> None:
+        from workbench.screens.viewer import ViewerScreen
+
+        self.push_screen(ViewerScreen(path))

@@ -1,4 +1,4 @@
-"""The selected tool: what it is, where it came from, whether it is offered, its schema."""
+"""The selected tool: what it is, where it came from, whether it is offered, its schema, its calls."""
 
 from __future__ import annotations
 
@@ -15,32 +15,36 @@ PLACEHOLDER = "Select a tool to see its details."
 
 
 class ToolDetail(VerticalScroll):
-    """Renders one tool row (see `report.tool_rows`) and its JSON schema."""
+    """Renders one tool row (see `report.tool_rows`), its recent calls and its JSON schema."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text(PLACEHOLDER, style="dim"), id="detail-facts")
         yield Static("", id="detail-schema")
 
-    def show(self, row: dict[str, Any] | None, schema: dict[str, Any] | None = None) -> None:
+    def show(
+        self,
+        row: dict[str, Any] | None,
+        schema: dict[str, Any] | None = None,
+        calls: list[Any] = (),
+    ) -> None:
         facts = self.query_one("#detail-facts", Static)
         code = self.query_one("#detail-schema", Static)
         if row is None:
             facts.update(Text(PLACEHOLDER, style="dim"))
             code.update("")
             return
-        facts.update(describe(row))
+        facts.update(describe(row, list(calls)))
         text = json.dumps(
             (schema or {}).get("parameters", schema or {}), indent=2, ensure_ascii=False
         )
         code.update(Syntax(text, "json", theme="ansi_dark", word_wrap=True))
 
 
-def describe(row: dict[str, Any]) -> Text:
-    state = (
-        Text("available", style="green")
-        if row["available"]
-        else Text(f"unavailable: {row['reason']}", style="red")
-    )
+def describe(row: dict[str, Any], calls: list[Any] = ()) -> Text:
+    if row["available"]:
+        state = Text("available", style="green")
+    else:
+        state = Text(f"unavailable: {row['reason']}", style="red")
     if row["offered"]:
         offered = "yes"
     elif not row["enabled"]:
@@ -48,18 +52,23 @@ def describe(row: dict[str, Any]) -> Text:
     else:
         offered = "no (unavailable)"
     size = row["max_result_size_chars"]
-    return Text.assemble(
-        (f"{row['emoji']} {row['name']}\n", "bold"),
-        (f"{row['description']}\n\n", ""),
-        ("source      ", "dim"),
-        f"{row['source']} ({row['owner']})\n",
-        ("toolset     ", "dim"),
-        f"{row['toolset']}\n",
-        ("status      ", "dim"),
-        state,
-        "\n",
-        ("offered     ", "dim"),
-        f"{offered}\n",
-        ("result cap  ", "dim"),
-        f"{size if size else 'default'} chars\n",
-    )
+    text = Text()
+    text.append(f"{row['emoji']} {row['name']}\n", "bold")
+    text.append(f"{row['description']}\n\n")
+    for label, value in (
+        ("source", f"{row['source']} ({row['owner']})"),
+        ("toolset", row["toolset"]),
+        ("status", state),
+        ("offered", offered),
+        ("result cap", f"{size if size else 'default'} chars"),
+    ):
+        text.append(f"{label:<12}", "dim")
+        text.append(value)
+        text.append("\n")
+    text.append(f"{'last calls':<12}", "dim")
+    text.append("none yet\n" if not calls else "\n", "dim")
+    for call in list(calls)[-5:][::-1]:
+        text.append(f"  {call.when}  ", "dim")
+        text.append(f"{call.status:<9}", "green" if call.status == "ok" else "red")
+        text.append(f"{call.duration * 1000:>6.0f} ms  {call.summary}\n")
+    return text

@@ -1,23 +1,33 @@
-"""The tools tree: source → toolset → tool, with counts and an availability mark per tool."""
+"""The tools tree: source → toolset → tool, with counts, a checkbox per toolset, a mark per tool.
+
+The tree keeps the cursor on the same item and its scroll position when it is rebuilt (a
+plugin reloaded, a server's tools changed, the filter narrowed).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 SOURCE_LABELS = {"builtin": "Built-in", "mcp": "MCP servers", "plugin": "Plugins"}
+EMPTY = {
+    "builtin": "none",
+    "mcp": "none configured (mcp_servers in config.yaml)",
+    "plugin": "none enabled (hermes-tui plugins)",
+}
 
 
 class ToolsTree(Tree[dict[str, Any]]):
-    """Shows the rows of `report.tool_rows`; keeps the cursor on the same item across updates."""
-
     BINDINGS = [
         Binding("space", "toggle_toolset", "Toggle toolset", id="tools.toggle_toolset"),
+        Binding("right", "expand", "Expand", id="tools.expand", show=False),
+        Binding("left", "collapse", "Collapse", id="tools.collapse", show=False),
     ]
 
     class ToolsetToggled(Message):
@@ -30,14 +40,20 @@ class ToolsTree(Tree[dict[str, Any]]):
         super().__init__("Tools", **kwargs)
         self.show_root = False
         self.guide_depth = 3
+        self.auto_expand = False
 
-    def show_rows(self, rows: list[dict[str, Any]], toolsets: list[dict[str, Any]]) -> None:
-        keep = self._cursor_key()
-        self.clear()
+    def show_rows(
+        self, rows: list[dict[str, Any]], toolsets: list[dict[str, Any]], query: str = ""
+    ) -> int:
+        """Rebuild from `rows`, keeping only tools matching `query`; returns how many match."""
+        keep, scroll = self._cursor_key(), self.scroll_y
+        needle = query.strip().lower()
+        matching = [r for r in rows if not needle or _matches(r, needle)]
         enabled = {t["name"]: t["enabled"] for t in toolsets}
         grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        for row in rows:
+        for row in matching:
             grouped.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
+        self.clear()
         for source in ("builtin", "mcp", "plugin"):
             sets = grouped.get(source, {})
             count = sum(len(v) for v in sets.values())
@@ -45,11 +61,14 @@ class ToolsTree(Tree[dict[str, Any]]):
                 f"{SOURCE_LABELS[source]} ({count})", {"kind": "source", "name": source}
             )
             if not sets:
-                node.add_leaf(Text("none yet", style="dim italic"), {"kind": "empty"})
+                empty = "no match" if needle else EMPTY[source]
+                node.add_leaf(Text(empty, style="dim italic"), {"kind": "empty", "name": source})
             for toolset, items in sorted(sets.items()):
                 self._add_toolset(node, toolset, items, enabled.get(toolset, True))
             node.expand()
         self._restore_cursor(keep)
+        self.scroll_to(y=scroll, animate=False, immediate=True)
+        return len(matching)
 
     def _add_toolset(self, parent: TreeNode, toolset: str, items: list, on: bool) -> None:
         box = "☑" if on else "☐"
@@ -57,8 +76,9 @@ class ToolsTree(Tree[dict[str, Any]]):
         node = parent.add(label, {"kind": "toolset", "name": toolset, "enabled": on})
         for row in items:
             mark = ("✔ ", "green") if row["available"] else ("✖ ", "red")
-            style = "" if on else "dim"
-            node.add_leaf(Text.assemble(mark, (row["name"], style)), {"kind": "tool", **row})
+            node.add_leaf(
+                Text.assemble(mark, (row["name"], "" if on else "dim")), {"kind": "tool", **row}
+            )
         node.expand()
 
     def _cursor_key(self) -> tuple[str, str] | None:
@@ -80,11 +100,44 @@ class ToolsTree(Tree[dict[str, Any]]):
                 self.move_cursor(node)
                 return
 
-    def action_toggle_toolset(self) -> None:
+    def _toolset_node(self) -> TreeNode | None:
         node = self.cursor_node
-        data = node.data if node else None
-        if data and data.get("kind") == "tool":
+        if node is not None and node.data and node.data.get("kind") == "tool":
             node = node.parent
-            data = node.data if node else None
-        if data and data.get("kind") == "toolset":
+        return (
+            node if node is not None and node.data and node.data.get("kind") == "toolset" else None
+        )
+
+    def action_toggle_toolset(self) -> None:
+        node = self._toolset_node()
+        if node is not None:
+            self.post_message(self.ToolsetToggled(node.data["name"], not node.data["enabled"]))
+
+    def action_expand(self) -> None:
+        if self.cursor_node is not None:
+            self.cursor_node.expand()
+
+    def action_collapse(self) -> None:
+        node = self.cursor_node
+        if node is not None and (node.is_expanded and node.children):
+            node.collapse()
+        elif node is not None and node.parent is not None and node.parent is not self.root:
+            self.move_cursor(node.parent)
+
+    @on(Tree.NodeSelected)
+    def _selected(self, event: Tree.NodeSelected) -> None:
+        """Enter or a click: a toolset toggles, a source folds."""
+        data = event.node.data or {}
+        if data.get("kind") == "toolset":
+            event.stop()
             self.post_message(self.ToolsetToggled(data["name"], not data["enabled"]))
+        elif data.get("kind") == "source":
+            event.node.toggle()
+
+
+def _matches(row: dict[str, Any], needle: str) -> bool:
+    return (
+        needle in row["name"].lower()
+        or needle in row["toolset"].lower()
+        or needle in row["owner"].lower()
+    )

@@ -1,0 +1,43 @@
+"""The installed `hermes-tui` in a real terminal (tmux): first screen, a toggle, a tool run, quit."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import wait_for
+from workbench.core.config import load_config
+
+pytestmark = pytest.mark.e2e
+
+
+def keys(session: str, *names: str) -> None:
+    for name in names:
+        subprocess.run(["tmux", "send-keys", "-t", session, name], check=True)
+        time.sleep(0.15)
+
+
+def test_toggle_run_and_quit(tmux_run, home: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello from notes\n")
+    marker = tmp_path / "first-frame.json"
+    session = tmux_run(*[], env_prefix=f"HERMES_TUI_FIRST_FRAME={shlex.quote(str(marker))}")
+    wait_for(session, "Built-in (7)")
+    first = json.loads(marker.read_text())
+    assert first["imported"] == {"openai": False, "mcp": False}  # heavy imports come later
+    keys(session, "/", *"terminal", "Enter", "Space")  # Enter lands on the first match
+    shown = wait_for(session, "☐ terminal")
+    assert "Toolset terminal disabled" in shown or "☐ terminal" in shown
+    config = load_config(home / "config.yaml")
+    assert config.get("agent.disabled_toolsets") == ["terminal"]
+    keys(session, "/", *["BSpace"] * 8, *"read_file", "Enter", "F2")
+    wait_for(session, "Run read_file")
+    keys(session, *"notes.txt", "C-r")
+    shown = wait_for(session, "hello from notes")
+    assert "ok in" in shown
+    keys(session, "C-q")
+    wait_for(session, "EXIT=0")

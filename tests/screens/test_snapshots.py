@@ -1,0 +1,49 @@
+"""SVG snapshots of the workbench (pytest-textual-snapshot). Update with --snapshot-update
+only after looking at the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.screens.test_main import move_to, wait_until
+from workbench.app import WorkbenchApp
+from workbench.screens.main import MainScreen
+from workbench.widgets.run_form import RunToolForm
+from workbench.widgets.tools_tree import ToolsTree
+
+SIZES = [(120, 40), (80, 24)]
+
+
+def ready(tool: str | None = None, tab: str | None = None):
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime is not None
+        )
+        screen = app.screen
+        if tool is not None:
+            move_to(screen.query_one(ToolsTree), "tool", tool)
+        if tab is not None:
+            await pilot.press(tab)
+            form = screen.query_one(RunToolForm)
+            await wait_until(pilot, lambda: form.tool == tool and form.query("#arg-path"))
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_screen(snap_compare, home: Path, size) -> None:
+    assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=ready())
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_tool_detail(snap_compare, home: Path, size) -> None:
+    assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=ready("read_file"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_run_form(snap_compare, home: Path, size) -> None:
+    assert snap_compare(WorkbenchApp(), terminal_size=size, run_before=ready("read_file", "f2"))

@@ -1,0 +1,234 @@
+"""The workbench screen with a pilot: sources, filter, run form, approvals, help, sources panel."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import schema
+from tests.core.mcp.test_manager import FIXTURE
+from tests.core.plugins.test_manager import FIXTURES as PLUGIN_FIXTURES
+from tests.screens.test_main import labels, move_to, wait_until
+from workbench.app import WorkbenchApp
+from workbench.core.events import ToolSource
+from workbench.core.registry import registry
+from workbench.screens.approval import ApprovalScreen
+from workbench.screens.help import HelpScreen
+from workbench.screens.main import MainScreen
+from workbench.widgets.run_form import RunToolForm
+from workbench.widgets.sources import SourcesPanel
+from workbench.widgets.tools_tree import ToolsTree
+
+ALL_TYPES = {
+    "description": "echoes its typed arguments",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "loud": {"type": "boolean"},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "options": {"type": "object"},
+        },
+        "required": ["text"],
+    },
+}
+
+
+@pytest.fixture
+def typed_tool():
+    seen: list[dict] = []
+
+    def echo(args, **kw):
+        seen.append(args)
+        return json.dumps(args)
+
+    def broken(args, **kw):
+        raise RuntimeError("the tool broke")
+
+    registry.register("typed_echo", "testing", ALL_TYPES, echo)
+    registry.register("always_fails", "testing", schema("fails"), broken)
+    yield seen
+    registry.deregister("typed_echo")
+    registry.deregister("always_fails")
+
+
+async def loaded(pilot, app) -> MainScreen:
+    await wait_until(
+        pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime is not None
+    )
+    return app.screen
+
+
+async def test_the_tree_shows_all_three_sources(home: Path) -> None:
+    shutil.copytree(PLUGIN_FIXTURES / "positional", home / "plugins" / "positional")
+    (home / "config.yaml").write_text(
+        f"plugins:\n  enabled: [positional]\nmcp_servers:\n  fx:\n    command: {sys.executable}\n"
+        f"    args: [{FIXTURE[1]}]\n"
+    )
+    app = WorkbenchApp()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await loaded(pilot, app)
+            tree = screen.query_one(ToolsTree)
+            await wait_until(pilot, lambda: "MCP servers (8)" in labels(tree), timeout=20)
+            text = labels(tree)
+            assert "Built-in (7)" in text and "Plugins (1)" in text
+            assert "☑ mcp-fx (8)" in text and "☑ positional (1)" in text and "✔ pos_echo" in text
+            assert "MCP 1/1 ready" in screen.sub_title and "1 plugin(s)" in screen.sub_title
+            await pilot.press("f3")
+            await pilot.pause()
+            panel = screen.query_one(SourcesPanel)
+            assert (
+                panel.query_one("#servers").row_count == 1
+                and panel.query_one("#plugins").row_count >= 1
+            )
+    finally:
+        registry.deregister_owner(ToolSource.PLUGIN, "positional")
+
+
+async def test_filtering_narrows_the_tree(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        tree = screen.query_one(ToolsTree)
+        await pilot.press("slash", "r", "e", "a", "d")
+        await pilot.pause()
+        text = labels(tree)
+        assert "✔ read_file" in text and "✔ patch" not in text and "✔ terminal" not in text
+        assert "Built-in (1)" in text and "no match" in text
+        assert "1 match" in str(screen.query_one("#status-line").content)
+        await pilot.press("enter")  # back to the tree, on the first match
+        assert tree.has_focus and tree.cursor_node.data["name"] == "read_file"
+
+
+async def test_the_form_sends_every_schema_type(home: Path, typed_tool: list[dict]) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await loaded(pilot, app)
+        move_to(screen.query_one(ToolsTree), "tool", "typed_echo")
+        await pilot.press("f2")
+        form = screen.query_one(RunToolForm)
+        await wait_until(pilot, lambda: form.tool == "typed_echo" and form.query("#arg-options"))
+        form.query_one("#arg-text").text = "hello"  # a long-text field: a text area
+        form.query_one("#arg-count").value = "3"
+        form.query_one("#arg-ratio").value = "0.5"
+        form.query_one("#arg-loud").value = True
+        form.query_one("#arg-mode").value = "slow"
+        form.query_one("#arg-tags").text = '["a", "b"]'
+        form.query_one("#arg-options").text = '{"k": 1}'
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: typed_tool)
+        assert typed_tool[0] == {
+            "text": "hello",
+            "count": 3,
+            "ratio": 0.5,
+            "loud": True,
+            "mode": "slow",
+            "tags": ["a", "b"],
+            "options": {"k": 1},
+        }
+        await wait_until(
+            pilot, lambda: str(form.query_one("#form-status").content).startswith("ok")
+        )
+        form.query_one("#arg-tags").text = "[not json"
+        await pilot.press("ctrl+r")
+        assert "tags: not valid JSON" in str(form.query_one("#form-status").content)
+        assert len(typed_tool) == 1
+        detail = screen.query_one("#detail-facts").content.plain
+        assert "ok" in detail and "last calls" in detail
+
+
+async def test_a_failing_tool_shows_its_error(home: Path, typed_tool) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        move_to(screen.query_one(ToolsTree), "tool", "always_fails")
+        await pilot.press("f2")
+        form = screen.query_one(RunToolForm)
+        await wait_until(pilot, lambda: form.tool == "always_fails")
+        await pilot.press("ctrl+r")
+        await wait_until(
+            pilot, lambda: str(form.query_one("#form-status").content).startswith("error")
+        )
+        assert "RuntimeError: the tool broke" in str(form.query_one("#form-result").content.code)
+
+
+async def test_a_destructive_command_asks_and_enter_denies(
+    home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "victim.txt").write_text("x")
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        move_to(screen.query_one(ToolsTree), "tool", "terminal")
+        await pilot.press("f2")
+        form = screen.query_one(RunToolForm)
+        await wait_until(pilot, lambda: form.tool == "terminal" and form.query("#arg-command"))
+        form.query_one("#arg-command").value = "rm victim.txt"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        modal = app.screen
+        assert modal.focused.id == "deny" and modal.request.command == "rm victim.txt"
+        await pilot.press("enter")
+        await wait_until(
+            pilot, lambda: str(form.query_one("#form-status").content).startswith("denied")
+        )
+        assert (tmp_path / "victim.txt").exists()
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("o")
+        await wait_until(
+            pilot, lambda: str(form.query_one("#form-status").content).startswith("ok")
+        )
+        assert not (tmp_path / "victim.txt").exists()
+
+
+async def test_help_lists_every_binding_with_its_id(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        table = app.screen.query("Static")[1].content
+        ids = set(table.columns[2]._cells)
+        assert {
+            "app.quit",
+            "main.filter",
+            "tools.toggle_toolset",
+            "form.run",
+            "sources.restart",
+            "approval.once",
+            "viewer.close",
+        } <= ids
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_empty_sources_look_intentional(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        await pilot.press("f3")
+        await pilot.pause()
+        panel = screen.query_one(SourcesPanel)
+        assert "No MCP servers configured" in str(panel.query_one("#servers-empty").content)
+        assert panel.query_one("#servers-empty").display and not panel.query_one("#servers").display
+        assert "none configured" in " ".join(labels(screen.query_one(ToolsTree)))
+
+
+async def test_offered_tools_on_demand(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.screen.title_text == "5 tools offered to the model"
+        assert "read_file" in app.screen.items and "web_search" not in app.screen.items

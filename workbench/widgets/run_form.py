@@ -1,0 +1,189 @@
+"""The run-tool form: one field per schema property, and the result in place.
+
+Strings are inputs (long text fields are text areas), numbers and integers are validated
+inputs, booleans checkboxes, enums selects, arrays and objects JSON text areas. The call
+goes through the same path the agent uses (arguments checked, approvals, timeouts, budgets).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+
+LONG_TEXT = {"content", "old_string", "new_string", "text", "body", "patch", "code", "script"}
+
+
+class RunToolForm(VerticalScroll):
+    BINDINGS = [Binding("ctrl+r", "run", "Run the tool", id="form.run")]
+
+    class RunRequested(Message):
+        def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
+            super().__init__()
+            self.tool = tool
+            self.arguments = arguments
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tool: str | None = None
+        self.schema: dict[str, Any] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Select a tool in the tree to run it.", style="dim"), id="form-title")
+        yield Vertical(id="form-fields")
+        yield Button("Run (ctrl+r)", id="form-run", variant="primary", disabled=True)
+        yield Static("", id="form-status")
+        yield Static("", id="form-result")
+
+    async def show(self, tool: str | None, schema: dict[str, Any] | None) -> None:
+        """Build the fields for `tool` (clears the form when it is None)."""
+        if tool == self.tool:
+            return
+        self.tool, self.schema = tool, (schema or {}).get("parameters") or {}
+        fields = self.query_one("#form-fields", Vertical)
+        await fields.remove_children()
+        self.query_one("#form-status", Static).update("")
+        self.query_one("#form-result", Static).update("")
+        self.query_one("#form-run", Button).disabled = tool is None
+        if tool is None:
+            self.query_one("#form-title", Static).update(
+                Text("Select a tool in the tree to run it.", style="dim")
+            )
+            return
+        self.query_one("#form-title", Static).update(Text(f"Run {tool}", style="bold"))
+        required = set(self.schema.get("required") or [])
+        widgets = []
+        for name, spec in (self.schema.get("properties") or {}).items():
+            widgets.extend(_field(name, spec if isinstance(spec, dict) else {}, name in required))
+        if not widgets:
+            widgets.append(Static(Text("This tool takes no arguments.", style="dim")))
+        await fields.mount_all(widgets)
+
+    def arguments(self) -> dict[str, Any]:
+        """The form's values as arguments; raises ValueError naming a field that is wrong."""
+        args: dict[str, Any] = {}
+        for name, spec in (self.schema.get("properties") or {}).items():
+            value = self._value(name, spec if isinstance(spec, dict) else {})
+            if value is not None:
+                args[name] = value
+        return args
+
+    def _value(self, name: str, spec: dict[str, Any]) -> Any:
+        widget = self.query_one(f"#arg-{name}")
+        kind = _type(spec)
+        if isinstance(widget, Checkbox):
+            return widget.value
+        if isinstance(widget, Select):
+            return None if widget.is_blank() else widget.value
+        raw = widget.text if isinstance(widget, TextArea) else widget.value
+        if raw == "" and kind != "string":
+            return None
+        if raw == "" and name not in set(self.schema.get("required") or []):
+            return None
+        if kind in ("array", "object"):
+            try:
+                return json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{name}: not valid JSON ({exc.msg})") from None
+        if kind == "integer":
+            try:
+                return int(raw)
+            except ValueError:
+                raise ValueError(f"{name}: not an integer") from None
+        if kind == "number":
+            try:
+                return float(raw)
+            except ValueError:
+                raise ValueError(f"{name}: not a number") from None
+        return raw
+
+    def action_run(self) -> None:
+        if self.tool is None:
+            return
+        try:
+            args = self.arguments()
+        except ValueError as exc:
+            self.set_status(Text(str(exc), style="red"))
+            return
+        self.set_status(Text(f"Running {self.tool}…", style="yellow"))
+        self.post_message(self.RunRequested(self.tool, args))
+
+    @on(Button.Pressed, "#form-run")
+    def _run_pressed(self) -> None:
+        self.action_run()
+
+    def set_status(self, text: Text | str) -> None:
+        self.query_one("#form-status", Static).update(text)
+
+    def show_result(self, status: str, content: Any, duration: float, spilled: str | None) -> None:
+        style = "green" if status == "ok" else "red"
+        note = f" · full result in {spilled}" if spilled else ""
+        self.set_status(Text(f"{status} in {duration * 1000:.0f} ms{note}", style=style))
+        self.query_one("#form-result", Static).update(render_result(content))
+
+
+def render_result(content: Any) -> Any:
+    if isinstance(content, dict):
+        return Syntax(
+            json.dumps(content, indent=2, ensure_ascii=False)[:20_000], "json", word_wrap=True
+        )
+    try:
+        parsed = json.loads(content)
+    except (TypeError, ValueError):
+        return Text(str(content)[:20_000])
+    return Syntax(json.dumps(parsed, indent=2, ensure_ascii=False)[:20_000], "json", word_wrap=True)
+
+
+def _type(spec: dict[str, Any]) -> str:
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    return kind or "string"
+
+
+def _field(name: str, spec: dict[str, Any], required: bool) -> list[Any]:
+    kind = _type(spec)
+    title = Text(name, style="bold")
+    if required:
+        title.append(" *", "red")
+    title.append(f"  {kind}", "dim")
+    label = Label(title)
+    description = spec.get("description")
+    hint = (
+        [Static(Text(str(description), style="dim"), classes="field-hint")] if description else []
+    )
+    default = spec.get("default")
+    if isinstance(spec.get("enum"), list):
+        options = [(str(v), v) for v in spec["enum"]]
+        widget: Any = Select(
+            options,
+            id=f"arg-{name}",
+            allow_blank=not required,
+            value=default if default in spec["enum"] else Select.NULL,
+        )
+    elif kind == "boolean":
+        widget = Checkbox(name, bool(default), id=f"arg-{name}")
+    elif kind in ("integer", "number"):
+        widget = Input(
+            "" if default is None else str(default), placeholder=kind, type=kind, id=f"arg-{name}"
+        )
+    elif kind in ("array", "object") or name in LONG_TEXT:
+        initial = (
+            ""
+            if default is None
+            else (default if isinstance(default, str) else json.dumps(default))
+        )
+        widget = TextArea(initial, id=f"arg-{name}", classes="field-text")
+        if kind in ("array", "object"):
+            hint.append(Static(Text(f"JSON {kind}", style="dim italic"), classes="field-hint"))
+    else:
+        widget = Input("" if default is None else str(default), placeholder=name, id=f"arg-{name}")
+    return [label, *hint, widget]
