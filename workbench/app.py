@@ -6,15 +6,18 @@ import json
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from workbench import __version__
-from workbench.core.approval import ApprovalBroker, ApprovalRequest, Choice
 from workbench.resources import style
 from workbench.screens.main import MainScreen
+
+if TYPE_CHECKING:
+    from workbench.core.approval import ApprovalBroker, ApprovalRequest, Choice
 
 
 class ApprovalQueue:
@@ -52,6 +55,8 @@ class ApprovalQueue:
         )
 
     def _answered(self, request: ApprovalRequest, choice: Choice | None) -> None:
+        from workbench.core.approval import Choice
+
         self.broker.answer(request.id, choice or Choice.DENY)
         self.showing = False
         self._next()
@@ -68,11 +73,13 @@ class WorkbenchApp(App[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        from workbench.core.config import load_config
+        self.broker: ApprovalBroker | None = None  # made with the runtime, after the first frame
+        self._detach = lambda: None
 
-        config = load_config()
-        self.broker = ApprovalBroker.from_config(config)
-        self._detach = self.broker.attach(ApprovalQueue(self, self.broker))
+    def attach_approvals(self, broker: ApprovalBroker) -> None:
+        """Approval requests from now on open the modal, one at a time."""
+        self.broker = broker
+        self._detach = broker.attach(ApprovalQueue(self, broker))
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
@@ -87,7 +94,9 @@ class WorkbenchApp(App[None]):
         target = os.environ.get("HERMES_TUI_FIRST_FRAME")
         if target:
             heavy = {name: name in sys.modules for name in ("openai", "mcp")}
-            Path(target).write_text(json.dumps({"at": time.time(), "imported": heavy}))
+            from workbench.core.atomic import atomic_write_text
+
+            atomic_write_text(Path(target), json.dumps({"at": time.time(), "imported": heavy}))
 
     def on_unmount(self) -> None:
         self._detach()  # anything still waiting is denied

@@ -7,6 +7,7 @@ bursts of registry changes repaint once.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -39,6 +40,16 @@ class CallRecord:
     status: str
     duration: float
     summary: str
+
+
+class FilterInput(Input):
+    """The filter box: the tree is filtered in the same step as the keystroke, so both show
+    in one frame (a `Changed` message would cost a frame of its own)."""
+
+    def _watch_value(self, value: str) -> None:
+        super()._watch_value(value)
+        if isinstance(self.screen, MainScreen):
+            self.screen.apply_filter()
 
 
 class MainScreen(Screen[None]):
@@ -80,7 +91,7 @@ class MainScreen(Screen[None]):
         yield Header()
         with Horizontal(id="panes"):
             with Vertical(id="left"):
-                yield Input(placeholder="Filter tools ( / )", id="filter")
+                yield FilterInput(placeholder="Filter tools ( / )", id="filter")
                 yield ToolsTree(id="tools-tree")
             with TabbedContent(id="right", initial="detail"):
                 with TabPane("Detail", id="detail"):
@@ -99,15 +110,18 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="runtime")
     def load_runtime(self) -> None:
+        from workbench.core.approval import ApprovalBroker
         from workbench.core.runtime import load_runtime
 
         runtime = load_runtime()
+        runtime.broker = ApprovalBroker.from_config(runtime.config)
         runtime.registry.add_listener(self._on_registry_change)
         self.app.call_from_thread(self._runtime_ready, runtime)
 
     def _runtime_ready(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        runtime.broker = getattr(self.app, "broker", None) or runtime.broker
+        if hasattr(self.app, "attach_approvals"):
+            self.app.attach_approvals(runtime.broker)
         self.executor = runtime.executor(broker=runtime.broker)
         self.executor.on_event = lambda event: self.post_message(self.CoreEvent(event))
         self.refresh_tools()
@@ -123,6 +137,10 @@ class MainScreen(Screen[None]):
 
         for problem in collect_problems(runtime):
             self.notify(problem, severity="warning", timeout=8)
+        # The objects loaded so far live for the whole session: keep the cyclic collector
+        # from walking them again and again (its pauses showed as keystroke lag).
+        gc.collect()
+        gc.freeze()
 
     @work(thread=True, group="mcp")
     def start_mcp(self) -> None:
@@ -234,7 +252,8 @@ class MainScreen(Screen[None]):
         shown = f" · {matching} match" if query.strip() else ""
         self.query_one("#status-line", Static).update(
             f"{len(self._rows)} tools{shown} · {offered} offered to the model (o lists them) · "
-            "space toggles a toolset · F2 runs a tool · F1 help"
+            "space toggles a toolset · F2 runs a tool · F1 help",
+            layout=False,  # one fixed line: no need to lay the screen out again per keystroke
         )
         self._update_header(offered)
 
@@ -246,7 +265,9 @@ class MainScreen(Screen[None]):
             parts.append(f"MCP {sum(s.state == 'ready' for s in servers)}/{len(servers)} ready")
         if runtime is not None and runtime.plugins is not None:
             parts.append(f"{sum(s.status == 'loaded' for s in runtime.plugins.list())} plugin(s)")
-        self.sub_title = " · ".join(parts)
+        title = " · ".join(parts)
+        if title != self.sub_title:
+            self.sub_title = title
 
     def refresh_sources(self) -> None:
         if self.runtime is None:
@@ -255,10 +276,6 @@ class MainScreen(Screen[None]):
         plugins = self.runtime.plugins.list() if self.runtime.plugins is not None else []
         self.query_one(SourcesPanel).show(servers, plugins)
         self._update_header(sum(r["offered"] for r in self._rows))
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self) -> None:
-        self.apply_filter()
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:

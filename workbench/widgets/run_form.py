@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -131,6 +130,8 @@ class RunToolForm(VerticalScroll):
 
 
 def render_result(content: Any) -> Any:
+    from rich.syntax import Syntax  # pygments: loaded on first use, not before the first frame
+
     if isinstance(content, dict):
         return Syntax(
             json.dumps(content, indent=2, ensure_ascii=False)[:20_000], "json", word_wrap=True

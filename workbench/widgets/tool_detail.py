@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -37,6 +36,8 @@ class ToolDetail(VerticalScroll):
         text = json.dumps(
             (schema or {}).get("parameters", schema or {}), indent=2, ensure_ascii=False
         )
+        from rich.syntax import Syntax  # pygments: loaded on first use, not before the first frame
+
         code.update(Syntax(text, "json", theme="ansi_dark", word_wrap=True))
 
 

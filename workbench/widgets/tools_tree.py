@@ -16,6 +16,9 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 SOURCE_LABELS = {"builtin": "Built-in", "mcp": "MCP servers", "plugin": "Plugins"}
+# Tool leaves built up front; toolsets beyond this fill in when expanded, so a registry of
+# thousands of tools filters as fast as a small one.
+MAX_LEAVES = 80
 EMPTY = {
     "builtin": "none",
     "mcp": "none configured (mcp_servers in config.yaml)",
@@ -48,12 +51,13 @@ class ToolsTree(Tree[dict[str, Any]]):
         """Rebuild from `rows`, keeping only tools matching `query`; returns how many match."""
         keep, scroll = self._cursor_key(), self.scroll_y
         needle = query.strip().lower()
-        matching = [r for r in rows if not needle or _matches(r, needle)]
+        matching = [r for r in rows if not needle or needle in _haystack(r)]
         enabled = {t["name"]: t["enabled"] for t in toolsets}
         grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for row in matching:
             grouped.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
         self.clear()
+        budget = MAX_LEAVES
         for source in ("builtin", "mcp", "plugin"):
             sets = grouped.get(source, {})
             count = sum(len(v) for v in sets.values())
@@ -64,22 +68,40 @@ class ToolsTree(Tree[dict[str, Any]]):
                 empty = "no match" if needle else EMPTY[source]
                 node.add_leaf(Text(empty, style="dim italic"), {"kind": "empty", "name": source})
             for toolset, items in sorted(sets.items()):
-                self._add_toolset(node, toolset, items, enabled.get(toolset, True))
+                opened = len(items) <= budget
+                budget -= len(items) if opened else 0
+                self._add_toolset(node, toolset, items, enabled.get(toolset, True), opened)
             node.expand()
         self._restore_cursor(keep)
         self.scroll_to(y=scroll, animate=False, immediate=True)
         return len(matching)
 
-    def _add_toolset(self, parent: TreeNode, toolset: str, items: list, on: bool) -> None:
+    def _add_toolset(
+        self, parent: TreeNode, toolset: str, items: list, on: bool, opened: bool
+    ) -> None:
         box = "☑" if on else "☐"
         label = Text.assemble(f"{box} {toolset} ", (f"({len(items)})", "dim"))
-        node = parent.add(label, {"kind": "toolset", "name": toolset, "enabled": on})
-        for row in items:
+        data = {"kind": "toolset", "name": toolset, "enabled": on, "items": items, "filled": False}
+        node = parent.add(label, data, allow_expand=True)
+        if opened:
+            self._fill(node)
+            node.expand()
+
+    def _fill(self, node: TreeNode) -> None:
+        """Add a toolset's tool leaves (now, or when it is first expanded)."""
+        data = node.data
+        if data is None or data.get("filled"):
+            return
+        data["filled"] = True
+        dim = "" if data["enabled"] else "dim"
+        for row in data["items"]:
             mark = ("✔ ", "green") if row["available"] else ("✖ ", "red")
-            node.add_leaf(
-                Text.assemble(mark, (row["name"], "" if on else "dim")), {"kind": "tool", **row}
-            )
-        node.expand()
+            node.add_leaf(Text.assemble(mark, (row["name"], dim)), {"kind": "tool", **row})
+
+    @on(Tree.NodeExpanded)
+    def _expanded(self, event: Tree.NodeExpanded) -> None:
+        if event.node.data and event.node.data.get("kind") == "toolset":
+            self._fill(event.node)
 
     def _cursor_key(self) -> tuple[str, str] | None:
         node = self.cursor_node
@@ -135,9 +157,9 @@ class ToolsTree(Tree[dict[str, Any]]):
             event.node.toggle()
 
 
-def _matches(row: dict[str, Any], needle: str) -> bool:
-    return (
-        needle in row["name"].lower()
-        or needle in row["toolset"].lower()
-        or needle in row["owner"].lower()
-    )
+def _haystack(row: dict[str, Any]) -> str:
+    """What the filter matches against, lowercased once per row (rows are rebuilt on change)."""
+    text = row.get("_search")
+    if text is None:
+        text = row["_search"] = f"{row['name']}\0{row['toolset']}\0{row['owner']}".lower()
+    return text
