@@ -69,12 +69,18 @@ class WorkbenchApp(App[None]):
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "help", "Help", id="app.help"),
+        Binding("f6", "chat", "Chat", id="app.chat"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, view: Path | None = None) -> None:
         super().__init__()
+        from workbench.widgets.timeline import TimelineModel
+
         self.broker: ApprovalBroker | None = None  # made with the runtime, after the first frame
         self._detach = lambda: None
+        self.runtime = None  # the core, once MainScreen has loaded it
+        self.timeline_model = TimelineModel()  # every call: agent, run form, plugins
+        self.view_path = view
 
     def attach_approvals(self, broker: ApprovalBroker) -> None:
         """Approval requests from now on open the modal, one at a time."""
@@ -82,8 +88,33 @@ class WorkbenchApp(App[None]):
         self._detach = broker.attach(ApprovalQueue(self, broker))
 
     def on_mount(self) -> None:
+        from workbench.screens.session import SessionScreen
+
+        self.install_screen(SessionScreen(), name="session")
         self.push_screen(MainScreen())
+        if self.view_path is not None:
+            self.open_viewer(self.view_path)
         self.call_after_refresh(self._first_frame)
+
+    def action_chat(self) -> None:
+        """Open the session screen (chat and timeline); F6 there comes back."""
+        from workbench.screens.session import SessionScreen
+
+        if not isinstance(self.screen, SessionScreen):
+            self.push_screen("session")
+
+    def record_call(self, event: object) -> None:
+        """A call made outside the chat (run form, plugin) goes on the timeline too."""
+        kind = type(event).__name__
+        if kind == "ToolCallStarted":
+            self.timeline_model.started(event)
+        elif kind == "ToolCallFinished":
+            self.timeline_model.finished(event)
+        session = self.get_screen("session")
+        if session.is_mounted:
+            from workbench.widgets.timeline import Timeline
+
+            session.query_one(Timeline).changed()
 
     def _first_frame(self) -> None:
         """Record when the first frame was painted (HERMES_TUI_FIRST_FRAME names the file)."""
@@ -108,9 +139,12 @@ class WorkbenchApp(App[None]):
     def action_help(self) -> None:
         from workbench.screens.approval import ApprovalScreen
         from workbench.screens.help import HelpScreen
+        from workbench.screens.session import SessionScreen
         from workbench.screens.viewer import ViewerScreen
+        from workbench.widgets.chat import PromptArea, ToolCard
         from workbench.widgets.run_form import RunToolForm
         from workbench.widgets.sources import SourcesPanel
+        from workbench.widgets.timeline import Timeline
         from workbench.widgets.tools_tree import ToolsTree
 
         self.push_screen(
@@ -123,6 +157,10 @@ class WorkbenchApp(App[None]):
                     ("Sources", SourcesPanel),
                     ("Approval", ApprovalScreen),
                     ("Result viewer", ViewerScreen),
+                    ("Chat", SessionScreen),
+                    ("Prompt", PromptArea),
+                    ("Tool card", ToolCard),
+                    ("Timeline", Timeline),
                 ]
             )
         )
@@ -209,7 +247,11 @@ class WorkbenchApp(App[None]):
             placeholder="Spilled result…",
         )
 
-    def open_viewer(self, path: Path) -> None:
+    def open_viewer(self, path: Path | str) -> None:
         from workbench.screens.viewer import ViewerScreen
 
+        path = Path(path)
+        if not path.is_file():
+            self.notify(f"Cannot open {path}: no such file", severity="error")
+            return
         self.push_screen(ViewerScreen(path))

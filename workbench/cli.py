@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("id", help="session id (or a unique prefix)")
     export.add_argument("-o", "--output", help="file to write (default: stdout)")
 
+    view = sub.add_parser("view", help="open a file (a spilled result, a log) in the result viewer")
+    view.add_argument("path", help="the file to view, however large")
+
     sub.add_parser("doctor", help="check the home dir, config, tool modules, plugins and MCP")
     return parser
 
@@ -82,12 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command is None and args.resume is not None:
-        # Until the workbench has its chat pane, a resumed session continues in this terminal.
+        # A resumed session continues in this terminal (`hermes-tui chat --resume`).
         args = build_parser().parse_args(
             ["chat", "--resume", args.resume] if args.resume else ["chat", "--resume"]
         )
     if args.command is None:
         return _run_app()
+    if args.command == "view":
+        return _run_app(view=args.path)
     from workbench import chat_cli
     from workbench.core.runtime import load_runtime
 
@@ -117,7 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         runtime.stop_mcp()
 
 
-def _run_app() -> int:
+def _run_app(view: str | None = None) -> int:
+    from pathlib import Path
+
+    if view is not None and not Path(view).is_file():
+        _err(f"no such file: {view}")
+        return EXIT_USAGE
     if not sys.stdout.isatty():
         print(
             "hermes-tui: the workbench needs a terminal; see `hermes-tui --help`", file=sys.stderr
@@ -125,7 +135,7 @@ def _run_app() -> int:
         return EXIT_USAGE
     from workbench.app import WorkbenchApp
 
-    WorkbenchApp().run()
+    WorkbenchApp(view=Path(view) if view else None).run()
     return EXIT_OK
 
 

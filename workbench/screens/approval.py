@@ -1,7 +1,7 @@
 """The approval modal: a destructive action waits for an explicit yes; everything else is no.
 
 Deny has the focus, and Enter, Esc, closing and the countdown all deny; allowing needs an
-explicit key: `o` once, `s` session, `a` always (`d` denies). The full command is shown,
+explicit key: `o` once, `s` session, `a` always (`d` denies; so does any other key). The full command is shown,
 wrapped, never truncated, with the dangerous parts highlighted and the detector's reasons,
 the working directory and the files it would write.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -19,6 +19,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from workbench.core.approval import ApprovalRequest, Choice
+
+CHOICE_KEYS = frozenset({"o", "s", "a", "d", "escape", "enter"})
+MOVE_KEYS = frozenset({"tab", "shift+tab", "left", "right", "up", "down"})
 
 
 def highlighted(request: ApprovalRequest) -> Text:
@@ -85,6 +88,12 @@ class ApprovalScreen(ModalScreen[Choice]):
         self.query_one("#approval-countdown", Static).update(
             Text(f"Denied automatically in {left:.0f}s{more}. Enter denies.", style="dim")
         )
+
+    def on_key(self, event: events.Key) -> None:
+        # fail closed: a key that is not a choice or a way between the buttons denies
+        if event.key not in CHOICE_KEYS | MOVE_KEYS:
+            event.stop()
+            self.dismiss(Choice.DENY)
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(Choice(choice))

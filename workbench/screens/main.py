@@ -120,6 +120,7 @@ class MainScreen(Screen[None]):
 
     def _runtime_ready(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self.app.runtime = runtime
         if hasattr(self.app, "attach_approvals"):
             self.app.attach_approvals(runtime.broker)
         self.executor = runtime.executor(broker=runtime.broker)
@@ -189,6 +190,8 @@ class MainScreen(Screen[None]):
             self.notify(f"tools changed: {changes}", title=f"MCP server {event.server}")
         elif kind == "ToolCallFinished":
             self._record_call(event)
+        if kind in ("ToolCallStarted", "ToolCallFinished") and hasattr(self.app, "record_call"):
+            self.app.record_call(event)
         if kind in ("PluginChanged", "ServerChanged", "ToolsChanged"):
             self.refresh_sources()
 

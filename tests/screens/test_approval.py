@@ -1,0 +1,82 @@
+"""The approval modal fails closed: only o, s and a allow; every other way out denies."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from textual.app import App
+
+from workbench.core.approval import ApprovalRequest, Choice
+from workbench.core.safety import analyze_command
+from workbench.screens.approval import ApprovalScreen
+
+
+def request(command: str = "rm -rf build", timeout: float = 60.0) -> ApprovalRequest:
+    return ApprovalRequest(
+        id=1,
+        tool="terminal",
+        command=command,
+        reason="deletes build",
+        verdict=analyze_command(command),
+        cwd="/work/project",
+        label="",
+        timeout=timeout,
+        deadline=time.monotonic() + timeout,
+    )
+
+
+class ModalHost(App[None]):
+    def __init__(self, req: ApprovalRequest) -> None:
+        super().__init__()
+        self.req, self.answers = req, []
+
+    def on_mount(self) -> None:
+        self.push_screen(ApprovalScreen(self.req, pending=2), self.answers.append)
+
+
+async def answer(keys: list[str], req: ApprovalRequest | None = None, wait: float = 0.0):
+    app = ModalHost(req or request())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.screen.focused.id == "deny"
+        for key in keys:
+            await pilot.press(key)
+        deadline = time.monotonic() + max(wait, 1.0)
+        while not app.answers and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        return app.answers
+
+
+@pytest.mark.parametrize("key", ["enter", "escape", "d", "x", "space", "y", "ctrl+a"])
+async def test_every_key_but_an_allow_key_denies(key: str) -> None:
+    assert await answer([key]) == [Choice.DENY]
+
+
+@pytest.mark.parametrize(
+    ("key", "choice"), [("o", Choice.ONCE), ("s", Choice.SESSION), ("a", Choice.ALWAYS)]
+)
+async def test_each_allow_key_allows_as_it_says(key: str, choice: Choice) -> None:
+    assert await answer([key]) == [choice]
+
+
+async def test_moving_between_buttons_is_not_an_answer_but_enter_on_one_is() -> None:
+    assert await answer(["tab", "enter"]) == [Choice.ONCE]
+
+
+async def test_silence_until_the_countdown_ends_denies() -> None:
+    assert await answer([], request(timeout=0.3), wait=3.0) == [Choice.DENY]
+
+
+async def test_the_whole_command_is_shown_with_its_dangerous_span_and_the_queue() -> None:
+    long = "echo " + "x" * 300 + " && rm -rf /tmp/precious"
+    app = ModalHost(request(long))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        shown = app.screen.query_one("#approval-command").query_one("Static")
+        rendered = shown.render()
+        assert str(rendered) == long  # wrapped by the widget, never cut
+        styled = [long[s.start : s.end] for s in rendered.spans if "red" in str(s.style)]
+        assert any("rm -rf /tmp/precious" in part for part in styled)
+        assert "2 more waiting" in str(app.screen.query_one("#approval-countdown").render())
+        assert "/work/project" in str(app.screen.query_one("#approval-facts").render())

@@ -1,0 +1,137 @@
+"""The session screen with a pilot, against a real OpenAI-protocol server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.screens.test_main import wait_until
+from tests.screens.test_workbench import loaded
+from tests.support.fake_openai import FakeOpenAI, text, tools
+from workbench.app import WorkbenchApp
+from workbench.screens.approval import ApprovalScreen
+from workbench.screens.session import SessionScreen
+from workbench.widgets.chat import AssistantMessage, PromptArea, ToolCard
+from workbench.widgets.timeline import Timeline
+
+
+@pytest.fixture
+def server(home: Path, tmp_path: Path, monkeypatch):
+    fake = FakeOpenAI().start()
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        f"model:\n  base_url: {fake.url}\n  api_key: {fake.api_key}\n  name: fake\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    yield fake
+    fake.stop()
+
+
+async def open_session(pilot, app) -> SessionScreen:
+    await loaded(pilot, app)
+    await pilot.press("f6")
+    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
+    return app.screen
+
+
+async def send(pilot, screen: SessionScreen, prompt: str) -> None:
+    screen.query_one(PromptArea).text = prompt
+    screen.query_one(PromptArea).focus()
+    await pilot.press("enter")
+
+
+async def test_a_reply_streams_in_and_the_turn_line_counts_tokens(server) -> None:
+    server.add(text("Hello **there**, friend.", chunks=6, delay=0.01))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "hi")
+        await wait_until(pilot, lambda: "in ·" in str(screen.query_one("#turn-line").content))
+        await pilot.pause()
+        replies = list(screen.query(AssistantMessage))
+        assert [r.reply for r in replies] == ["Hello **there**, friend."]
+        assert "11 in" in str(screen.query_one("#turn-line").content)
+        assert server.requests[-1]["messages"][-1]["content"] == "hi"
+
+
+async def test_parallel_calls_get_cards_and_lanes_and_a_denied_command_never_runs(
+    server, tmp_path: Path
+) -> None:
+    server.add(
+        tools(
+            ("read_file", {"path": "a.txt"}),
+            ("read_file", {"path": "b.txt"}),
+            ("terminal", {"command": "rm a.txt"}),
+        ),
+        text("Both read; nothing deleted."),
+    )
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "read both, then delete a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert app.screen.request.command == "rm a.txt"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "answered" in str(screen.query_one("#turn-line").content))
+        cards = {c.call_id: c for c in screen.query(ToolCard)}
+        assert [(c.tool, c.status) for c in cards.values()] == [
+            ("read_file", "ok"),
+            ("read_file", "ok"),
+            ("terminal", "denied"),
+        ]
+        assert (tmp_path / "a.txt").exists()
+        model = screen.query_one(Timeline).model
+        reads = [b for b in model.bars if b.name == "read_file"]
+        terminal = model.by_id[list(cards)[2]]
+        assert {b.lane for b in reads} == {0, 1} and all(b.parallel for b in reads)
+        assert reads[0].segment == reads[1].segment != terminal.segment
+        assert not terminal.parallel and "terminal" in terminal.reason
+        assert terminal.start >= max(b.end for b in reads)
+
+
+async def test_esc_cancels_a_streaming_reply_and_gives_the_prompt_back(server) -> None:
+    server.add(text("word " * 400, chunks=400, delay=0.01))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "tell me a long story")
+        await wait_until(pilot, lambda: screen.query(AssistantMessage))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: "cancelled" in str(screen.query_one("#turn-line").content))
+        assert not screen.busy
+        assert screen.query_one(PromptArea).text == "tell me a long story"
+        assert len(screen.query_one(AssistantMessage).reply) < len("word " * 400)
+
+
+async def test_up_and_down_walk_the_prompt_history(server) -> None:
+    server.add(text("one"), text("two"))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        prompt = screen.query_one(PromptArea)
+        for words in ("first question", "second question"):
+            await send(pilot, screen, words)
+            await wait_until(pilot, lambda: not screen.busy and len(server.requests) >= 1)
+            await wait_until(
+                pilot, lambda: "answered" in str(screen.query_one("#turn-line").content)
+            )
+        await pilot.press("up")
+        assert prompt.text == "second question"
+        await pilot.press("up")
+        assert prompt.text == "first question"
+        await pilot.press("down", "down")
+        assert prompt.text == ""
+        await pilot.press("a", "ctrl+j", "b")
+        assert prompt.text == "a\nb"
+
+
+async def test_without_a_model_the_pane_says_how_to_configure_one(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await wait_until(pilot, lambda: len(screen.query(".note")) > 0)
+        note = str(screen.query(".note").first().render())
+        assert "model.base_url" in note and "config.yaml" in note

@@ -1,0 +1,266 @@
+"""The session screen: the conversation beside the live timeline of its tool calls.
+
+The agent runs in an async worker on the app's loop (its tools on the executor's workers),
+and its events arrive here as messages. Esc cancels the running turn (the stream and the
+tool calls stop) and gives the prompt back.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from workbench.widgets.chat import AssistantMessage, ChatLog, PromptArea, ToolCard, head_and_tail
+from workbench.widgets.timeline import Bar, Timeline
+
+CONFIGURE = (
+    "To use your own model, set `model.base_url`, `model.api_key` (or `api_key_env`) and "
+    "`model.name` in $HERMES_HOME/config.yaml, or OPENAI_BASE_URL and OPENAI_API_KEY."
+)
+
+
+class SessionScreen(Screen[None]):
+    AUTO_FOCUS = "#prompt"
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel the turn", id="session.cancel"),
+        Binding("f6", "app.pop_screen", "Tools", id="session.tools"),
+        Binding("f7", "focus_timeline", "Timeline", id="session.timeline"),
+        Binding("f8", "focus_prompt", "Prompt", id="session.prompt"),
+    ]
+
+    class AgentEvent(Message):
+        def __init__(self, event: object) -> None:
+            super().__init__()
+            self.event = event
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: Any = None
+        self.reply: AssistantMessage | None = None
+        self.busy = False
+        self.last_prompt = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="session-panes"):
+            with Vertical(id="chat-pane"):
+                yield ChatLog(id="chat-log")
+                yield Static("", id="turn-line")
+                yield PromptArea(id="prompt")
+            with Vertical(id="timeline-pane"):
+                yield Static(
+                    Text("Timeline  ← → select · +/- zoom · f follow · v view result", style="dim"),
+                    id="timeline-heading",
+                )
+                yield Timeline(getattr(self.app, "timeline_model", None), id="timeline")
+                with VerticalScroll(id="call-detail-box"):
+                    yield Static(Text("Select a call to see it.", style="dim"), id="call-detail")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        runtime = getattr(self.app, "runtime", None)
+        if runtime is None:
+            await self.query_one(ChatLog).note(Text("The workbench is still loading…", style="dim"))
+            return
+        await self.query_one(ChatLog).note(self._introduction(runtime))
+
+    def _introduction(self, runtime: Any) -> Text:
+        from workbench.core import local_model
+        from workbench.core.model import resolve
+
+        settings = resolve(runtime.config)
+        if not settings.local:
+            return Text(
+                f"Talking to {settings.describe()}. Enter sends, ctrl+j adds a line, Esc cancels.",
+                style="dim",
+            )
+        if local_model.installed(local_model.MODELS[settings.model]):
+            return Text(
+                f"No model endpoint is configured, so the bundled local model ({settings.model}) "
+                f"answers, offline; it starts with your first message (a few seconds). It is small: "
+                f"good at a first tool call, weak at long tasks. {CONFIGURE}",
+                style="dim",
+            )
+        return Text(
+            f"No model is configured and the bundled local model is not installed (`make run` "
+            f"installs it). {CONFIGURE} The rest of the workbench works without a model.",
+            style="yellow",
+        )
+
+    # -- sending -----------------------------------------------------------------------
+
+    @on(PromptArea.Submitted)
+    async def _submitted(self, message: PromptArea.Submitted) -> None:
+        if self.busy:
+            self.notify("A turn is running; Esc cancels it.", severity="warning")
+            self.query_one(PromptArea).text = message.text
+            return
+        self.last_prompt = message.text
+        await self.query_one(ChatLog).user(message.text)
+        self.converse(message.text)
+
+    @work(exclusive=True, group="chat")
+    async def converse(self, prompt: str) -> None:
+        log = self.query_one(ChatLog)
+        self.busy = True
+        try:
+            if self.session is None and not await self._start_session(log):
+                return
+            finished = await self.session.turn(prompt)
+            await self._finish_reply()
+            self._turn_line(finished)
+            if finished.error:
+                await log.note(Text(finished.error, style="red"))
+            if finished.reason == "cancelled":
+                await log.note(Text("cancelled", style="magenta"))
+        finally:
+            self.busy = False
+
+    async def _start_session(self, log: ChatLog) -> bool:
+        from workbench.core.model import resolve
+        from workbench.core.session import ChatSession
+
+        runtime = self.app.runtime
+        settings = resolve(runtime.config)
+        try:
+            self.session = ChatSession(
+                runtime,
+                settings,
+                broker=runtime.broker,
+                clarify=self._ask_user,
+                on_event=lambda e: self.post_message(self.AgentEvent(e)),
+            )
+            if settings.local:
+                await log.note(Text("Starting the local model…", style="dim"))
+            await self.session.start()
+        except Exception as exc:
+            self.session = None
+            await log.note(Text(f"The model could not start: {exc}\n{CONFIGURE}", style="red"))
+            return False
+        self.sub_title = f"{settings.describe()} · session {self.session.id}"
+        return True
+
+    async def _ask_user(self, question: str, choices: list[str]) -> str | None:
+        from workbench.screens.pick import PickScreen
+
+        if choices:
+            return await self.app.push_screen_wait(PickScreen(f"? {question}", choices))
+        await self.query_one(ChatLog).note(
+            Text(f"? {question} (answer below; it is sent to the model)", style="bold yellow")
+        )
+        return None
+
+    def action_cancel(self) -> None:
+        if self.session is not None and self.busy:
+            self.session.cancel()
+            prompt = self.query_one(PromptArea)
+            if not prompt.text:
+                prompt.text = self.last_prompt  # the prompt comes back
+            prompt.focus()
+
+    def action_focus_timeline(self) -> None:
+        self.query_one(Timeline).focus()
+
+    def action_focus_prompt(self) -> None:
+        self.query_one(PromptArea).focus()
+
+    # -- events ------------------------------------------------------------------------
+
+    async def on_session_screen_agent_event(self, message: AgentEvent) -> None:
+        event, kind = message.event, type(message.event).__name__
+        log = self.query_one(ChatLog)
+        if kind == "TextDelta":
+            if self.reply is None:
+                self.reply = await log.add(AssistantMessage())
+            await self.reply.add_fragment(event.text)
+            log.scroll_end(animate=False)
+        elif kind == "RoundStarted":
+            await self._finish_reply()
+        elif kind == "ToolCallStarted":
+            await self._finish_reply()
+            await log.card(event.call_id, event.name, event.arguments, event.label)
+            self.call_started(event)
+        elif kind == "ToolCallFinished":
+            card = log.cards.get(event.call_id)
+            if card is not None:
+                card.finish(
+                    event.status, event.duration, event.content, str(event.spilled or "") or None
+                )
+            self.call_finished(event)
+
+    def call_started(self, event: Any) -> None:
+        """A call from the agent, the run form or a plugin: onto the timeline."""
+        self.query_one(Timeline).started(event)
+
+    def call_finished(self, event: Any) -> None:
+        self.query_one(Timeline).finished(event)
+
+    async def _finish_reply(self) -> None:
+        if self.reply is not None:
+            await self.reply.finish()
+            self.reply = None
+
+    def _turn_line(self, finished: Any) -> None:
+        self.query_one("#turn-line", Static).update(
+            Text(
+                f"↑ {finished.prompt_tokens:,} in · ↓ {finished.completion_tokens:,} out · {finished.elapsed:.1f} s · "
+                f"{finished.rounds} round(s) · {finished.reason}",
+                style="dim",
+            )
+        )
+
+    @on(Timeline.Selected)
+    def _bar_selected(self, message: Timeline.Selected) -> None:
+        self.query_one("#call-detail", Static).update(
+            describe_bar(message.bar, self.query_one(Timeline))
+        )
+
+    @on(ToolCard.ViewRequested)
+    def _view_card(self, message: ToolCard.ViewRequested) -> None:
+        bar = self.query_one(Timeline).model.by_id.get(message.call_id)
+        self._open(bar)
+
+    def _open(self, bar: Bar | None) -> None:
+        if bar is not None and bar.spilled:
+            self.app.open_viewer(bar.spilled)
+        else:
+            self.notify(
+                "This result was small enough to keep in the conversation; nothing was spilled."
+            )
+
+    def key_v(self) -> None:
+        timeline = self.query_one(Timeline)
+        if timeline.has_focus and timeline.selected is not None:
+            self._open(timeline.model.bars[timeline.selected])
+
+
+def describe_bar(bar: Bar, timeline: Timeline) -> Text:
+    origin = timeline.model.origin or bar.start
+    text = Text()
+    text.append(f"{bar.name}", "bold")
+    if bar.label:
+        text.append(f"  [{bar.label}]", "cyan")
+    text.append(f"  {bar.status}\n")
+    duration = (bar.end - bar.start) if bar.end is not None else None
+    text.append(f"started +{bar.start - origin:.2f}s", "dim")
+    text.append(f" · {duration * 1000:.0f} ms\n" if duration is not None else " · running\n", "dim")
+    where = "in parallel with others" if bar.parallel else f"alone: {bar.reason or 'a single call'}"
+    text.append(f"segment {bar.segment + 1}, {where}\n")
+    if bar.arguments is not None:
+        text.append(json.dumps(bar.arguments, indent=2, ensure_ascii=False) + "\n")
+    if bar.content:
+        content = bar.content if isinstance(bar.content, str) else json.dumps(bar.content)
+        text.append("\nresult\n", "dim")
+        text.append(head_and_tail(content, 400))
+    if bar.spilled:
+        text.append(f"\nfull result: {bar.spilled} (v opens it)", "dim")
+    return text
