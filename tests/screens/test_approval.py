@@ -7,6 +7,7 @@ import time
 import pytest
 from textual.app import App
 
+from workbench.app import WorkbenchApp
 from workbench.core.approval import ApprovalRequest, Choice
 from workbench.core.safety import analyze_command
 from workbench.screens.approval import ApprovalScreen
@@ -27,6 +28,8 @@ def request(command: str = "rm -rf build", timeout: float = 60.0) -> ApprovalReq
 
 
 class ModalHost(App[None]):
+    CSS_PATH = WorkbenchApp.CSS_PATH
+
     def __init__(self, req: ApprovalRequest) -> None:
         super().__init__()
         self.req, self.answers = req, []

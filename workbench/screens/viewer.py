@@ -1,124 +1,212 @@
 """The result viewer: any file, however large, on screen at once.
 
-The file is memory-mapped; the first lines are indexed before the first frame and the rest
-of the line index is built in a worker thread, so a 500 MB file opens instantly. Only the
-visible lines are read and decoded.
+Search (/ n N, with a match count), go to line (:), wrap (w), JSON pretty-printing (j,
+on by default for a compact JSON result), and copy of the selected lines (c). Searching,
+indexing and pretty-printing run in worker threads; the screen never waits for them.
 """
 
 from __future__ import annotations
 
-import mmap
-import os
-from array import array
+import bisect
+import json
+import re
+import time
 from pathlib import Path
 
-from rich.segment import Segment
-from rich.style import Style
-from textual import work
+from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.geometry import Size
-from textual.message import Message
 from textual.screen import Screen
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
-FIRST_CHUNK = 1 << 20  # indexed before the first frame
-GUTTER = Style(dim=True)
+from workbench.widgets.file_view import FileView, LineIndex, find_lines
 
-
-class FileView(ScrollView):
-    """Lines of a memory-mapped file, with line numbers; only what is visible is read."""
-
-    def __init__(self, path: Path, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.path = path
-        self._file = open(path, "rb")  # noqa: SIM115 - kept open while the view lives
-        size = os.fstat(self._file.fileno()).st_size
-        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        self.size_bytes = size
-        self.offsets = array("Q", [0])
-        self.indexed = 0  # bytes indexed so far
-        self._index_until(min(size, FIRST_CHUNK))
-        self.widest = 200
-
-    @property
-    def line_count(self) -> int:
-        return len(self.offsets) - (0 if self.indexed >= self.size_bytes else 1)
-
-    def _index_until(self, end: int) -> None:
-        data, position, offsets = self._map, self.indexed, self.offsets
-        while position < end:
-            newline = data.find(b"\n", position, end)
-            if newline < 0:
-                break
-            offsets.append(newline + 1)
-            position = newline + 1
-        self.indexed = end if end >= self.size_bytes else position
-        if self.indexed >= self.size_bytes and offsets[-1] != self.size_bytes:
-            offsets.append(self.size_bytes)  # a last line without a newline
-        self.virtual_size = Size(self.widest + 10, max(1, len(offsets) - 1))
-
-    def on_mount(self) -> None:
-        if self.indexed < self.size_bytes:
-            self.index_rest()
-
-    @work(thread=True, exclusive=True, group="index")
-    def index_rest(self) -> None:
-        step = 32 << 20
-        while self.indexed < self.size_bytes:
-            self._index_until(min(self.size_bytes, self.indexed + step))
-            self.app.call_from_thread(self.refresh)
-        self.app.call_from_thread(self.post_message, self.Indexed())
-
-    class Indexed(Message):
-        """The whole file is indexed."""
-
-    def line(self, number: int) -> str:
-        start, end = self.offsets[number], self.offsets[number + 1]
-        return self._map[start:end].decode("utf-8", errors="replace").rstrip("\r\n")
-
-    def render_line(self, y: int) -> Strip:
-        number = self.scroll_offset.y + y
-        if number >= len(self.offsets) - 1:
-            return Strip.blank(self.size.width)
-        text = self.line(number).expandtabs(4)
-        gutter = f"{number + 1:>8} │ "
-        visible = text[
-            self.scroll_offset.x : self.scroll_offset.x + max(0, self.size.width - len(gutter))
-        ]
-        return Strip([Segment(gutter, GUTTER), Segment(visible)]).crop(0, self.size.width)
-
-    def on_unmount(self) -> None:
-        if isinstance(self._map, mmap.mmap):
-            self._map.close()
-        self._file.close()
+PRETTY_LIMIT = 64 << 20  # bytes of JSON we parse to pretty-print
 
 
 class ViewerScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Close viewer", id="viewer.close"),
-        Binding("g", "top", "Top", id="viewer.top"),
-        Binding("G", "bottom", "Bottom", id="viewer.bottom"),
+        Binding("escape,q", "close", "Close viewer", id="viewer.close"),
+        Binding("slash", "ask('search')", "Search", id="viewer.search"),
+        Binding("n", "next_match(1)", "Next match", id="viewer.next"),
+        Binding("N", "next_match(-1)", "Previous match", id="viewer.previous"),
+        Binding("colon,ctrl+g", "ask('goto')", "Go to line", id="viewer.goto"),
+        Binding("w", "wrap", "Wrap", id="viewer.wrap"),
+        Binding("j", "pretty", "JSON pretty / raw", id="viewer.pretty"),
+        Binding("c", "copy", "Copy selection", id="viewer.copy"),
+        Binding("g", "top", "Top", id="viewer.top", show=False),
+        Binding("G", "bottom", "Bottom", id="viewer.bottom", show=False),
     ]
 
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = Path(path)
+        self.matches: list[int] = []
+        self.match_total = 0
+        self.needle = ""
+        self.pretty: bytes | None = None
+        self._asking = ""
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.path}", id="viewer-title")
-        yield FileView(self.path, id="viewer-lines")
+        yield Static(str(self.path), id="viewer-title")
+        yield FileView.of_file(self.path, id="viewer-lines")
+        yield Input(id="viewer-input")
         yield Footer()
 
+    @property
+    def view(self) -> FileView:
+        return self.query_one(FileView)
+
     def on_mount(self) -> None:
-        view = self.query_one(FileView)
-        view.focus()
-        self.query_one("#viewer-title", Static).update(f"{self.path} · {view.size_bytes:,} bytes")
+        self.view.focus()
+        self._title()
+        if self.view.index.size <= PRETTY_LIMIT and _looks_compact_json(self.view.index):
+            self.make_pretty()
+
+    def _title(self, extra: str = "") -> None:
+        view = self.view
+        lines = f"{view.index.count:,} lines" if view.index.complete else "indexing…"
+        mode = " · JSON pretty" if view.id == "viewer-pretty" else ""
+        found = f" · {self.match_total:,} matches of “{self.needle}”" if self.needle else ""
+        self.query_one("#viewer-title", Static).update(
+            Text.assemble(
+                (str(self.path), "bold"),
+                f" · {view.index.size:,} bytes · {lines}{mode}{found}",
+                (f" · {extra}" if extra else "", "dim"),
+            )
+        )
+
+    @on(FileView.Indexed)
+    def _indexed(self) -> None:
+        self._title()
+
+    # -- search and go to --------------------------------------------------------------
+
+    def action_ask(self, what: str) -> None:
+        field = self.query_one("#viewer-input", Input)
+        self._asking = what
+        field.placeholder = "search for…" if what == "search" else "go to line…"
+        field.value = self.needle if what == "search" else ""
+        field.add_class("-open")
+        field.focus()
+
+    @on(Input.Submitted, "#viewer-input")
+    def _answered(self, event: Input.Submitted) -> None:
+        event.input.remove_class("-open")
+        self.view.focus()
+        value = event.value.strip()
+        if self._asking == "goto":
+            if value.isdigit():
+                self.view.go_to(int(value) - 1)
+            else:
+                self.notify(f"{value!r} is not a line number", severity="warning")
+        elif value:
+            self.search(value)
+
+    def search(self, needle: str) -> None:
+        self.needle, self.matches, self.match_total = needle, [], 0
+        self.view.pattern = _pattern(needle)
+        self._title("searching…")
+        self._search(self.view, needle)
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search(self, view: FileView, needle: str) -> None:
+        while not view.index.complete:  # line numbers need the whole index
+            time.sleep(0.02)
+        lines, total = find_lines(view.index, needle)
+        self.app.call_from_thread(self._found, needle, lines, total)
+
+    def _found(self, needle: str, lines: list[int], total: int) -> None:
+        if needle != self.needle:
+            return
+        self.matches, self.match_total = lines, total
+        self._title("" if total else "no match")
+        if lines:
+            self.action_next_match(1, inclusive=True)
+
+    def action_next_match(self, step: int, inclusive: bool = False) -> None:
+        if not self.matches:
+            if self.needle:
+                self.notify(f"“{self.needle}” is not in this file")
+            return
+        cursor = self.view.cursor
+        if step > 0:
+            at = bisect.bisect_left(self.matches, cursor + (0 if inclusive else 1))
+            target = self.matches[at % len(self.matches)]
+        else:
+            at = bisect.bisect_left(self.matches, cursor) - 1
+            target = self.matches[at % len(self.matches)]
+        self.view.go_to(target)
+        position = self.matches.index(target) + 1
+        self._title(f"line {target + 1} ({position} of {len(self.matches):,} lines)")
+
+    # -- display -----------------------------------------------------------------------
+
+    def action_wrap(self) -> None:
+        self.view.toggle_wrap()
+
+    def action_pretty(self) -> None:
+        if self.view.id == "viewer-pretty":
+            self._swap(FileView.of_file(self.path, id="viewer-lines"))
+        elif self.pretty is not None:
+            self._swap(FileView(self.pretty, id="viewer-pretty"))
+        elif self.view.index.size <= PRETTY_LIMIT:
+            self.make_pretty()
+        else:
+            self.notify("Too large to pretty-print; showing it as it is.")
+
+    @work(thread=True, exclusive=True, group="pretty")
+    def make_pretty(self) -> None:
+        try:
+            value = json.loads(bytes(self.view.index.data))
+        except (ValueError, UnicodeDecodeError):
+            self.app.call_from_thread(self.notify, "This file is not JSON.")
+            return
+        pretty = json.dumps(value, indent=2, ensure_ascii=False).encode()
+        self.app.call_from_thread(self._pretty_ready, pretty)
+
+    def _pretty_ready(self, pretty: bytes) -> None:
+        self.pretty = pretty
+        self._swap(FileView(pretty, id="viewer-pretty"))
+
+    def _swap(self, replacement: FileView) -> None:
+        old = self.view
+        self.mount(replacement, before=old)
+        old.remove()
+        replacement.pattern = old.pattern
+        replacement.focus()
+        self.matches, self.match_total = [], 0
+        if self.needle:
+            self.call_after_refresh(self.search, self.needle)
+        self.call_after_refresh(self._title)
+
+    def action_copy(self) -> None:
+        text = self.view.selected_text()
+        self.app.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.notify(f"Copied {lines} line(s), {len(text):,} characters.")
 
     def action_top(self) -> None:
-        self.query_one(FileView).scroll_home(animate=False)
+        self.view.go_to(0)
 
     def action_bottom(self) -> None:
-        self.query_one(FileView).scroll_end(animate=False)
+        self.view.go_to(self.view.index.count - 1)
+
+    def action_close(self) -> None:
+        field = self.query_one("#viewer-input", Input)
+        if field.has_class("-open"):
+            field.remove_class("-open")
+            self.view.focus()
+        else:
+            self.app.pop_screen()
+
+
+def _pattern(needle: str) -> re.Pattern[str]:
+    return re.compile(re.escape(needle), re.IGNORECASE)
+
+
+def _looks_compact_json(index: LineIndex) -> bool:
+    """One long line starting like JSON: a tool result worth pretty-printing."""
+    head = bytes(index.data[:64]).lstrip()
+    return head[:1] in (b"{", b"[") and index.count <= 2

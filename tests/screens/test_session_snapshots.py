@@ -1,0 +1,87 @@
+"""SVG snapshots of the session screen, the approval modal and the viewer at 120×40.
+
+The session is replayed from fixed agent events (fixed clock times), so the picture is the
+same on every run. Update with --snapshot-update only after looking at the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+
+from tests.screens.test_approval import ModalHost, request
+from tests.screens.test_viewer import ViewerHost
+from workbench.app import WorkbenchApp
+from workbench.core.agent import TextDelta
+from workbench.core.executor import ToolCallFinished, ToolCallStarted
+from workbench.screens.session import SessionScreen
+from workbench.widgets.chat import ChatLog
+from workbench.widgets.timeline import Timeline, TimelineModel
+
+SIZE = (120, 40)
+T0 = 1000.0
+CALLS = [  # id, name, arguments, segment, parallel, reason, start, end, status
+    ("c1", "read_file", {"path": "a.txt"}, 0, True, "", 0.00, 0.40, "ok"),
+    ("c2", "read_file", {"path": "b.txt"}, 0, True, "", 0.01, 0.90, "ok"),
+    ("c3", "search_files", {"pattern": "TODO"}, 0, True, "", 0.02, 0.60, "error"),
+    ("c4", "terminal", {"command": "rm -rf build"}, 1, False, "terminal runs alone", 0.95, 2.2,
+     "denied"),
+    ("c5", "write_file", {"path": "a.txt"}, 2, False, "conflicts with read_file a.txt", 2.3,
+     3.1, "timeout"),
+]  # fmt: skip
+
+
+class SessionHost(App[None]):
+    CSS_PATH = WorkbenchApp.CSS_PATH
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeline_model = TimelineModel()
+
+    def on_mount(self) -> None:
+        self.push_screen(SessionScreen())
+
+
+async def replay(pilot) -> None:
+    screen = pilot.app.screen
+    log = screen.query_one(ChatLog)
+    await log.remove_children()
+    await log.user("Read a.txt and b.txt, find the TODOs, clean the build and fix a.txt.")
+    for call_id, name, args, segment, parallel, reason, start, _, _ in CALLS:
+        event = ToolCallStarted(call_id, name, args, segment, parallel, reason, T0 + start)
+        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(event))
+    for call_id, name, _, _, _, _, start, end, status in CALLS:
+        content = '{"content": "alpha"}' if status == "ok" else f'{{"error": "{status}"}}'
+        event = ToolCallFinished(call_id, name, status, content, T0 + start, T0 + end)
+        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(event))
+    reply = "I read **both** files. The search failed, I did *not* delete `build`."
+    for word in reply.split(" "):
+        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(TextDelta(word + " ")))
+    await screen._finish_reply()
+    timeline = screen.query_one(Timeline)
+    timeline.focus()
+    await pilot.pause()
+    await pilot.press("left")  # select the last call
+    await pilot.pause()
+
+
+def test_session_with_cards_and_timeline(snap_compare) -> None:
+    assert snap_compare(SessionHost(), terminal_size=SIZE, run_before=replay)
+
+
+def test_approval_modal(snap_compare) -> None:
+    long = "find . -name '*.tmp' -print0 | xargs -0 rm -f && rm -rf ./build ./dist " + "x" * 80
+    host = ModalHost(request(long, timeout=600))
+    assert snap_compare(host, terminal_size=SIZE)
+
+
+def test_viewer(snap_compare, tmp_path: Path) -> None:
+    path = tmp_path / "result.txt"
+    path.write_text("".join(f"row {n}: value={n * n} status=ok\n" for n in range(1, 400)))
+
+    async def search(pilot) -> None:
+        await pilot.pause()
+        await pilot.press("slash", *"value=1", "enter")
+        await pilot.pause(0.3)
+
+    assert snap_compare(ViewerHost(path), terminal_size=SIZE, run_before=search)
