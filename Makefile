@@ -72,7 +72,9 @@ $(BENCH_VENV)/.installed: pyproject.toml
 	touch $@
 
 bench: $(BENCH_VENV)/.installed
-	@for b in bench/bench_*.py; do echo "== $$b"; $(BENCH_VENV)/bin/python $$b || exit 1; done
+	@failed=""; for b in bench/bench_*.py; do echo "== $$b"; \
+		$(BENCH_VENV)/bin/python $$b || failed="$$failed $$b"; done; \
+		test -z "$$failed" || { echo "targets missed in:$$failed"; exit 1; }
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache

@@ -7,6 +7,8 @@ tool calls stop) and gives the prompt back.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 from typing import Any
 
@@ -15,13 +17,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from workbench.agent_thread import AgentThread
 from workbench.widgets.chat import AssistantMessage, ChatLog, PromptArea, ToolCard, head_and_tail
 from workbench.widgets.timeline import Bar, Timeline
 
+FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
 CONFIGURE = (
     "To use your own model, set `model.base_url`, `model.api_key` (or `api_key_env`) and "
     "`model.name` in $HERMES_HOME/config.yaml, or OPENAI_BASE_URL and OPENAI_API_KEY."
@@ -32,9 +37,10 @@ class SessionScreen(Screen[None]):
     AUTO_FOCUS = "#prompt"
     BINDINGS = [
         Binding("escape", "cancel", "Cancel the turn", id="session.cancel"),
-        Binding("f6", "app.pop_screen", "Tools", id="session.tools"),
-        Binding("f7", "focus_timeline", "Timeline", id="session.timeline"),
-        Binding("f8", "focus_prompt", "Prompt", id="session.prompt"),
+        # priority: the prompt (a TextArea) would take F6 and F7 to select a line / all
+        Binding("f6", "app.pop_screen", "Tools", id="session.tools", priority=True),
+        Binding("f7", "focus_timeline", "Timeline", id="session.timeline", priority=True),
+        Binding("f8", "focus_prompt", "Prompt", id="session.prompt", priority=True),
     ]
 
     class AgentEvent(Message):
@@ -48,6 +54,26 @@ class SessionScreen(Screen[None]):
         self.reply: AssistantMessage | None = None
         self.busy = False
         self.last_prompt = ""
+        self._pending = ""  # streamed text not yet on screen
+        self._flush_timer: Any = None
+        self._agent_thread: AgentThread | None = None
+
+    @property
+    def agent_thread(self) -> AgentThread:
+        if self._agent_thread is None:
+            self._agent_thread = AgentThread()
+        return self._agent_thread
+
+    async def on_unmount(self) -> None:
+        if self._agent_thread is None:
+            return
+        if self.session is not None:
+            self._agent_thread.call(self.session.cancel)
+            try:
+                await self._agent_thread.run(self.session.close())
+            except Exception:  # closing on the way out: nothing left to tell
+                pass
+        self._agent_thread.stop()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -115,9 +141,12 @@ class SessionScreen(Screen[None]):
         try:
             if self.session is None and not await self._start_session(log):
                 return
-            finished = await self.session.turn(prompt)
-            await self._finish_reply()
-            self._turn_line(finished)
+            finished = await self.agent_thread.run(self.session.turn(prompt))
+            try:
+                await self._finish_reply()
+                self._turn_line(finished)
+            except NoMatches:  # the app is closing: the transcript has it all
+                return
             if finished.error:
                 await log.note(Text(finished.error, style="red"))
             if finished.reason == "cancelled":
@@ -136,12 +165,13 @@ class SessionScreen(Screen[None]):
                 runtime,
                 settings,
                 broker=runtime.broker,
-                clarify=self._ask_user,
+                clarify=self._ask_from_agent,
                 on_event=lambda e: self.post_message(self.AgentEvent(e)),
             )
             if settings.local:
                 await log.note(Text("Starting the local model…", style="dim"))
-            await self.session.start()
+            await self.agent_thread.run(self.session.start())
+            gc.freeze()  # the client just imported is long-lived: keep it out of collections
         except Exception as exc:
             self.session = None
             await log.note(Text(f"The model could not start: {exc}\n{CONFIGURE}", style="red"))
@@ -149,11 +179,19 @@ class SessionScreen(Screen[None]):
         self.sub_title = f"{settings.describe()} · session {self.session.id}"
         return True
 
+    async def _ask_from_agent(self, question: str, choices: list[str]) -> str | None:
+        """The clarify tool, on the agent's loop: the question is asked on the UI's."""
+        ui_loop = self.app._loop
+        asked = asyncio.run_coroutine_threadsafe(self._ask_user(question, choices), ui_loop)
+        return await asyncio.wrap_future(asked)
+
     async def _ask_user(self, question: str, choices: list[str]) -> str | None:
         from workbench.screens.pick import PickScreen
 
         if choices:
-            return await self.app.push_screen_wait(PickScreen(f"? {question}", choices))
+            answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            self.app.push_screen(PickScreen(f"? {question}", choices), answer.set_result)
+            return await answer
         await self.query_one(ChatLog).note(
             Text(f"? {question} (answer below; it is sent to the model)", style="bold yellow")
         )
@@ -161,7 +199,7 @@ class SessionScreen(Screen[None]):
 
     def action_cancel(self) -> None:
         if self.session is not None and self.busy:
-            self.session.cancel()
+            self.agent_thread.call(self.session.cancel)
             prompt = self.query_one(PromptArea)
             if not prompt.text:
                 prompt.text = self.last_prompt  # the prompt comes back
@@ -179,10 +217,11 @@ class SessionScreen(Screen[None]):
         event, kind = message.event, type(message.event).__name__
         log = self.query_one(ChatLog)
         if kind == "TextDelta":
-            if self.reply is None:
-                self.reply = await log.add(AssistantMessage())
-            await self.reply.add_fragment(event.text)
-            log.scroll_end(animate=False)
+            # fragments are batched: a reply at thousands of tokens a second is re-laid out
+            # a few times a second, not for every fragment, so typing stays quick
+            self._pending += event.text
+            if self._flush_timer is None:
+                self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
         elif kind == "RoundStarted":
             await self._finish_reply()
         elif kind == "ToolCallStarted":
@@ -204,7 +243,19 @@ class SessionScreen(Screen[None]):
     def call_finished(self, event: Any) -> None:
         self.query_one(Timeline).finished(event)
 
+    async def _flush(self) -> None:
+        self._flush_timer = None
+        text, self._pending = self._pending, ""
+        if not text:
+            return
+        if self.reply is None:
+            self.reply = await self.query_one(ChatLog).add(AssistantMessage())
+        await self.reply.add_fragment(text)
+
     async def _finish_reply(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        await self._flush()
         if self.reply is not None:
             await self.reply.finish()
             self.reply = None

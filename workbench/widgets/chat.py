@@ -149,8 +149,10 @@ class ChatLog(VerticalScroll):
             if isinstance(old, ToolCard):
                 self.cards.pop(old.call_id, None)
             await old.remove()
-        self.scroll_end(animate=False)
         return widget
+
+    def on_mount(self) -> None:
+        self.anchor()  # follow new output until the user scrolls up
 
     async def note(self, text: Text | str, classes: str = "note") -> None:
         await self.add(Static(text, classes=classes))

@@ -1,0 +1,87 @@
+"""A whole agent session in a real terminal (tmux) against the OpenAI-protocol test server:
+parallel tool calls, a destructive command denied in the modal, a spilled result opened in
+the viewer from the timeline, a cancelled stream, quit; the transcript holds every event."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import wait_for
+from tests.e2e.test_workbench_terminal import keys
+from tests.support.fake_openai import FakeOpenAI, text, tools
+
+pytestmark = pytest.mark.e2e
+
+
+def typed(session: str, words: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", session, "-l", words], check=True)
+
+
+def events(home: Path) -> list[dict]:
+    (transcript,) = (home / "sessions").glob("*.jsonl")
+    return [json.loads(line) for line in transcript.read_text().splitlines()]
+
+
+def test_a_whole_session(tmux_run, home: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    (tmp_path / "big.txt").write_text("".join(f"{n:05d} {'x' * 150}\n" for n in range(3000)))
+    fake = FakeOpenAI().start()
+    fake.add(
+        tools(("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"}),
+              ("terminal", {"command": "rm a.txt"})),
+        tools(("search_files", {"pattern": "xxxx", "limit": 1000, "context": 2})),
+        text("Read a and b; I did not delete a. big.txt is long.", chunks=8),
+        text("word " * 3000, chunks=3000, delay=0.005),
+    )  # fmt: skip
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        f"model:\n  base_url: {fake.url}\n  api_key: {fake.api_key}\n  name: fake\n"
+    )
+    try:
+        session = tmux_run()
+        wait_for(session, "Built-in (7)")
+        keys(session, "F6")
+        wait_for(session, "Talking to fake")
+        typed(session, "read a and b, delete a, then read big.txt")
+        keys(session, "Enter")
+        modal = wait_for(session, "needs your approval")
+        assert "rm a.txt" in modal and "deletes a.txt" in modal
+        keys(session, "Enter")  # deny is the default
+        shown = wait_for(session, "answered", timeout=30)
+        assert "denied" in shown and (tmp_path / "a.txt").exists()
+        assert shown.count("read_file(") == 2 and "search_files(" in shown
+
+        keys(session, "F7", "End")  # the timeline: the last call searched big.txt
+        detail = wait_for(session, "Full output saved to")
+        assert "search_files" in detail
+        keys(session, "v")
+        viewer = wait_for(session, "Close viewer")
+        assert '"path": "big.txt"' in viewer and "x" * 60 in viewer
+        keys(session, "q", "F8")
+        wait_for(session, "Talking to fake")
+
+        typed(session, "now a long story")
+        keys(session, "Enter")
+        wait_for(session, "word word word")
+        keys(session, "Escape")
+        wait_for(session, "cancelled")
+        wait_for(session, "│ now a long story")  # the prompt came back, in its box
+        keys(session, "C-q")
+        wait_for(session, "EXIT=0")
+    finally:
+        fake.stop()
+
+    kinds = [e["kind"] for e in events(home)]
+    assert kinds.count("tool_started") == kinds.count("tool_finished") == 4
+    finished = {e["name"]: e["status"] for e in events(home) if e["kind"] == "tool_finished"}
+    assert finished == {"read_file": "ok", "terminal": "denied", "search_files": "ok"}
+    spilled = [e["spilled"] for e in events(home) if e["kind"] == "tool_finished" and e["spilled"]]
+    assert len(spilled) == 1 and Path(spilled[0]).stat().st_size > 100_000
+    assert [e["decision"] for e in events(home) if e["kind"] == "approval"] == ["deny"]
+    reasons = [e["reason"] for e in events(home) if e["kind"] == "turn_finished"]
+    assert reasons == ["answered", "cancelled"]
