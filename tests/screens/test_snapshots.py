@@ -29,6 +29,8 @@ def ready(tool: str | None = None, tab: str | None = None):
             await pilot.press(tab)
             form = screen.query_one(RunToolForm)
             await wait_until(pilot, lambda: form.tool == tool and form.query("#arg-path"))
+            # the footer depends on the focus, which F2 gives the first field a moment later
+            form.query_one("#arg-path").focus()
         await pilot.pause()
 
     return run_before
