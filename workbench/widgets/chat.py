@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -170,7 +171,9 @@ class PromptArea(TextArea):
     """The prompt: Enter sends, ctrl+j adds a line, up/down walk the history."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Send", id="prompt.send", priority=True),
+        # not priority: a priority binding runs ahead of keys still queued for the widget,
+        # so text typed just before Enter would be left out; _on_key keeps them in order
+        Binding("enter", "submit", "Send", id="prompt.send"),
         Binding("ctrl+j", "newline", "New line", id="prompt.newline"),
         Binding("up", "history(-1)", "Previous prompt", id="prompt.previous", show=False),
         Binding("down", "history(1)", "Next prompt", id="prompt.next", show=False),
@@ -185,6 +188,14 @@ class PromptArea(TextArea):
         super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)
         self.sent: list[str] = []  # earlier prompts (TextArea.history is its undo log)
         self._position = 0
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.action_submit()
+            return
+        await super()._on_key(event)
 
     def action_submit(self) -> None:
         text = self.text.strip()
