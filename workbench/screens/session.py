@@ -69,8 +69,8 @@ class SessionScreen(Screen[None]):
             return
         if self.session is not None:
             self._agent_thread.call(self.session.cancel)
-            try:
-                await self._agent_thread.run(self.session.close())
+            try:  # bounded: a stuck tool must not keep the app from quitting
+                await asyncio.wait_for(self._agent_thread.run(self.session.close()), 5)
             except Exception:  # closing on the way out: nothing left to tell
                 pass
         self._agent_thread.stop()
@@ -159,6 +159,9 @@ class SessionScreen(Screen[None]):
         from workbench.core.session import ChatSession
 
         runtime = self.app.runtime
+        if runtime is None:
+            await log.note(Text("The workbench is still loading; send again in a moment."))
+            return False
         settings = resolve(runtime.config)
         try:
             self.session = ChatSession(
