@@ -56,7 +56,7 @@ class LineIndex:
                 break
             offsets.append(newline + 1)
             position = newline + 1
-        self.indexed = end if end >= self.size else position
+        self.indexed = end  # a line longer than a step just continues in the next one
         if self.complete and offsets[-1] != self.size:
             offsets.append(self.size)  # a last line without a newline
 

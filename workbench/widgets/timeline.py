@@ -35,6 +35,7 @@ COLOURS = {
 }
 AXIS = Style(dim=True)
 MIN_SCALE = 0.005  # seconds a cell shows, at most zoomed in
+TICK_CELLS = 10  # cells between time labels on the axis
 
 
 @dataclass
@@ -244,11 +245,10 @@ class Timeline(ScrollView, can_focus=True):
         return Strip(cells, width)
 
     def _axis(self, left_cell: int, width: int) -> Strip:
-        step = max(8, 10)
         text = []
-        for cell in range(0, width, step):
+        for cell in range(0, width, TICK_CELLS):
             seconds = (left_cell + cell) * self.scale
-            text.append(f"|{seconds:.2f}s".ljust(step)[:step])
+            text.append(f"|{seconds:.2f}s".ljust(TICK_CELLS)[:TICK_CELLS])
         return Strip([Segment("".join(text)[:width].ljust(width), AXIS)], width)
 
     # -- navigation --------------------------------------------------------------------
