@@ -56,6 +56,7 @@ async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypat
     assert os.path.getsize(MODELS / local_model.MODELS["qwen2.5-coder-0.5b"].file) == 491_400_064
 
 
+@pytest.mark.timeout(360)  # three turns of a real model on CPU: ~40 s alone, more when shared
 async def test_resume_approval_and_cancel_on_the_real_model(
     home: Path, tmp_path: Path, monkeypatch
 ) -> None:
