@@ -60,9 +60,7 @@ async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float =
     os.environ["HERMES_HOME"] = str(home)
     fake = FakeOpenAI().start()
     home.mkdir(exist_ok=True)
-    (home / "config.yaml").write_text(
-        f"model:\n  base_url: {fake.url}\n  api_key: {fake.api_key}\n  name: bench\n"
-    )
+    (home / "config.yaml").write_text(fake.model_config("bench"))
     count = int(tokens_per_second * seconds)
     # a reply as models write them: paragraphs, some emphasis, a list now and then
     words = [

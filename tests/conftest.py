@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fake_openai import FakeOpenAI
 from workbench.core.discovery import discover_builtin_tools
 from workbench.core.registry import ToolRegistry
 
@@ -72,3 +73,11 @@ def make_read_only():
             subprocess.run(["chattr", "-i", str(path)], capture_output=True)
         else:
             os.chmod(path, 0o700)
+
+
+@pytest.fixture
+def fake():
+    """The scripted OpenAI-protocol server on 127.0.0.1."""
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()

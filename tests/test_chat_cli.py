@@ -12,13 +12,6 @@ from tests.test_cli import run
 
 
 @pytest.fixture
-def fake():
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def env(cli_env, fake: FakeOpenAI) -> dict[str, str]:
     return {**cli_env, "OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": fake.api_key}
 

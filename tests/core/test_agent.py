@@ -19,13 +19,6 @@ from workbench.core.session import ChatSession
 
 
 @pytest.fixture
-def fake():
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()

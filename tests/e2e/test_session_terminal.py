@@ -26,11 +26,10 @@ def events(home: Path) -> list[dict]:
     return [json.loads(line) for line in transcript.read_text().splitlines()]
 
 
-def test_a_whole_session(tmux_run, home: Path, tmp_path: Path) -> None:
+def test_a_whole_session(tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     (tmp_path / "b.txt").write_text("beta\n")
     (tmp_path / "big.txt").write_text("".join(f"{n:05d} {'x' * 150}\n" for n in range(3000)))
-    fake = FakeOpenAI().start()
     fake.add(
         tools(("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"}),
               ("terminal", {"command": "rm a.txt"})),
@@ -39,42 +38,37 @@ def test_a_whole_session(tmux_run, home: Path, tmp_path: Path) -> None:
         text("word " * 3000, chunks=3000, delay=0.005),
     )  # fmt: skip
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(
-        f"model:\n  base_url: {fake.url}\n  api_key: {fake.api_key}\n  name: fake\n"
-    )
-    try:
-        session = tmux_run()
-        wait_for(session, "Built-in (7)")
-        keys(session, "F6")
-        wait_for(session, "Talking to fake")
-        typed(session, "read a and b, delete a, then read big.txt")
-        keys(session, "Enter")
-        modal = wait_for(session, "needs your approval")
-        assert "rm a.txt" in modal and "deletes a.txt" in modal
-        keys(session, "Enter")  # deny is the default
-        shown = wait_for(session, "answered", timeout=30)
-        assert "denied" in shown and (tmp_path / "a.txt").exists()
-        assert shown.count("read_file(") == 2 and "search_files(" in shown
+    (home / "config.yaml").write_text(fake.model_config())
+    session = tmux_run()
+    wait_for(session, "Built-in (7)")
+    keys(session, "F6")
+    wait_for(session, "Talking to fake")
+    typed(session, "read a and b, delete a, then read big.txt")
+    keys(session, "Enter")
+    modal = wait_for(session, "needs your approval")
+    assert "rm a.txt" in modal and "deletes a.txt" in modal
+    keys(session, "Enter")  # deny is the default
+    shown = wait_for(session, "answered", timeout=30)
+    assert "denied" in shown and (tmp_path / "a.txt").exists()
+    assert shown.count("read_file(") == 2 and "search_files(" in shown
 
-        keys(session, "F7", "End")  # the timeline: the last call searched big.txt
-        detail = wait_for(session, "Full output saved to")
-        assert "search_files" in detail
-        keys(session, "v")
-        viewer = wait_for(session, "Close viewer")
-        assert '"path": "big.txt"' in viewer and "x" * 60 in viewer
-        keys(session, "q", "F8")
-        wait_for(session, "Talking to fake")
+    keys(session, "F7", "End")  # the timeline: the last call searched big.txt
+    detail = wait_for(session, "Full output saved to")
+    assert "search_files" in detail
+    keys(session, "v")
+    viewer = wait_for(session, "Close viewer")
+    assert '"path": "big.txt"' in viewer and "x" * 60 in viewer
+    keys(session, "q", "F8")
+    wait_for(session, "Talking to fake")
 
-        typed(session, "now a long story")
-        keys(session, "Enter")
-        wait_for(session, "word word word")
-        keys(session, "Escape")
-        wait_for(session, "cancelled")
-        wait_for(session, "│ now a long story")  # the prompt came back, in its box
-        keys(session, "C-q")
-        wait_for(session, "EXIT=0")
-    finally:
-        fake.stop()
+    typed(session, "now a long story")
+    keys(session, "Enter")
+    wait_for(session, "word word word")
+    keys(session, "Escape")
+    wait_for(session, "cancelled")
+    wait_for(session, "│ now a long story")  # the prompt came back, in its box
+    keys(session, "C-q")
+    wait_for(session, "EXIT=0")
 
     kinds = [e["kind"] for e in events(home)]
     assert kinds.count("tool_started") == kinds.count("tool_finished") == 4

@@ -17,17 +17,13 @@ from workbench.widgets.timeline import Timeline
 
 
 @pytest.fixture
-def server(home: Path, tmp_path: Path, monkeypatch):
-    fake = FakeOpenAI().start()
+def server(fake: FakeOpenAI, home: Path, tmp_path: Path, monkeypatch) -> FakeOpenAI:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(
-        f"model:\n  base_url: {fake.url}\n  api_key: {fake.api_key}\n  name: fake\n"
-    )
+    (home / "config.yaml").write_text(fake.model_config())
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.txt").write_text("alpha\n")
     (tmp_path / "b.txt").write_text("beta\n")
-    yield fake
-    fake.stop()
+    return fake
 
 
 async def open_session(pilot, app) -> SessionScreen:

@@ -189,6 +189,9 @@ async def test_a_destructive_command_asks_and_enter_denies(
             pilot, lambda: str(form.query_one("#form-status").content).startswith("ok")
         )
         assert not (tmp_path / "victim.txt").exists()
+        # calls from the run form go on the session's timeline too
+        bars = [(bar.name, bar.status) for bar in app.timeline_model.bars]
+        assert bars == [("terminal", "denied"), ("terminal", "ok")]
 
 
 async def test_help_lists_every_binding_with_its_id(home: Path) -> None:

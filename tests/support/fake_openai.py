@@ -121,6 +121,10 @@ class FakeOpenAI:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def model_config(self, name: str = "fake") -> str:
+        """config.yaml text that points the model at this server."""
+        return f"model:\n  base_url: {self.url}\n  api_key: {self.api_key}\n  name: {name}\n"
+
     def add(self, *replies: Reply) -> None:
         self.script.extend(replies)
 

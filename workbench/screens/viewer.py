@@ -133,13 +133,12 @@ class ViewerScreen(Screen[None]):
         cursor = self.view.cursor
         if step > 0:
             at = bisect.bisect_left(self.matches, cursor + (0 if inclusive else 1))
-            target = self.matches[at % len(self.matches)]
         else:
             at = bisect.bisect_left(self.matches, cursor) - 1
-            target = self.matches[at % len(self.matches)]
+        at %= len(self.matches)  # past either end wraps around
+        target = self.matches[at]
         self.view.go_to(target)
-        position = self.matches.index(target) + 1
-        self._title(f"line {target + 1} ({position} of {len(self.matches):,} lines)")
+        self._title(f"line {target + 1} ({at + 1} of {len(self.matches):,} lines)")
 
     # -- display -----------------------------------------------------------------------
 
