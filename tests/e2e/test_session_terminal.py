@@ -50,16 +50,17 @@ def test_a_whole_session(tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path)
     keys(session, "Enter")  # deny is the default
     shown = wait_for(session, "answered", timeout=30)
     assert "denied" in shown and (tmp_path / "a.txt").exists()
-    assert shown.count("read_file(") == 2 and "search_files(" in shown
+    assert "search_files(" in shown  # the denied card, open, may push the reads off screen
 
     keys(session, "F7", "End")  # the timeline: the last call searched big.txt
-    detail = wait_for(session, "Full output saved to")
-    assert "search_files" in detail
+    detail = wait_for(session, "v: open the full result")
+    assert "search_files" in detail and "results/" in detail
     keys(session, "v")
-    viewer = wait_for(session, "Close viewer")
-    assert '"path": "big.txt"' in viewer and "x" * 60 in viewer
+    wait_for(session, "Close viewer")
+    viewer = wait_for(session, "x" * 40)  # the compact JSON, pretty-printed once indexed
+    assert '"path": "big.txt"' in viewer and "Close viewer" in viewer
     keys(session, "q", "F8")
-    wait_for(session, "Talking to fake")
+    wait_for(session, "⏎ Send")  # the prompt has the focus again
 
     typed(session, "now a long story")
     keys(session, "Enter")
@@ -72,8 +73,10 @@ def test_a_whole_session(tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path)
 
     kinds = [e["kind"] for e in events(home)]
     assert kinds.count("tool_started") == kinds.count("tool_finished") == 4
-    finished = {e["name"]: e["status"] for e in events(home) if e["kind"] == "tool_finished"}
-    assert finished == {"read_file": "ok", "terminal": "denied", "search_files": "ok"}
+    finished = [(e["name"], e["status"]) for e in events(home) if e["kind"] == "tool_finished"]
+    assert sorted(finished) == [
+        ("read_file", "ok"), ("read_file", "ok"), ("search_files", "ok"), ("terminal", "denied")
+    ]  # fmt: skip
     spilled = [e["spilled"] for e in events(home) if e["kind"] == "tool_finished" and e["spilled"]]
     assert len(spilled) == 1 and Path(spilled[0]).stat().st_size > 100_000
     assert [e["decision"] for e in events(home) if e["kind"] == "approval"] == ["deny"]

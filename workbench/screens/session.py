@@ -266,8 +266,10 @@ class SessionScreen(Screen[None]):
     def _turn_line(self, finished: Any) -> None:
         self.query_one("#turn-line", Static).update(
             Text(
-                f"↑ {finished.prompt_tokens:,} in · ↓ {finished.completion_tokens:,} out · {finished.elapsed:.1f} s · "
-                f"{finished.rounds} round(s) · {finished.reason}",
+                # The reason leads: on a narrow pane the token counts are what gets cut.
+                f"{finished.reason} · {finished.rounds} round{'s' * (finished.rounds != 1)} · "
+                f"{finished.elapsed:.1f} s · ↑ {finished.prompt_tokens:,} in · "
+                f"↓ {finished.completion_tokens:,} out",
                 style="dim",
             )
         )
@@ -309,12 +311,13 @@ def describe_bar(bar: Bar, timeline: Timeline) -> Text:
     text.append(f" · {duration * 1000:.0f} ms\n" if duration is not None else " · running\n", "dim")
     where = "in parallel with others" if bar.parallel else f"alone: {bar.reason or 'a single call'}"
     text.append(f"segment {bar.segment + 1}, {where}\n")
+    if bar.spilled:  # first, so a small pane still shows where the whole result is
+        text.append("v: open the full result\n", "bold")
+        text.append(f"{bar.spilled}\n", "dim")
     if bar.arguments is not None:
         text.append(json.dumps(bar.arguments, indent=2, ensure_ascii=False) + "\n")
     if bar.content:
         content = bar.content if isinstance(bar.content, str) else json.dumps(bar.content)
         text.append("\nresult\n", "dim")
         text.append(head_and_tail(content, 400))
-    if bar.spilled:
-        text.append(f"\nfull result: {bar.spilled} (v opens it)", "dim")
     return text
