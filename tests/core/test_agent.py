@@ -212,6 +212,19 @@ async def test_cancel_stops_the_stream(make_session, fake: FakeOpenAI) -> None:
     await session.close()
 
 
+async def test_closing_mid_turn_cancels_it_and_records_its_end(
+    make_session, fake: FakeOpenAI
+) -> None:
+    fake.add(text("word " * 200, chunks=200, delay=0.02))
+    session, _ = await make_session()
+    task = asyncio.create_task(session.turn("talk"))
+    await asyncio.sleep(0.3)
+    await session.close()  # quitting while the reply streams
+    assert (await task).reason == "cancelled"
+    kinds = [r["kind"] for r in transcript.read(session.transcript.path)]
+    assert kinds[-1] == "turn_finished" and "error" not in kinds
+
+
 async def test_cancel_stops_running_calls_and_records_what_never_started(
     make_session, fake: FakeOpenAI
 ) -> None:

@@ -43,6 +43,7 @@ class ChatSession:
         self.broker = broker
         self.on_event = on_event
         self.local: local_model.LocalServer | None = None
+        self._running: asyncio.Task[Any] | None = None
         history: list[dict[str, Any]] = []
         if resume is not None:
             path = transcript.find(runtime.home, resume or None)
@@ -102,12 +103,21 @@ class ChatSession:
         )
 
     async def turn(self, prompt: str) -> TurnFinished:
-        return await self.agent.run_turn(prompt)
+        self._running = asyncio.current_task()
+        try:
+            return await self.agent.run_turn(prompt)
+        finally:
+            self._running = None
 
     def cancel(self) -> None:
         self.agent.cancel()
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 5.0) -> None:
+        """Cancel a running turn and let it record how it ended, then close everything."""
+        running = self._running
+        if running is not None and not running.done():
+            self.agent.cancel()
+            await asyncio.wait({running}, timeout=grace)
         if self.agent.client is not None:
             await self.agent.client.close()
         if self.local is not None:

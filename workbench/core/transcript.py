@@ -31,6 +31,8 @@ class Transcript:
         return self.path.stem
 
     def record(self, kind: str, **data: Any) -> None:
+        if self._file.closed:  # a straggler after the session closed: nowhere to write it
+            return
         line = json.dumps(
             {"kind": kind, "at": time.time(), **data}, ensure_ascii=False, default=str
         )
