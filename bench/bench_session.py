@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import multiprocessing
 import os
 import statistics
 import sys
@@ -50,8 +51,19 @@ async def frame_after(moment: float, shows) -> float:
         await asyncio.sleep(0.0005)
 
 
-async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float = 6.0):
+def _serve_reply(reply_text: str, chunks: int, delay: float, pipe) -> None:
+    """The model server, in a process of its own as a real endpoint would be: a server
+    thread inside the app's process would compete with the UI for the interpreter."""
     from tests.support.fake_openai import FakeOpenAI, text
+
+    fake = FakeOpenAI().start()
+    fake.add(text(reply_text, chunks=chunks, delay=delay))
+    pipe.send(fake.model_config("bench"))
+    pipe.recv()  # until the benchmark is done
+    fake.stop()
+
+
+async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float = 6.0):
     from workbench.app import WorkbenchApp
     from workbench.screens.main import MainScreen
     from workbench.screens.session import SessionScreen
@@ -59,9 +71,6 @@ async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float =
 
     home = Path(tempfile.mkdtemp(prefix="bench-session-"))
     os.environ["HERMES_HOME"] = str(home)
-    fake = FakeOpenAI().start()
-    home.mkdir(exist_ok=True)
-    (home / "config.yaml").write_text(fake.model_config("bench"))
     count = int(tokens_per_second * seconds)
     # a reply as models write them: paragraphs, some emphasis, a list now and then
     words = [
@@ -70,7 +79,12 @@ async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float =
     ]
     for n in range(300, count, 600):
         words[n] = "\n\n- a list item\n- another item\n\n"
-    fake.add(text("".join(words), chunks=count, delay=1 / tokens_per_second))
+    ours, theirs = multiprocessing.Pipe()
+    server = multiprocessing.Process(
+        target=_serve_reply, args=("".join(words), count, 1 / tokens_per_second, theirs)
+    )
+    server.start()
+    (home / "config.yaml").write_text(ours.recv())
     app = WorkbenchApp()
     per_key: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
@@ -87,7 +101,8 @@ async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float =
             await asyncio.sleep(0.01)
         watch_frames(app, lambda: prompt.text)
         typed = ""
-        while not fake.stream_ended and len(per_key) < 60:
+        turn_line = screen.query_one("#turn-line")
+        while "answered" not in str(turn_line.content) and len(per_key) < 60:
             key = "abcdefghij"[len(per_key) % 10]
             typed += key
             start = time.perf_counter()
@@ -95,7 +110,8 @@ async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float =
             per_key.append(await frame_after(start, lambda shown, t=typed: shown == t))
             await asyncio.sleep(0.05)
         streamed = len(screen.query_one("AssistantMessage").reply)
-    fake.stop()
+    ours.send("done")
+    server.join()
     return per_key, streamed
 
 

@@ -12,7 +12,8 @@ from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.app import WorkbenchApp
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.session import SessionScreen
-from workbench.widgets.chat import AssistantMessage, PromptArea, ToolCard
+from workbench.widgets.chat import PromptArea, ToolCard
+from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Timeline
 
 

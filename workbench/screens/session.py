@@ -23,10 +23,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from workbench.agent_thread import AgentThread
-from workbench.widgets.chat import AssistantMessage, ChatLog, PromptArea, ToolCard, head_and_tail
+from workbench.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
+from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Bar, Timeline
 
-FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
+FLUSH_INTERVAL = 0.1
 CONFIGURE = (
     "To use your own model, set `model.base_url`, `model.api_key` (or `api_key_env`) and "
     "`model.name` in $HERMES_HOME/config.yaml, or OPENAI_BASE_URL and OPENAI_API_KEY."
@@ -253,14 +254,14 @@ class SessionScreen(Screen[None]):
             return
         if self.reply is None:
             self.reply = await self.query_one(ChatLog).add(AssistantMessage())
-        await self.reply.add_fragment(text)
+        self.reply.add_fragment(text)
 
     async def _finish_reply(self) -> None:
         if self._flush_timer is not None:
             self._flush_timer.stop()
         await self._flush()
         if self.reply is not None:
-            await self.reply.finish()
+            self.reply.finish()
             self.reply = None
 
     def _turn_line(self, finished: Any) -> None:

@@ -1,8 +1,8 @@
 """The chat pane's pieces: messages, streamed replies, tool-call cards, the prompt.
 
 Long sessions stay fast: at most MAX_MOUNTED widgets are mounted (the oldest are removed
-from the screen; everything stays in the transcript), the log uses `layout: stream`, and a
-streamed reply goes through Textual's Markdown stream, rendered whole once it ends.
+from the screen; everything stays in the transcript) and the log uses `layout: stream`;
+replies are widgets.reply.AssistantMessage.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Markdown, Static, TextArea
+from textual.widgets import Static, TextArea
 
 MAX_MOUNTED = 200
 PREVIEW = 600  # characters of a result's head and of its tail in a card
@@ -112,28 +112,6 @@ class ToolCard(Vertical, can_focus=True):
 
     def action_view(self) -> None:
         self.post_message(self.ViewRequested(self.call_id))
-
-
-class AssistantMessage(Markdown):
-    """A reply streamed in with Textual's Markdown stream, then rendered whole."""
-
-    def __init__(self) -> None:
-        super().__init__("", classes="assistant")
-        self.reply = ""
-        self._stream: Any = None
-
-    async def add_fragment(self, fragment: str) -> None:
-        # not `append`: Markdown.append is what the stream itself calls
-        self.reply += fragment
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(fragment)
-
-    async def finish(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        await self.update(self.reply)
 
 
 class ChatLog(VerticalScroll):
