@@ -441,8 +441,9 @@ class ToolRegistry:
         self._tools = tools
         self._generation += 1
         live = {e.check_fn for e in tools.values() if e.check_fn is not None}
-        if any(fn not in live for fn in self._check_cache):
-            self._check_cache = {fn: r for fn, r in self._check_cache.items() if fn in live}
+        cache = dict(self._check_cache)  # copied in one step: readers add to it unlocked
+        if any(fn not in live for fn in cache):
+            self._check_cache = {fn: r for fn, r in cache.items() if fn in live}
 
     # -- aliases -------------------------------------------------------------------
 
