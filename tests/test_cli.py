@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -219,6 +220,19 @@ def test_plugins_list_enable_disable(cli_env, home: Path) -> None:
     tools = {t["name"] for t in json.loads(run(cli_env, "tools", "--json").stdout)["tools"]}
     assert "hello_world" not in tools
     assert run(cli_env, "plugins", "enable", "ghost").returncode == 2
+
+
+def test_plugins_memory_picks_the_one_provider(cli_env, home: Path) -> None:
+    from tests.core.plugins.test_manager import FIXTURES
+
+    shutil.copytree(FIXTURES / "notes_memory", home / "plugins" / "notes_memory")
+    assert "memory provider: builtin" in run(cli_env, "plugins", "memory").stdout
+    out = run(cli_env, "plugins", "memory", "notes_memory")
+    assert out.returncode == 0 and "tools: notes_add, notes_list" in out.stdout
+    assert "provider: notes_memory" in (home / "config.yaml").read_text()
+    again = run(cli_env, "plugins", "memory", "ghost")
+    assert again.returncode == 2 and "found: notes_memory" in again.stderr
+    assert "provider: notes_memory" in (home / "config.yaml").read_text()  # nothing changed
 
 
 def test_a_failing_plugin_is_reported_and_the_rest_works(cli_env, home: Path) -> None:

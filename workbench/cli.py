@@ -58,9 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
     toolsets.add_argument("name", nargs="?", help="toolset to enable or disable")
     toolsets.add_argument("--json", action="store_true", help="machine-readable output (list)")
 
-    plugins = sub.add_parser("plugins", help="list plugins, or enable/disable one (persisted)")
-    plugins.add_argument("action", nargs="?", default="list", choices=["list", "enable", "disable"])
-    plugins.add_argument("name", nargs="?", help="plugin key to enable or disable")
+    plugins = sub.add_parser(
+        "plugins",
+        help="list plugins, enable/disable one, or pick the memory provider (persisted)",
+    )
+    plugins.add_argument(
+        "action", nargs="?", default="list", choices=["list", "enable", "disable", "memory"]
+    )
+    plugins.add_argument(
+        "name", nargs="?", help="plugin key (memory: a provider plugin's key, or builtin)"
+    )
     plugins.add_argument("--json", action="store_true", help="machine-readable output (list)")
 
     from workbench import chat_cli
@@ -297,6 +304,8 @@ def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
             mark = "[x]" if state.enabled else "[ ]"
             _out(f"{mark} {state.key:<24} {state.manifest.source:<10} {_plugin_summary(state)}")
         return EXIT_OK
+    if args.action == "memory":
+        return _select_memory(runtime, args.name)
     if not args.name:
         _err(f"plugins {args.action} needs a plugin key")
         return EXIT_USAGE
@@ -310,6 +319,33 @@ def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
         return EXIT_FAILED
     _out(f"{args.name}: {args.action}d (saved to {runtime.config.path}); {_plugin_summary(state)}")
     return EXIT_OK if state.status != "failed" else EXIT_FAILED
+
+
+def _select_memory(runtime: Runtime, name: str | None) -> int:
+    """Show the memory provider, or make `name` the one (persisted)."""
+    from workbench.core.config import ConfigError
+
+    assert runtime.plugins is not None
+    if not name:
+        choices = ["builtin", *(s.key for s in runtime.plugins.memory_provider_plugins())]
+        _out(f"memory provider: {runtime.memory.active_name} (choices: {', '.join(choices)})")
+        return EXIT_OK
+    try:
+        state = runtime.plugins.select_memory_provider(name)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except ConfigError as exc:
+        _err(f"{exc}\nNothing was changed.")
+        return EXIT_FAILED
+    if state is not None and state.status != "loaded":
+        _err(f"{name}: {state.error}")
+        return EXIT_FAILED
+    tools = ", ".join(t.name for t in runtime.memory.tools())
+    _out(
+        f"memory provider: {runtime.memory.active_name} (saved to {runtime.config.path}); tools: {tools}"
+    )
+    return EXIT_OK
 
 
 # -- doctor ------------------------------------------------------------------------

@@ -13,40 +13,6 @@ from workbench.core import transcript
 from workbench.core.agent import TextDelta, TurnFinished
 from workbench.core.approval import ApprovalBroker
 from workbench.core.executor import ToolCallFinished
-from workbench.core.model import ModelSettings
-from workbench.core.runtime import load_runtime
-from workbench.core.session import ChatSession
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "a.txt").write_text("alpha\n")
-    (path / "b.txt").write_text("beta\n")
-    return path
-
-
-@pytest.fixture
-def make_session(home: Path, fake: FakeOpenAI, workdir: Path):
-    sessions: list[ChatSession] = []
-
-    async def make(**kw) -> tuple[ChatSession, list[object]]:
-        events: list[object] = []
-        settings = ModelSettings(
-            "test-model",
-            base_url=fake.url,
-            api_key="test-key",
-            max_rounds=kw.pop("max_rounds", 3),
-            temperature=0.0,
-        )
-        runtime = kw.pop("runtime", None) or load_runtime(home)
-        session = ChatSession(runtime, settings, on_event=events.append, cwd=str(workdir), **kw)
-        await session.start()
-        sessions.append(session)
-        return session, events
-
-    return make
 
 
 def tool_messages(request: dict) -> list[dict]:

@@ -59,9 +59,13 @@ def garbage() -> Reply:
 class FakeOpenAI:
     def __init__(self) -> None:
         self.script: deque[Reply] = deque()
+        # replies for requests whose opening messages hold a marker (a sub-agent's goal):
+        # concurrent conversations each get their own script, whatever order they ask in
+        self.routes: list[tuple[str, deque[Reply]]] = []
         self.requests: list[dict[str, Any]] = []
         self.stream_ended: list[float] = []  # time.perf_counter() of each stream's last byte
         self.api_key = "test-key"
+        self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -89,12 +93,7 @@ class FakeOpenAI:
                     )
                 if not self.path.endswith("/chat/completions"):
                     return self._json(404, {"error": {"message": f"no route {self.path}"}})
-                reply = (
-                    server.script.popleft()
-                    if server.script
-                    else error(500, "the test script is exhausted")
-                )
-                server.serve(self, reply, body)
+                server.serve(self, server.next_reply(body), body)
 
             def _json(self, status: int, payload: dict[str, Any]) -> None:
                 raw = json.dumps(payload).encode()
@@ -127,6 +126,19 @@ class FakeOpenAI:
 
     def add(self, *replies: Reply) -> None:
         self.script.extend(replies)
+
+    def route(self, marker: str, *replies: Reply) -> None:
+        self.routes.append((marker, deque(replies)))
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        opening = json.dumps(body.get("messages", [])[:1])
+        with self._lock:
+            for marker, queue in self.routes:
+                if marker in opening:
+                    return queue.popleft() if queue else error(500, f"route '{marker}' exhausted")
+            return (
+                self.script.popleft() if self.script else error(500, "the test script is exhausted")
+            )
 
     # -- serving -----------------------------------------------------------------------
 

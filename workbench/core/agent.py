@@ -172,12 +172,16 @@ class Agent:
         return reply
 
     def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
-        own = ["todo", "clarify", "memory"]
-        shared = self.offered()
-        names = sorted({*shared, *own})
-        definitions = self.tools.shared.get_definitions(set(shared))
-        definitions += self.tools.own.get_definitions(set(own))
-        return sorted(definitions, key=lambda d: d["function"]["name"]), names
+        definitions, names = [], set()
+        for layer, wanted in (
+            (self.tools.own, None),
+            (self.tools.memory, None),
+            (self.tools.shared, self.offered()),
+        ):
+            offered = set(layer.get_all_tool_names() if wanted is None else wanted) - names
+            definitions += layer.get_definitions(offered)
+            names |= offered
+        return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
 
     def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {

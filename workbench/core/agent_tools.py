@@ -1,9 +1,11 @@
 """The agent's own tools, handled by the session, not the shared registry (as in Hermes).
 
 `todo` is the session's task list, `clarify` asks the user through the front end (never in
-parallel), `memory` keeps notes under HERMES_HOME. They run through the same executor as
-every other call (events, timeline, transcript) via `SessionTools`, a registry view that
-puts the session's tools in front of the shared ones.
+parallel), `session_search` searches past sessions, `delegate_task` starts sub-agents; the
+memory tools go to the active memory provider (core.memory). They all run through the same
+executor as every other call (events, timeline, transcript) via `SessionTools`, a registry
+view that routes each name: the session's own tools, then the memory provider's, then the
+shared registry.
 """
 
 from __future__ import annotations
@@ -14,27 +16,41 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import atomic_write_text
+from workbench.core.delegate import NAME as DELEGATE
+from workbench.core.delegate import Delegation
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.registry import ToolEntry, ToolRegistry
+from workbench.core.session_index import SessionIndex, hits_as_json
 
-MEMORY_LIMIT = 8_000
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
 Clarifier = Callable[[str, list[str]], Awaitable[str | None]]
 
 
 class SessionTools:
-    """A registry view: the session's own tools first, then the shared registry."""
+    """A registry view: the session's own tools, the memory provider's, then the shared ones."""
 
-    def __init__(self, shared: ToolRegistry, own: ToolRegistry) -> None:
+    def __init__(
+        self,
+        shared: ToolRegistry,
+        own: ToolRegistry,
+        memory: Callable[[], ToolRegistry] | None = None,
+    ) -> None:
         self.shared = shared
         self.own = own
+        self._memory = memory or ToolRegistry
+
+    @property
+    def memory(self) -> ToolRegistry:
+        return self._memory()
 
     def _owner(self, name: str) -> ToolRegistry:
-        return self.own if self.own.get_entry(name) is not None else self.shared
+        for layer in (self.own, self.memory):
+            if layer.get_entry(name) is not None:
+                return layer
+        return self.shared
 
     def get_entry(self, name: str) -> ToolEntry | None:
-        return self.own.get_entry(name) or self.shared.get_entry(name)
+        return self._owner(name).get_entry(name)
 
     def dispatch(self, name: str, args: dict, **kwargs: Any) -> str | dict:
         return self._owner(name).dispatch(name, args, **kwargs)
@@ -48,10 +64,6 @@ class SessionState:
     home: Path
     todos: list[dict[str, Any]] = field(default_factory=list)
     clarify: Clarifier | None = None  # set by a front end that can ask the user
-
-    @property
-    def memory_file(self) -> Path:
-        return self.home / "memories" / "MEMORY.md"
 
 
 TODO_SCHEMA = {
@@ -93,37 +105,73 @@ CLARIFY_SCHEMA = {
         "required": ["question"],
     },
 }
-MEMORY_SCHEMA = {
+
+
+def session_tools(
+    shared: ToolRegistry,
+    state: SessionState,
+    memory: Callable[[], ToolRegistry] | None = None,
+    *,
+    interactive: bool = True,
+) -> SessionTools:
+    """The session's own tools; `clarify` only where someone can answer (not sub-agents)."""
+    own = ToolRegistry()
+    own.register("todo", "todo", TODO_SCHEMA, lambda a, **k: _todo(state, a), emoji="📋")
+    if interactive:
+        own.register(
+            "clarify",
+            "clarify",
+            CLARIFY_SCHEMA,
+            _clarifier(state),
+            is_async=True,
+            emoji="❓",
+            interactive=True,
+        )
+    return SessionTools(shared, own, memory)
+
+
+def add_session_search(own: ToolRegistry, index: SessionIndex, session_id: str) -> None:
+    def search(args: dict[str, Any], **_: Any) -> str:
+        query, limit = str(args.get("query") or ""), int(args.get("limit") or 10)
+        try:
+            hits = index.search(query, limit, exclude=session_id)
+        except Exception as exc:  # the index is derived data: say so, never crash the turn
+            return tool_error(f"Session search failed: {type(exc).__name__}: {exc}")
+        return tool_result(query=args.get("query"), hits=hits_as_json(hits), count=len(hits))
+
+    own.register(
+        "session_search", "session_search", SESSION_SEARCH_SCHEMA, search, emoji="🔎",
+        parallel_safe=True,
+    )  # fmt: skip
+
+
+def add_delegate_task(own: ToolRegistry, delegation: Delegation) -> None:
+    own.register(
+        DELEGATE,
+        "delegation",
+        delegation.schema(),
+        delegation,
+        is_async=True,
+        emoji="🧩",
+        dynamic_schema_overrides=delegation.schema,  # the limits as config has them now
+        parallel_safe=True,
+    )
+
+
+SESSION_SEARCH_SCHEMA = {
     "description": (
-        f"Persistent notes kept across sessions (at most {MEMORY_LIMIT:,} characters). "
-        "action: read, add (content), replace (old_text, content) or remove (old_text)."
+        "Full-text search over the user's past sessions with you (messages, tool calls). "
+        "Returns the matching messages with session id, time and the messages around them."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "action": {"type": "string", "enum": ["read", "add", "replace", "remove"]},
-            "content": {"type": "string"},
-            "old_text": {"type": "string"},
+            "query": {"type": "string", "description": "Words to find (all must match)"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
         },
-        "required": ["action"],
+        "required": ["query"],
     },
 }
-
-
-def session_tools(shared: ToolRegistry, state: SessionState) -> SessionTools:
-    own = ToolRegistry()
-    own.register("todo", "todo", TODO_SCHEMA, lambda a, **k: _todo(state, a), emoji="📋")
-    own.register(
-        "clarify",
-        "clarify",
-        CLARIFY_SCHEMA,
-        _clarifier(state),
-        is_async=True,
-        emoji="❓",
-        interactive=True,
-    )
-    own.register("memory", "memory", MEMORY_SCHEMA, lambda a, **k: _memory(state, a), emoji="🧠")
-    return SessionTools(shared, own)
 
 
 def _todo(state: SessionState, args: dict[str, Any]) -> str:
@@ -159,32 +207,3 @@ def _clarifier(state: SessionState) -> Callable[..., Awaitable[str]]:
         return tool_result(answer=answer.strip())
 
     return clarify
-
-
-def _memory(state: SessionState, args: dict[str, Any]) -> str:
-    path = state.memory_file
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    action, content, old = args["action"], args.get("content") or "", args.get("old_text") or ""
-    if action == "read":
-        return tool_result(memory=text, chars=len(text), limit=MEMORY_LIMIT)
-    if action in ("replace", "remove") and (not old or old not in text):
-        return tool_error("old_text not found in memory; nothing was changed")
-    if action == "add":
-        if not content.strip():
-            return tool_error("add needs content")
-        updated = (text.rstrip("\n") + "\n" if text.strip() else "") + content.strip() + "\n"
-    elif action == "replace":
-        updated = text.replace(old, content, 1)
-    else:
-        updated = text.replace(old, "", 1)
-    if len(updated) > MEMORY_LIMIT:
-        return tool_error(
-            f"memory would be {len(updated):,} characters (limit {MEMORY_LIMIT:,}); "
-            "remove or shorten notes first"
-        )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, updated)
-    except OSError as exc:
-        return tool_error(f"Cannot save memory: {exc.strerror or exc}")
-    return tool_result(saved=action, chars=len(updated), limit=MEMORY_LIMIT)

@@ -59,7 +59,8 @@ class ToolCallStarted:
     parallel: bool
     reason: str  # why it did not run in parallel, if it did not
     at: float  # time.monotonic()
-    label: str = ""
+    label: str = ""  # who called it: "" for the main agent, a sub-agent's name otherwise
+    parent: str = ""  # for a sub-agent's call, the delegate_task call that started it
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class ToolCallFinished:
     spilled: Path | None = None
     decision: Decision | None = None
     label: str = ""
+    parent: str = ""
 
     @property
     def duration(self) -> float:
@@ -114,6 +116,7 @@ class Executor:
     tool_timeouts: dict[str, float] = field(default_factory=dict)
     on_event: Callable[[object], None] | None = None
     label: str = ""
+    parent: str = ""  # a sub-agent's executor: the delegate_task call it works for
     written: set[str] = field(default_factory=set)  # files this session wrote (A15)
     hooks: HookRegistry | None = None  # plugin hooks and middleware around each call
     session_id: str = ""
@@ -202,6 +205,7 @@ class Executor:
                 planned.reason,
                 started,
                 self.label,
+                self.parent,
             )
         )
         outcome = CallOutcome(call, "ok", "", segment, parallel, planned.reason, started)
@@ -223,6 +227,7 @@ class Executor:
                 outcome.spilled,
                 outcome.decision,
                 self.label,
+                self.parent,
             )
         )
         return outcome
@@ -438,7 +443,16 @@ class Executor:
         content = f"[Tool execution cancelled — {call.name} was skipped due to user interrupt]"
         now = time.monotonic()
         self._emit(
-            ToolCallFinished(call.id, call.name, "skipped", content, None, now, label=self.label)
+            ToolCallFinished(
+                call.id,
+                call.name,
+                "skipped",
+                content,
+                None,
+                now,
+                label=self.label,
+                parent=self.parent,
+            )
         )
         return CallOutcome(call, "skipped", content, segment, finished=now)
 

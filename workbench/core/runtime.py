@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
 from workbench.core.discovery import DiscoveryReport, discover_builtin_tools
+from workbench.core.memory import BUILTIN, MemoryProviders
 from workbench.core.registry import ToolRegistry, registry
 from workbench.core.toolsets import ToolsetChoices, Toolsets
 
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from workbench.core.executor import Executor
     from workbench.core.mcp import MCPManager
     from workbench.core.plugins import PluginManager
+    from workbench.core.session_index import SessionIndex
+
+# The agent's own tools (core.agent_tools): a memory provider may not take these names.
+SESSION_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", "delegate_task"})
 
 
 @dataclass
@@ -34,6 +39,24 @@ class Runtime:
     plugins: PluginManager | None = None  # None in safe mode (HERMES_SAFE_MODE)
     broker: ApprovalBroker | None = None  # set by the front end that can ask the user
     mcp: MCPManager | None = None  # started by start_mcp(), in the background
+    memory: MemoryProviders = field(init=False)  # the active memory provider's tools
+    _index: SessionIndex | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.memory = MemoryProviders(self.home, reserved=self._taken)
+        self.memory.selected = str(self.config.get("memory.provider") or BUILTIN)
+
+    def _taken(self, name: str) -> bool:
+        """A memory provider's tool may not take the name of a shared or a session tool."""
+        return self.registry.get_entry(name) is not None or name in SESSION_TOOL_NAMES
+
+    @property
+    def session_index(self) -> SessionIndex:
+        if self._index is None:
+            from workbench.core.session_index import SessionIndex
+
+            self._index = SessionIndex(self.home)
+        return self._index
 
     @property
     def choices(self) -> ToolsetChoices:
@@ -155,6 +178,7 @@ def _load_plugins(runtime: Runtime) -> PluginManager:
         runtime.config,
         home=runtime.home,
         dispatcher=runtime.dispatch_for_plugins,
+        memory=runtime.memory,
     )
     manager.discover()
     manager.load_enabled()

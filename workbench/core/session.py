@@ -15,9 +15,19 @@ from typing import Any
 
 from workbench.core import local_model, transcript
 from workbench.core.agent import Agent, TurnFinished
-from workbench.core.agent_tools import Clarifier, SessionState, session_tools
+from workbench.core.agent_tools import (
+    Clarifier,
+    SessionState,
+    SessionTools,
+    add_delegate_task,
+    add_session_search,
+    session_tools,
+)
 from workbench.core.approval import ApprovalBroker
 from workbench.core.budget import BudgetConfig
+from workbench.core.delegate import NAME as DELEGATE
+from workbench.core.delegate import ChildTask, Delegation, Limits
+from workbench.core.executor import ToolCallFinished, ToolCallStarted
 from workbench.core.model import ModelSettings
 from workbench.core.runtime import Runtime, new_session_id
 
@@ -61,9 +71,12 @@ class ChatSession:
         else:
             self.transcript.record("resumed", id=session_id, model=settings.describe())
         self.state = SessionState(runtime.home, clarify=clarify)
-        self.tools = session_tools(runtime.registry, self.state)
+        self.cwd = cwd
+        self._children = [0]  # sub-agents started, for their names
+        self.tools = self._tools(self.state, depth=0, offered=runtime.effective_tools)
         self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
         self.executor.registry = self.tools
+        self._limit_delegates(self.executor)
         if settings.context_window:  # results must fit the model actually used
             self.executor.budget = BudgetConfig.for_context_window(settings.context_window)
         self.agent = Agent(
@@ -79,6 +92,63 @@ class ChatSession:
         self.executor.on_event = self.agent.observe
         if broker is not None:
             broker.add_listener(self.agent.observe)
+
+    def _tools(self, state: SessionState, depth: int, offered: Any) -> SessionTools:
+        runtime = self.runtime
+        tools = session_tools(
+            runtime.registry, state, runtime.memory.registry, interactive=depth == 0
+        )
+        add_session_search(tools.own, runtime.session_index, self.id)
+        delegation = Delegation(
+            depth=depth,
+            limits=lambda: Limits.from_config(runtime.config.get),
+            offered=offered,
+            toolset_of=lambda name: getattr(runtime.registry.get_entry(name), "toolset", None),
+            spawn=self._spawn,
+            emit=self._observe_child,
+            counter=self._children,
+        )
+        if delegation.allowed:
+            add_delegate_task(tools.own, delegation)
+        return tools
+
+    def _limit_delegates(self, executor: Any) -> None:
+        """delegate_task runs under its own timeout, not the tools' (a child takes longer)."""
+        limits = Limits.from_config(self.runtime.config.get)
+        executor.tool_timeouts.setdefault(DELEGATE, limits.timeout + 5)
+
+    def _observe_child(self, event: object) -> None:
+        self.agent.observe(event)
+
+    def _spawn(self, task: ChildTask) -> Any:
+        """A sub-agent: its own conversation and transcript, the session's model and tools."""
+        path = (
+            transcript.sessions_dir(self.runtime.home)
+            / self.id
+            / f"{task.name.replace(' ', '-')}.jsonl"
+        )
+        record = transcript.Transcript(path)
+        record.record("session", id=f"{self.id}/{task.name}", model=self.settings.describe(),
+                      cwd=self.cwd, parent=task.call_id, goal=task.goal)  # fmt: skip
+        state = SessionState(self.runtime.home)
+        allowed = list(task.tools)
+        tools = self._tools(state, depth=task.depth, offered=lambda: allowed)
+        executor = self.runtime.executor(broker=self.broker, session_id=self.id, cwd=self.cwd)
+        executor.registry, executor.label, executor.parent = tools, task.name, task.call_id
+        executor.budget = self.executor.budget
+        self._limit_delegates(executor)
+        agent = Agent(
+            self.settings,
+            tools,
+            state,
+            executor,
+            lambda: allowed,
+            transcript=record,
+            client=self.agent.client,
+            on_event=lambda event: _forward_child_event(event, self.agent.observe),
+        )
+        executor.on_event = agent.observe
+        return SubAgent(agent, executor, record)
 
     @property
     def id(self) -> str:
@@ -124,6 +194,28 @@ class ChatSession:
             self.local.stop()
         self.executor.shutdown()
         self.transcript.close()
+
+
+class SubAgent:
+    """A child agent for one delegate_task call (core.delegate.Child)."""
+
+    def __init__(self, agent: Agent, executor: Any, record: transcript.Transcript) -> None:
+        self.agent, self.executor, self.record = agent, executor, record
+        self.transcript = record.path
+        self.cancel = agent.cancel
+
+    async def run(self, prompt: str) -> TurnFinished:
+        try:
+            return await self.agent.run_turn(prompt)
+        finally:
+            self.executor.shutdown()
+            self.record.close()
+
+
+def _forward_child_event(event: object, observe: Callable[[object], None]) -> None:
+    """A child's tool calls reach the parent (transcript, timeline); its text stays its own."""
+    if isinstance(event, ToolCallStarted | ToolCallFinished):
+        observe(event)
 
 
 def models_dir(home: Path) -> Path:

@@ -33,7 +33,6 @@ RECORDED = (
     "register_platform",
     "register_slack_action_handler",
     "register_auxiliary_task",
-    "register_memory_provider",
     "register_provider",
 )
 
@@ -50,6 +49,7 @@ class Recording:
     commands: list[str] = field(default_factory=list)
     cli_commands: list[str] = field(default_factory=list)
     skills: list[str] = field(default_factory=list)
+    memory_providers: list[Any] = field(default_factory=list)
     other: list[str] = field(default_factory=list)  # other context methods it called
     warnings: list[str] = field(default_factory=list)
 
@@ -145,6 +145,10 @@ class PluginContext:
 
     def register_skill(self, name: str, path: Any = None, description: str = "") -> None:
         self.recording.skills.append(f"{self.manifest.name}:{name}")
+
+    def register_memory_provider(self, provider: Any) -> None:
+        """An exclusive plugin's provider; it becomes active when memory.provider names it."""
+        self.recording.memory_providers.append(provider)
 
     def inject_message(self, content: str, role: str = "user") -> bool:
         self.recording.other.append("inject_message")

@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.core.config import Config, set_path, update_config
 from workbench.core.events import ToolSource
+from workbench.core.memory import BUILTIN, MemoryProviders
 from workbench.core.plugins import loader
 from workbench.core.plugins.context import PluginContext
 from workbench.core.plugins.hooks import HookRegistry
@@ -83,6 +84,7 @@ class PluginManager:
         entry_points: EntryPoints = default_entry_points,
         dispatcher: Callable[..., str] | None = None,
         on_event: Callable[[object], None] | None = None,
+        memory: MemoryProviders | None = None,
     ) -> None:
         self.registry = registry
         self.hooks = hooks
@@ -92,6 +94,7 @@ class PluginManager:
         self.entry_points = entry_points
         self.dispatcher = dispatcher
         self.on_event = on_event
+        self.memory = memory or MemoryProviders(home)
         self.states: dict[str, PluginState] = {}
         self.shadowed: list[PluginState] = []
         self._lock = threading.RLock()  # one load or reload at a time
@@ -109,6 +112,8 @@ class PluginManager:
                 state.enabled = self.is_enabled(manifest)
                 if state.status not in ("loaded", "failed"):
                     state.status = "disabled" if not state.enabled else "not loaded"
+                    if manifest.kind == "exclusive" and not state.enabled:
+                        state.status, state.error = "not loaded", self._not_selected()
                 self.states[key] = state
             self.shadowed = [PluginState(m, status="shadowed") for m in losers]
         return self.list()
@@ -119,10 +124,41 @@ class PluginManager:
         )
 
     def is_enabled(self, manifest: PluginManifest) -> bool:
+        """Listed in plugins.enabled; a memory provider instead when memory.provider names it."""
         names = {manifest.key, manifest.name}
-        disabled = set(_strings(self.config.get("plugins.disabled")))
-        enabled = set(_strings(self.config.get("plugins.enabled")))
-        return not (names & disabled) and bool(names & enabled)
+        if names & set(_strings(self.config.get("plugins.disabled"))):
+            return False
+        if manifest.kind == "exclusive":
+            return str(self.config.get("memory.provider") or BUILTIN) in names
+        return bool(names & set(_strings(self.config.get("plugins.enabled"))))
+
+    def memory_provider_plugins(self) -> list[PluginState]:
+        return [s for s in self.states.values() if s.manifest.kind == "exclusive"]
+
+    def select_memory_provider(self, name: str) -> PluginState | None:
+        """Make `name` (a provider plugin's key or name, or "builtin") the one memory provider:
+        persisted atomically as memory.provider; the previous provider's plugin is unloaded."""
+        target = None
+        if name != BUILTIN:
+            target = next(
+                (s for s in self.memory_provider_plugins() if name in (s.key, s.manifest.name)),
+                None,
+            )
+            if target is None:
+                known = ", ".join(s.key for s in self.memory_provider_plugins()) or "none"
+                raise ValueError(f"no memory provider plugin '{name}' (found: {known})")
+        update_config(lambda doc: set_path(doc, "memory.provider", name), self.config.path)
+        from workbench.core.config import load_config
+
+        self.config = load_config(self.config.path)
+        self.memory.selected = name
+        for state in self.memory_provider_plugins():
+            state.enabled = state is target
+            if state is not target and state.status == "loaded":
+                self.unload(state.key, status="not loaded")
+            if state is not target:
+                state.status, state.error = "not loaded", self._not_selected()
+        return self.load(target.key) if target is not None else None
 
     def load_enabled(self) -> list[PluginState]:
         for key, state in list(self.states.items()):
@@ -161,11 +197,8 @@ class PluginManager:
         with self._lock:
             state = self.states[key]
             manifest = state.manifest
-            if manifest.kind == "exclusive":
-                state.status, state.error = (
-                    "not loaded",
-                    "a memory provider (exclusive kind): not loaded here",
-                )
+            if manifest.kind == "exclusive" and not self.is_enabled(manifest):
+                state.status, state.error = "not loaded", self._not_selected()
                 return state
             old_modules = loader.take_modules(manifest) if manifest.source != "entrypoint" else {}
             ctx = PluginContext(
@@ -192,6 +225,7 @@ class PluginManager:
             state = self.states.get(key) or next(s for s in self.shadowed if s.key == key)
             swap = self.registry.replace_owner(ToolSource.PLUGIN, key, [])
             self.hooks.remove_owner(key)
+            self.memory.remove(key)
             loader.take_modules(state.manifest)
             state.status, state.tools, state.hooks, state.middleware, state.committed = (
                 status,
@@ -213,6 +247,10 @@ class PluginManager:
 
     def _commit(self, state: PluginState, ctx: PluginContext) -> PluginState:
         recording, key = ctx.recording, state.key
+        if state.manifest.kind == "exclusive":
+            problem = self._install_provider(key, recording.memory_providers)
+            if problem:
+                return self._failed(state, RuntimeError(problem))
         swap = self.registry.replace_owner(
             ToolSource.PLUGIN, key, recording.tools, may_override=self._may_override(state.manifest)
         )
@@ -235,6 +273,19 @@ class PluginManager:
         self._emit(PluginChanged(key, verb, swap.added, swap.removed, swap.replaced, swap.refused))
         logger.info("plugin %s %s", key, state.last_change)
         return state
+
+    def _not_selected(self) -> str:
+        selected = str(self.config.get("memory.provider") or BUILTIN)
+        return (
+            f"a memory provider: only the one memory.provider names is active (now: {selected}); "
+            "select this one with `hermes-tui plugins memory NAME` or the command palette"
+        )
+
+    def _install_provider(self, key: str, providers: list[Any]) -> str:
+        if len(providers) != 1:
+            return f"a memory provider plugin must register one provider (it registered {len(providers)})"
+        problems = self.memory.install(key, providers[0])
+        return "; ".join(problems)
 
     def _failed(self, state: PluginState, exc: BaseException) -> PluginState:
         state.status = "failed"

@@ -1,0 +1,84 @@
+"""Memory providers: the built-in one by default; a provider plugin (Hermes's exclusive kind)
+takes over the memory tools, only one is ever active, and switching persists."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from tests.core.plugins.test_manager import FIXTURES
+from tests.core.test_agent import tool_messages
+from tests.support.fake_openai import FakeOpenAI, text, tools
+from workbench.core.runtime import load_runtime
+
+
+def home_with_providers(home: Path, config: dict) -> Path:
+    for name in ("notes_memory", "other_memory"):
+        shutil.copytree(FIXTURES / name, home / "plugins" / name)
+    (home / "config.yaml").write_text(yaml.safe_dump(config))
+    return home
+
+
+def offered(request: dict) -> set[str]:
+    return {t["function"]["name"] for t in request.get("tools", [])}
+
+
+async def test_the_builtin_provider_is_the_default(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home_with_providers(home, {})
+    fake.add(tools(("memory", {"action": "add", "content": "likes tea"})), text("noted"))
+    runtime = load_runtime(home)
+    session, _ = await make_session(runtime=runtime)
+    await session.turn("remember I like tea")
+    assert {"memory"} <= offered(fake.requests[0]) and "notes_add" not in offered(fake.requests[0])
+    assert (home / "memories" / "MEMORY.md").read_text() == "likes tea\n"
+    states = {s.key: s for s in runtime.plugins.list()}
+    assert states["notes_memory"].status == "not loaded"
+    assert "memory.provider" in states["notes_memory"].error
+    await session.close()
+
+
+async def test_a_provider_plugin_takes_over_and_its_calls_go_to_it(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home_with_providers(home, {"memory": {"provider": "notes_memory"},
+                               "plugins": {"enabled": ["other_memory"]}})  # fmt: skip
+    fake.add(tools(("notes_add", {"note": "deploys on fridays"})), text("noted"))
+    runtime = load_runtime(home)
+    states = {s.key: s for s in runtime.plugins.list()}
+    assert states["notes_memory"].status == "loaded"
+    assert states["other_memory"].status == "not loaded"  # enabled, but not the one selected
+    assert runtime.memory.active_name == "notes"
+    assert runtime.registry.get_entry("notes_add") is None  # routed, never in the registry
+    session, _ = await make_session(runtime=runtime)
+    await session.turn("remember the deploy day")
+    names = offered(fake.requests[0])
+    assert {"notes_add", "notes_list"} <= names and "memory" not in names
+    (result,) = tool_messages(fake.requests[1])
+    assert json.loads(result["content"]) == {"saved": 1, "by": "notes provider"}
+    assert json.loads((home / "notes.json").read_text()) == ["deploys on fridays"]
+    assert [t.name for t in runtime.memory.tools()] == ["notes_add", "notes_list"]
+    await session.close()
+
+
+def test_switching_providers_persists_and_keeps_one_active(home: Path) -> None:
+    home_with_providers(home, {"memory": {"provider": "notes_memory"}})
+    runtime = load_runtime(home)
+    manager = runtime.plugins
+    state = manager.select_memory_provider("other_memory")
+    assert state.status == "loaded" and runtime.memory.active_name == "other"
+    assert manager.states["notes_memory"].status == "not loaded"
+    saved = yaml.safe_load((home / "config.yaml").read_text())
+    assert saved["memory"]["provider"] == "other_memory"
+    assert [t.name for t in runtime.memory.tools()] == ["other_recall"]
+    assert any("read_file" in p for p in runtime.memory.problems)  # a built-in name: refused
+
+    manager.select_memory_provider("builtin")
+    assert runtime.memory.active_name == "builtin"
+    assert [t.name for t in runtime.memory.tools()] == ["memory"]
+    assert manager.states["other_memory"].status == "not loaded"
+    assert yaml.safe_load((home / "config.yaml").read_text())["memory"]["provider"] == "builtin"

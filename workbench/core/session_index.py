@@ -1,0 +1,209 @@
+"""Full-text search over past sessions: an SQLite FTS5 index beside the transcripts.
+
+The transcripts stay the truth; the index (`sessions/index.sqlite`) is derived from them.
+Each refresh reads only what was appended to a transcript since the last one (its indexed
+byte offset is kept per file); a transcript that shrank or was replaced is indexed again.
+An index that is missing, unreadable or corrupt is deleted and rebuilt from the transcripts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.core import transcript
+
+logger = logging.getLogger(__name__)
+
+INDEX_NAME = "index.sqlite"
+SCHEMA_VERSION = 1
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, offset INTEGER, size INTEGER,
+                                  messages INTEGER);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
+    content, role UNINDEXED, session UNINDEXED, at UNINDEXED, seq UNINDEXED,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    session: str
+    at: float
+    role: str
+    text: str  # the matching message, with the matches in [brackets]
+    before: str  # the message before it in that session, if any
+    after: str  # and the one after
+
+
+class SessionIndex:
+    def __init__(self, home: Path) -> None:
+        self.dir = transcript.sessions_dir(home)
+        self.path = self.dir / INDEX_NAME
+        self._lock = threading.Lock()  # one connection, used from any thread
+        self._db: sqlite3.Connection | None = None
+        self.rebuilt = ""  # why the index was last rebuilt, if it was
+
+    # -- opening ------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self._db = self._open()
+            except sqlite3.DatabaseError as exc:
+                self._db = self._rebuild(f"the index was unreadable ({exc})")
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False)
+        db.executescript(_SCHEMA)
+        version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        if version is None:
+            db.execute("INSERT INTO meta VALUES ('version', ?)", (str(SCHEMA_VERSION),))
+            db.commit()
+        elif version[0] != str(SCHEMA_VERSION):
+            db.close()
+            raise sqlite3.DatabaseError(f"schema version {version[0]}")
+        db.execute("SELECT count(*) FROM messages").fetchone()  # touches the FTS tables
+        return db
+
+    def _rebuild(self, why: str) -> sqlite3.Connection:
+        logger.warning("session index rebuilt: %s", why)
+        self.rebuilt = why
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        return self._open()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # -- indexing -----------------------------------------------------------------------
+
+    def refresh(self) -> int:
+        """Index what the transcripts gained since last time; returns how many messages."""
+        with self._lock:
+            try:
+                return self._refresh(self._connect())
+            except sqlite3.DatabaseError as exc:
+                self._db = self._rebuild(f"the index failed ({exc})")
+                return self._refresh(self._db)
+
+    def _refresh(self, db: sqlite3.Connection) -> int:
+        known = {row[0]: row[1:] for row in db.execute("SELECT * FROM files")}
+        added = 0
+        for path in sorted(self.dir.glob("*.jsonl")):
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            offset, old_size, count = known.get(path.name, (0, 0, 0))
+            if size < old_size:  # rewritten: start over for this file
+                db.execute("DELETE FROM messages WHERE session = ?", (path.stem,))
+                offset, count = 0, 0
+            if size == offset:
+                continue
+            rows, offset = _read_messages(path, offset, count)
+            db.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?)", rows)
+            db.execute(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                (path.name, offset, size, count + len(rows)),
+            )
+            added += len(rows)
+        db.commit()
+        return added
+
+    # -- searching ----------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 10, exclude: str = "") -> list[Hit]:
+        """Messages matching every word of `query` (any order), best first; `exclude` is a
+        session left out (the one asking, which would find its own question)."""
+        words = _WORD.findall(query)
+        if not words:
+            return []
+        match = " ".join(f'"{w}"' for w in words)  # literal words: no FTS syntax from users
+        self.refresh()
+        with self._lock:
+            db = self._connect()
+            rows = db.execute(
+                "SELECT session, seq, at, role, highlight(messages, 0, '[', ']') FROM messages "
+                "WHERE messages MATCH ? AND session != ? ORDER BY rank LIMIT ?",
+                (match, exclude, max(1, min(limit, 100))),
+            ).fetchall()
+            return [self._hit(db, *row) for row in rows]
+
+    def _hit(
+        self, db: sqlite3.Connection, session: str, seq: int, at: str, role: str, text: str
+    ) -> Hit:
+        def neighbour(n: int) -> str:
+            row = db.execute(
+                "SELECT role, content FROM messages WHERE session = ? AND seq = ?", (session, n)
+            ).fetchone()
+            return f"{row[0]}: {_clip(row[1])}" if row else ""
+
+        return Hit(
+            session, float(at), role, _clip(text, 600), neighbour(seq - 1), neighbour(seq + 1)
+        )
+
+    def count(self) -> int:
+        with self._lock:
+            return self._connect().execute("SELECT count(*) FROM messages").fetchone()[0]
+
+
+def _read_messages(path: Path, offset: int, seq: int) -> tuple[list[tuple[Any, ...]], int]:
+    """The messages in `path` after byte `offset`, and where complete lines end."""
+    rows = []
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        for line in handle:
+            if not line.endswith(b"\n"):
+                break  # a line still being written: read it next time
+            offset += len(line)
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            text = _searchable(record)
+            if text:
+                rows.append(
+                    (text, record["message"].get("role", ""), path.stem, record.get("at", 0), seq)
+                )
+                seq += 1
+    return rows, offset
+
+
+def _searchable(record: dict[str, Any]) -> str:
+    if record.get("kind") != "message" or not isinstance(record.get("message"), dict):
+        return ""
+    message = record["message"]
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content or "", ensure_ascii=False)
+    calls = message.get("tool_calls") or []
+    for call in calls:
+        function = call.get("function") or {}
+        text += f"\n{function.get('name', '')}({function.get('arguments', '')})"
+    return text.strip()
+
+
+def _clip(text: str, size: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def hits_as_json(hits: list[Hit]) -> list[dict[str, Any]]:
+    return [asdict(hit) for hit in hits]
