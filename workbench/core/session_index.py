@@ -22,14 +22,17 @@ from workbench.core import transcript
 logger = logging.getLogger(__name__)
 
 INDEX_NAME = "index.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, offset INTEGER, size INTEGER,
                                   messages INTEGER);
-CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
-    content, role UNINDEXED, session UNINDEXED, at UNINDEXED, seq UNINDEXED,
+CREATE TABLE IF NOT EXISTS msgs (id INTEGER PRIMARY KEY, session TEXT, seq INTEGER,
+                                 role TEXT, at REAL, content TEXT);
+CREATE INDEX IF NOT EXISTS msgs_by_place ON msgs (session, seq);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    content, content = 'msgs', content_rowid = 'id',
     tokenize = 'unicode61 remove_diacritics 2'
 );
 """
@@ -74,7 +77,7 @@ class SessionIndex:
         elif version[0] != str(SCHEMA_VERSION):
             db.close()
             raise sqlite3.DatabaseError(f"schema version {version[0]}")
-        db.execute("SELECT count(*) FROM messages").fetchone()  # touches the FTS tables
+        db.execute("SELECT count(*) FROM fts").fetchone()  # touches the FTS tables
         return db
 
     def _rebuild(self, why: str) -> sqlite3.Connection:
@@ -114,12 +117,20 @@ class SessionIndex:
                 continue
             offset, old_size, count = known.get(path.name, (0, 0, 0))
             if size < old_size:  # rewritten: start over for this file
-                db.execute("DELETE FROM messages WHERE session = ?", (path.stem,))
+                db.execute("DELETE FROM msgs WHERE session = ?", (path.stem,))
+                db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
                 offset, count = 0, 0
             if size == offset:
                 continue
             rows, offset = _read_messages(path, offset, count)
-            db.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?)", rows)
+            for row in rows:
+                cursor = db.execute(
+                    "INSERT INTO msgs (session, seq, role, at, content) VALUES (?, ?, ?, ?, ?)",
+                    row,
+                )
+                db.execute(
+                    "INSERT INTO fts (rowid, content) VALUES (?, ?)", (cursor.lastrowid, row[4])
+                )
             db.execute(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
                 (path.name, offset, size, count + len(rows)),
@@ -141,8 +152,9 @@ class SessionIndex:
         with self._lock:
             db = self._connect()
             rows = db.execute(
-                "SELECT session, seq, at, role, highlight(messages, 0, '[', ']') FROM messages "
-                "WHERE messages MATCH ? AND session != ? ORDER BY rank LIMIT ?",
+                "SELECT m.session, m.seq, m.at, m.role, highlight(fts, 0, '[', ']') "
+                "FROM fts JOIN msgs AS m ON m.id = fts.rowid "
+                "WHERE fts MATCH ? AND m.session != ? ORDER BY rank LIMIT ?",
                 (match, exclude, max(1, min(limit, 100))),
             ).fetchall()
             return [self._hit(db, *row) for row in rows]
@@ -152,7 +164,7 @@ class SessionIndex:
     ) -> Hit:
         def neighbour(n: int) -> str:
             row = db.execute(
-                "SELECT role, content FROM messages WHERE session = ? AND seq = ?", (session, n)
+                "SELECT role, content FROM msgs WHERE session = ? AND seq = ?", (session, n)
             ).fetchone()
             return f"{row[0]}: {_clip(row[1])}" if row else ""
 
@@ -162,7 +174,7 @@ class SessionIndex:
 
     def count(self) -> int:
         with self._lock:
-            return self._connect().execute("SELECT count(*) FROM messages").fetchone()[0]
+            return self._connect().execute("SELECT count(*) FROM msgs").fetchone()[0]
 
 
 def _read_messages(path: Path, offset: int, seq: int) -> tuple[list[tuple[Any, ...]], int]:
@@ -180,9 +192,8 @@ def _read_messages(path: Path, offset: int, seq: int) -> tuple[list[tuple[Any, .
                 continue
             text = _searchable(record)
             if text:
-                rows.append(
-                    (text, record["message"].get("role", ""), path.stem, record.get("at", 0), seq)
-                )
+                role = record["message"].get("role", "")
+                rows.append((path.stem, seq, role, record.get("at", 0), text))
                 seq += 1
     return rows, offset
 
