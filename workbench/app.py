@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 # drawn only when something changed, so an idle screen costs nothing more.
 os.environ.setdefault("TEXTUAL_FPS", "120")
 
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -191,6 +192,12 @@ class WorkbenchApp(App[None]):
         yield SystemCommand(
             "Show offered tools", "The tools the model is offered now", main.action_show_offered
         )
+        yield SystemCommand(
+            "Search sessions", "Find past sessions by their words; open one", self._search_sessions
+        )
+        yield SystemCommand(
+            "Memory provider", "Choose which provider keeps memory (saved)", self._pick_memory
+        )
         yield SystemCommand("Help", "Every key", self.action_help)
 
     def _pick_toolset(self) -> None:
@@ -252,6 +259,51 @@ class WorkbenchApp(App[None]):
         self.search_commands(
             [(f"{p.parent.name}/{p.name}", lambda p=p: self.open_viewer(p)) for p in files[:200]],
             placeholder="Spilled result…",
+        )
+
+    def _search_sessions(self) -> None:
+        from workbench.core import transcript
+        from workbench.screens.session_search import SessionSearchScreen
+
+        runtime = self.main.runtime
+
+        def opened(session_id: str | None) -> None:
+            if session_id:
+                self.open_viewer(transcript.sessions_dir(runtime.home) / f"{session_id}.jsonl")
+
+        self.push_screen(SessionSearchScreen(runtime.session_index), opened)
+
+    def _pick_memory(self) -> None:
+        runtime = self.main.runtime
+        if runtime.plugins is None:
+            self.notify("Plugins are off (HERMES_SAFE_MODE): only the built-in memory", timeout=6)
+            return
+        names = ["builtin", *(s.key for s in runtime.plugins.memory_provider_plugins())]
+        self.search_commands(
+            [
+                (
+                    f"Use {name}{' (active)' if name == runtime.memory.selected else ''}",
+                    lambda n=name: self._select_memory(n),
+                )
+                for name in names
+            ],
+            placeholder="Memory provider…",
+        )
+
+    @work(thread=True, group="memory-provider")
+    def _select_memory(self, name: str) -> None:
+        runtime = self.main.runtime
+        try:
+            state = runtime.plugins.select_memory_provider(name)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"{exc}", severity="error")
+            return
+        if state is not None and state.status != "loaded":
+            self.call_from_thread(self.notify, f"{name}: {state.error}", severity="error")
+            return
+        tools = ", ".join(t.name for t in runtime.memory.tools())
+        self.call_from_thread(
+            self.notify, f"Memory provider: {runtime.memory.active_name} ({tools})"
         )
 
     def open_viewer(self, path: Path | str) -> None:

@@ -132,3 +132,38 @@ async def test_without_a_model_the_pane_says_how_to_configure_one(home: Path) ->
         await wait_until(pilot, lambda: len(screen.query(".note")) > 0)
         note = str(screen.query(".note").first().render())
         assert "model.base_url" in note and "config.yaml" in note
+
+
+async def test_sub_agents_get_lane_groups_and_their_conversation_opens(server) -> None:
+    from workbench.screens.viewer import ViewerScreen
+
+    server.add(
+        tools(("delegate_task", {"goal": "inspect alpha"}), ("delegate_task", {"goal": "inspect beta"})),
+        text("Both inspected."),
+    )  # fmt: skip
+    server.route("inspect alpha", tools(("read_file", {"path": "a.txt"})), text("alpha: one line"))
+    server.route("inspect beta", tools(("read_file", {"path": "b.txt"})), text("beta: one line"))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "inspect both")
+        await wait_until(pilot, lambda: "answered" in str(screen.query_one("#turn-line").content))
+        model = screen.query_one(Timeline).model
+        delegates = [b for b in model.bars if b.name == "delegate_task"]
+        reads = [b for b in model.bars if b.name == "read_file"]
+        assert len(delegates) == 2 and len(reads) == 2
+        for read in reads:  # each sub-agent's lane sits right under the call that started it
+            parent = model.by_id[read.parent]
+            assert read.label.startswith("sub-agent ") and read.lane == parent.lane + 1
+        assert all(b.conversation and b.conversation.endswith(".jsonl") for b in delegates)
+
+        timeline = screen.query_one(Timeline)
+        timeline.focus()
+        await pilot.press("home")
+        await pilot.pause()
+        assert "v: open its sub-agent's conversation" in str(
+            screen.query_one("#call-detail").content
+        )
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+        assert app.screen.path == Path(delegates[0].conversation)

@@ -34,3 +34,23 @@ def test_a_call_that_never_started_still_gets_a_mark() -> None:
     model = TimelineModel()
     bar = model.finished(ToolCallFinished("x", "t", "skipped", "", None, 3.0))
     assert bar is not None and bar.status == "skipped" and bar.reason == "never started"
+
+
+def child(model: TimelineModel, call_id: str, label: str, parent: str, start: float) -> None:
+    model.started(ToolCallStarted(call_id, "t", {}, 0, True, "", start, label, parent))
+
+
+def test_a_sub_agents_calls_sit_in_a_lane_group_under_the_call_that_started_it() -> None:
+    model = TimelineModel()
+    model.started(ToolCallStarted("d1", "delegate_task", {}, 0, True, "", 0.0))
+    model.started(ToolCallStarted("d2", "delegate_task", {}, 0, True, "", 0.0))
+    child(model, "a1", "sub-agent 1", "d1", 0.1)
+    child(model, "b1", "sub-agent 2", "d2", 0.1)
+    child(model, "a2", "sub-agent 1", "d1", 0.2)  # beside a1, which still runs
+    run(model, "m", 0.3, 0.4)  # the main agent's own call: never in a sub-agent's lanes
+    lanes = {bar.call_id: bar.lane for bar in model.bars}
+    assert lanes["d1"] == 0 and lanes["a1"] == 1 and lanes["a2"] == 2  # sub-agent 1's group
+    assert lanes["d2"] == 3 and lanes["b1"] == 4  # under d2, after sub-agent 1's group
+    assert model.owners == ["", "sub-agent 1", "sub-agent 1", "", "sub-agent 2", ""]
+    assert lanes["m"] == 5
+    assert all(bar in model.lanes[bar.lane] for bar in model.bars)  # indices moved with lanes

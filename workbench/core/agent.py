@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.core.agent_tools import SessionState, SessionTools
+from workbench.core.delegate import ChildFinished, ChildStarted
 from workbench.core.executor import Executor, ToolCallFinished, ToolCallStarted
 from workbench.core.model import ModelSettings
 from workbench.core.transcript import Transcript
@@ -285,6 +286,16 @@ class Agent:
                 spilled=str(event.spilled) if event.spilled else None,
                 content=event.content if isinstance(event.content, str) else "<multimodal>",
             )
+        elif isinstance(event, ChildStarted):
+            self._record(
+                "child_started",
+                id=event.call_id,
+                name=event.name,
+                goal=event.goal,
+                transcript=str(event.transcript or ""),
+            )
+        elif isinstance(event, ChildFinished):
+            self._record("child_finished", **event.__dict__)
         elif type(event).__name__ == "ApprovalAnswered":
             request = event.request
             self._record(

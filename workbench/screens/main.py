@@ -248,8 +248,10 @@ class MainScreen(Screen[None]):
 
     def apply_filter(self) -> None:
         query = self.query_one("#filter", Input).value
+        runtime = self.runtime
+        memory = (runtime.memory.active_name, runtime.memory.tools()) if runtime else None
         matching = self.query_one(ToolsTree).show_rows(
-            self._rows, getattr(self, "_toolset_rows", []), query
+            self._rows, getattr(self, "_toolset_rows", []), query, memory
         )
         offered = sum(r["offered"] for r in self._rows)
         shown = f" · {matching} match" if query.strip() else ""

@@ -232,6 +232,17 @@ class SessionScreen(Screen[None]):
             await self._finish_reply()
             await log.card(event.call_id, event.name, event.arguments, event.label)
             self.call_started(event)
+        elif kind == "ChildStarted":
+            bar = self.query_one(Timeline).model.by_id.get(event.call_id)
+            if bar is not None:
+                bar.conversation = str(event.transcript) if event.transcript else None
+            await log.note(Text(f"🧩 {event.name} works on: {event.goal}", style="cyan"))
+        elif kind == "ChildFinished":
+            style = "cyan" if event.reason == "answered" else "red"
+            ended = f"🧩 {event.name} {event.reason}" + (f": {event.error}" if event.error else "")
+            await log.note(
+                Text(ended + " (F7, then v on its call, opens its conversation)", style=style)
+            )
         elif kind == "ToolCallFinished":
             card = log.cards.get(event.call_id)
             if card is not None:
@@ -287,8 +298,8 @@ class SessionScreen(Screen[None]):
         self._open(bar)
 
     def _open(self, bar: Bar | None) -> None:
-        if bar is not None and bar.spilled:
-            self.app.open_viewer(bar.spilled)
+        if bar is not None and (bar.spilled or bar.conversation):
+            self.app.open_viewer(bar.spilled or bar.conversation)
         else:
             self.notify(
                 "This result was small enough to keep in the conversation; nothing was spilled."
@@ -312,6 +323,11 @@ def describe_bar(bar: Bar, timeline: Timeline) -> Text:
     text.append(f" · {duration * 1000:.0f} ms\n" if duration is not None else " · running\n", "dim")
     where = "in parallel with others" if bar.parallel else f"alone: {bar.reason or 'a single call'}"
     text.append(f"segment {bar.segment + 1}, {where}\n")
+    if bar.conversation and not bar.spilled:
+        text.append("v: open its sub-agent's conversation\n", "bold")
+        text.append(f"{bar.conversation}\n", "dim")
+    if bar.parent:
+        text.append(f"called by {bar.label}, for call {bar.parent}\n", "cyan")
     if bar.spilled:  # first, so a small pane still shows where the whole result is
         text.append("v: open the full result\n", "bold")
         text.append(f"{bar.spilled}\n", "dim")

@@ -53,6 +53,8 @@ class Bar:
     status: str = "running"
     content: Any = ""
     spilled: str | None = None
+    parent: str = ""  # a sub-agent's call: the delegate_task call that started it
+    conversation: str | None = None  # a delegate_task call: its sub-agent's transcript
 
     def until(self, now: float) -> float:
         return self.end if self.end is not None else now
@@ -60,23 +62,28 @@ class Bar:
 
 @dataclass
 class TimelineModel:
-    """Bars in start order, lanes assigned greedily: a call takes the first lane free at its start."""
+    """Bars in start order, lanes assigned greedily: a call takes the first lane free at its
+    start among its agent's lanes. A sub-agent's lanes sit together, right under the lane of
+    the delegate_task call that started it."""
 
     bars: list[Bar] = field(default_factory=list)
     by_id: dict[str, Bar] = field(default_factory=dict)
     lanes: list[list[Bar]] = field(default_factory=list)  # per lane, in start order
     lane_starts: list[list[float]] = field(default_factory=list)
     busy_until: list[float] = field(default_factory=list)
+    owners: list[str] = field(default_factory=list)  # per lane: "" main agent, else a sub-agent
     origin: float | None = None
 
     def started(self, event: Any) -> Bar:
         at = event.at
         self.origin = at if self.origin is None else self.origin
-        lane = next((i for i, t in enumerate(self.busy_until) if t <= at), len(self.busy_until))
-        if lane == len(self.busy_until):
-            self.busy_until.append(0.0)
-            self.lanes.append([])
-            self.lane_starts.append([])
+        owner, parent = event.label, getattr(event, "parent", "")
+        lane = next(
+            (i for i, t in enumerate(self.busy_until) if t <= at and self.owners[i] == owner),
+            None,
+        )
+        if lane is None:
+            lane = self._new_lane(owner, parent)
         self.busy_until[lane] = float("inf")
         bar = Bar(
             event.call_id,
@@ -88,12 +95,37 @@ class TimelineModel:
             event.reason,
             event.label,
             event.arguments,
+            parent=parent,
         )
         self.bars.append(bar)
         self.by_id[bar.call_id] = bar
         self.lanes[lane].append(bar)
         self.lane_starts[lane].append(at)
         return bar
+
+    def _new_lane(self, owner: str, parent: str) -> int:
+        """A lane for `owner`: after its own lanes, or under its parent's call, or at the end."""
+        mine = [i for i, o in enumerate(self.owners) if o == owner]
+        parent_bar = self.by_id.get(parent)
+        if owner and mine:
+            position = mine[-1] + 1
+        elif owner and parent_bar is not None:
+            position = parent_bar.lane + 1
+            while position < len(self.owners) and self.owners[position] not in (
+                "",
+                parent_bar.label,
+            ):
+                position += 1  # past sibling sub-agents' lanes already under that call
+        else:
+            position = len(self.owners)
+        for later in self.lanes[position:]:
+            for bar in later:
+                bar.lane += 1
+        self.lanes.insert(position, [])
+        self.lane_starts.insert(position, [])
+        self.busy_until.insert(position, 0.0)
+        self.owners.insert(position, owner)
+        return position
 
     def finished(self, event: Any) -> Bar | None:
         bar = self.by_id.get(event.call_id)

@@ -46,7 +46,11 @@ class ToolsTree(Tree[dict[str, Any]]):
         self.auto_expand = False
 
     def show_rows(
-        self, rows: list[dict[str, Any]], toolsets: list[dict[str, Any]], query: str = ""
+        self,
+        rows: list[dict[str, Any]],
+        toolsets: list[dict[str, Any]],
+        query: str = "",
+        memory: tuple[str, list[Any]] | None = None,
     ) -> int:
         """Rebuild from `rows`, keeping only tools matching `query`; returns how many match."""
         keep, scroll = self._cursor_key(), self.scroll_y
@@ -72,9 +76,26 @@ class ToolsTree(Tree[dict[str, Any]]):
                 budget -= len(items) if opened else 0
                 self._add_toolset(node, toolset, items, enabled.get(toolset, True), opened)
             node.expand()
+        if memory is not None:
+            self._add_memory(memory, needle)
         self._restore_cursor(keep)
         self.scroll_to(y=scroll, animate=False, immediate=True)
         return len(matching)
+
+    def _add_memory(self, memory: tuple[str, list[Any]], needle: str) -> None:
+        """The active memory provider's tools: routed to it by the agent, not in the registry."""
+        provider, tools = memory
+        shown = [t for t in tools if not needle or needle in f"{t.name} {t.description}".lower()]
+        node = self.root.add(
+            f"Memory: {provider} ({len(shown)})", {"kind": "source", "name": "memory"}
+        )
+        for tool in shown:
+            mark = ("✔ ", "green") if tool.available else ("✖ ", "red")
+            why = f"  {tool.reason}" if tool.reason else ""
+            node.add_leaf(
+                Text.assemble(mark, tool.name, (why, "dim")), {"kind": "memory", "name": tool.name}
+            )
+        node.expand()
 
     def _add_toolset(
         self, parent: TreeNode, toolset: str, items: list, on: bool, opened: bool

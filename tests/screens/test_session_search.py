@@ -1,0 +1,28 @@
+"""Searching past sessions from the command palette, and opening the one found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.test_session_index import write_sessions
+from tests.screens.test_main import wait_until
+from tests.screens.test_workbench import loaded
+from workbench.app import WorkbenchApp
+from workbench.screens.session_search import SessionSearchScreen
+from workbench.screens.viewer import ViewerScreen
+
+
+async def test_search_shows_hits_and_enter_opens_the_session(home: Path) -> None:
+    write_sessions(home, 150)
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        app._search_sessions()
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionSearchScreen))
+        await pilot.press(*"zebra kubernetes")
+        hits = app.screen.query_one("#session-hits")
+        await wait_until(pilot, lambda: hits.option_count == 1)
+        assert "1 hit(s)" in str(app.screen.query_one("#session-status").content)
+        await pilot.press("enter", "enter")  # to the hits, then open the first
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+        assert app.screen.path.name == "20260101-0000123-00007b.jsonl"
