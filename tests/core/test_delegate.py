@@ -175,3 +175,24 @@ async def test_a_child_cannot_get_toolsets_its_parent_lacks(
     (result,) = results(fake)
     assert "error" in result and len(fake.requests) == 2  # no child conversation started
     await session.close()
+
+
+async def test_a_child_that_runs_too_long_is_stopped_with_a_clear_error(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("delegation:\n  timeout: 0.5\n")
+    fake.add(tools(("delegate_task", {"goal": "slow work"})), text("it timed out"))
+    fake.route("slow work", text("word " * 200, chunks=200, delay=0.02))
+    session, events = await make_session()
+    finished = await session.turn("go")
+    assert finished.reason == "answered"
+    (result,) = results(fake)
+    assert result["status"] == "timeout" and "within 0.5 s" in result["error"]
+    assert "did not finish within" in result["error"]
+    assert [e.reason for e in events if isinstance(e, ChildFinished)] == ["timeout"]
+    (child,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")
+    assert [r["reason"] for r in transcript.read(child) if r["kind"] == "turn_finished"] == [
+        "cancelled"
+    ]
+    await session.close()

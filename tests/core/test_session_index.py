@@ -80,3 +80,17 @@ async def test_the_model_searches_past_sessions(make_session, fake, home: Path) 
     result = json.loads(message["content"])
     assert result["count"] == 1 and result["hits"][0]["session"] == "20260101-0000123-00007b"
     await session.close()
+
+
+def test_sub_agent_conversations_are_found_under_their_session(home: Path) -> None:
+    write_sessions(home, 2)
+    child = transcript.Transcript(
+        transcript.sessions_dir(home) / "20260101-000000-000000" / "sub-agent-1.jsonl"
+    )
+    child.record("message", message={"role": "assistant", "content": "the quokka report"})
+    child.close()
+    index = SessionIndex(home)
+    (hit,) = index.search("quokka")
+    assert hit.session == "20260101-000000-000000/sub-agent-1"
+    assert index.search("quokka", exclude="20260101-000000-000000") == []  # with its children
+    assert len(index.search("quokka", exclude="20260101-000000-000001")) == 1

@@ -126,7 +126,7 @@ class Delegation:
                 f"reply to run tasks at once (at most {limits.max_concurrent} run at a time). "
                 f"Depth limit {limits.max_depth}: sub-agents {further} delegate further. "
                 f"A sub-agent gets the toolsets you name (default: all of yours: "
-                f"{', '.join(toolsets) or 'none'}); it stops after {limits.timeout:.0f} s."
+                f"{', '.join(toolsets) or 'none'}); it stops after {limits.timeout:g} s."
             ),
             "parameters": {
                 "type": "object",
@@ -202,7 +202,7 @@ class Delegation:
             await _stop(child, running)
             self.emit(ChildFinished(task.call_id, task.name, "timeout", 0))
             return tool_error(
-                f"{task.name} did not finish within {limits.timeout:.0f} s and was stopped",
+                f"{task.name} did not finish within {limits.timeout:g} s and was stopped",
                 status="timeout",
             )
         except asyncio.CancelledError:  # the parent was cancelled: so is its child

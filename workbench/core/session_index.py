@@ -110,19 +110,22 @@ class SessionIndex:
     def _refresh(self, db: sqlite3.Connection) -> int:
         known = {row[0]: row[1:] for row in db.execute("SELECT * FROM files")}
         added = 0
-        for path in sorted(self.dir.glob("*.jsonl")):
+        # sessions, and their sub-agents' conversations (<session>/<sub-agent>.jsonl)
+        for path in sorted([*self.dir.glob("*.jsonl"), *self.dir.glob("*/*.jsonl")]):
+            name = path.relative_to(self.dir).as_posix()
+            session = name.removesuffix(".jsonl")
             try:
                 size = path.stat().st_size
             except OSError:
                 continue
-            offset, old_size, count = known.get(path.name, (0, 0, 0))
+            offset, old_size, count = known.get(name, (0, 0, 0))
             if size < old_size:  # rewritten: start over for this file
-                db.execute("DELETE FROM msgs WHERE session = ?", (path.stem,))
+                db.execute("DELETE FROM msgs WHERE session = ?", (session,))
                 db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
                 offset, count = 0, 0
             if size == offset:
                 continue
-            rows, offset = _read_messages(path, offset, count)
+            rows, offset = _read_messages(path, session, offset, count)
             for row in rows:
                 cursor = db.execute(
                     "INSERT INTO msgs (session, seq, role, at, content) VALUES (?, ?, ?, ?, ?)",
@@ -133,7 +136,7 @@ class SessionIndex:
                 )
             db.execute(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                (path.name, offset, size, count + len(rows)),
+                (name, offset, size, count + len(rows)),
             )
             added += len(rows)
         db.commit()
@@ -142,8 +145,9 @@ class SessionIndex:
     # -- searching ----------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10, exclude: str = "") -> list[Hit]:
-        """Messages matching every word of `query` (any order), best first; `exclude` is a
-        session left out (the one asking, which would find its own question)."""
+        """Messages matching every word of `query` (any order), best first. A hit in a
+        sub-agent's conversation has the session id `<session>/<sub-agent>`. `exclude` is a
+        session left out with its sub-agents (the one asking would find its own question)."""
         words = _WORD.findall(query)
         if not words:
             return []
@@ -154,8 +158,9 @@ class SessionIndex:
             rows = db.execute(
                 "SELECT m.session, m.seq, m.at, m.role, highlight(fts, 0, '[', ']') "
                 "FROM fts JOIN msgs AS m ON m.id = fts.rowid "
-                "WHERE fts MATCH ? AND m.session != ? ORDER BY rank LIMIT ?",
-                (match, exclude, max(1, min(limit, 100))),
+                "WHERE fts MATCH ? AND m.session != ? AND m.session NOT LIKE ? "
+                "ORDER BY rank LIMIT ?",
+                (match, exclude, f"{exclude}/%", max(1, min(limit, 100))),
             ).fetchall()
             return [self._hit(db, *row) for row in rows]
 
@@ -177,7 +182,9 @@ class SessionIndex:
             return self._connect().execute("SELECT count(*) FROM msgs").fetchone()[0]
 
 
-def _read_messages(path: Path, offset: int, seq: int) -> tuple[list[tuple[Any, ...]], int]:
+def _read_messages(
+    path: Path, session: str, offset: int, seq: int
+) -> tuple[list[tuple[Any, ...]], int]:
     """The messages in `path` after byte `offset`, and where complete lines end."""
     rows = []
     with open(path, "rb") as handle:
@@ -193,7 +200,7 @@ def _read_messages(path: Path, offset: int, seq: int) -> tuple[list[tuple[Any, .
             text = _searchable(record)
             if text:
                 role = record["message"].get("role", "")
-                rows.append((path.stem, seq, role, record.get("at", 0), text))
+                rows.append((session, seq, role, record.get("at", 0), text))
                 seq += 1
     return rows, offset
 
