@@ -269,7 +269,9 @@ class WorkbenchApp(App[None]):
 
         def opened(session_id: str | None) -> None:
             if session_id:
-                self.open_viewer(transcript.sessions_dir(runtime.home) / f"{session_id}.jsonl")
+                self.open_conversation(
+                    transcript.sessions_dir(runtime.home) / f"{session_id}.jsonl"
+                )
 
         self.push_screen(SessionSearchScreen(runtime.session_index), opened)
 
@@ -305,6 +307,15 @@ class WorkbenchApp(App[None]):
         self.call_from_thread(
             self.notify, f"Memory provider: {runtime.memory.active_name} ({tools})"
         )
+
+    def open_conversation(self, path: Path | str) -> None:
+        from workbench.screens.conversation import ConversationScreen
+
+        path = Path(path)
+        if not path.is_file():
+            self.notify(f"Cannot open {path}: no such file", severity="error")
+            return
+        self.push_screen(ConversationScreen(path))
 
     def open_viewer(self, path: Path | str) -> None:
         from workbench.screens.viewer import ViewerScreen

@@ -135,6 +135,7 @@ async def test_without_a_model_the_pane_says_how_to_configure_one(home: Path) ->
 
 
 async def test_sub_agents_get_lane_groups_and_their_conversation_opens(server) -> None:
+    from workbench.screens.conversation import ConversationScreen
     from workbench.screens.viewer import ViewerScreen
 
     server.add(
@@ -165,5 +166,13 @@ async def test_sub_agents_get_lane_groups_and_their_conversation_opens(server) -
             screen.query_one("#call-detail").content
         )
         await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        conversation = app.screen
+        await wait_until(pilot, lambda: conversation.loaded)
+        assert conversation.path == Path(delegates[0].conversation)
+        (card,) = conversation.query(ToolCard)
+        assert card.tool == "read_file" and card.status == "ok"
+        (reply,) = conversation.query(AssistantMessage)
+        assert reply.reply == "alpha: one line"
+        await pilot.press("r")  # the raw transcript
         await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
-        assert app.screen.path == Path(delegates[0].conversation)

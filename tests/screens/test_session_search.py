@@ -8,8 +8,9 @@ from tests.core.test_session_index import write_sessions
 from tests.screens.test_main import wait_until
 from tests.screens.test_workbench import loaded
 from workbench.app import WorkbenchApp
+from workbench.screens.conversation import ConversationScreen
 from workbench.screens.session_search import SessionSearchScreen
-from workbench.screens.viewer import ViewerScreen
+from workbench.widgets.reply import AssistantMessage
 
 
 async def test_search_shows_hits_and_enter_opens_the_session(home: Path) -> None:
@@ -24,5 +25,10 @@ async def test_search_shows_hits_and_enter_opens_the_session(home: Path) -> None
         await wait_until(pilot, lambda: hits.option_count == 1)
         assert "1 hit(s)" in str(app.screen.query_one("#session-status").content)
         await pilot.press("enter", "enter")  # to the hits, then open the first
-        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
-        assert app.screen.path.name == "20260101-0000123-00007b.jsonl"
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        conversation = app.screen
+        await wait_until(pilot, lambda: conversation.loaded)
+        assert conversation.path.name == "20260101-0000123-00007b.jsonl"
+        users = [str(w.content) for w in conversation.query(".user")]
+        assert any("zebra-service" in u for u in users) and len(users) == 2
+        assert len(conversation.query(AssistantMessage)) == 2

@@ -275,6 +275,8 @@ class Agent:
                 segment=event.segment,
                 parallel=event.parallel,
                 reason=event.reason,
+                label=event.label,
+                parent=event.parent,
             )
         elif isinstance(event, ToolCallFinished):
             self._record(

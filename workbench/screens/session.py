@@ -236,13 +236,15 @@ class SessionScreen(Screen[None]):
             bar = self.query_one(Timeline).model.by_id.get(event.call_id)
             if bar is not None:
                 bar.conversation = str(event.transcript) if event.transcript else None
-            await log.note(Text(f"🧩 {event.name} works on: {event.goal}", style="cyan"))
-        elif kind == "ChildFinished":
-            style = "cyan" if event.reason == "answered" else "red"
-            ended = f"🧩 {event.name} {event.reason}" + (f": {event.error}" if event.error else "")
             await log.note(
-                Text(ended + " (F7, then v on its call, opens its conversation)", style=style)
+                Text.assemble(
+                    (f"🧩 {event.name} works on: {event.goal}", "cyan"),
+                    ("  (its conversation: v on its call in the timeline)", "dim"),
+                )
             )
+        elif kind == "ChildFinished":
+            ended = f"🧩 {event.name} {event.reason}" + (f": {event.error}" if event.error else "")
+            await log.note(Text(ended, style="cyan" if event.reason == "answered" else "red"))
         elif kind == "ToolCallFinished":
             card = log.cards.get(event.call_id)
             if card is not None:
@@ -298,8 +300,10 @@ class SessionScreen(Screen[None]):
         self._open(bar)
 
     def _open(self, bar: Bar | None) -> None:
-        if bar is not None and (bar.spilled or bar.conversation):
-            self.app.open_viewer(bar.spilled or bar.conversation)
+        if bar is not None and bar.spilled:
+            self.app.open_viewer(bar.spilled)
+        elif bar is not None and bar.conversation:
+            self.app.open_conversation(bar.conversation)
         else:
             self.notify(
                 "This result was small enough to keep in the conversation; nothing was spilled."
