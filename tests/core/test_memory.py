@@ -82,3 +82,42 @@ def test_switching_providers_persists_and_keeps_one_active(home: Path) -> None:
     assert [t.name for t in runtime.memory.tools()] == ["memory"]
     assert manager.states["other_memory"].status == "not loaded"
     assert yaml.safe_load((home / "config.yaml").read_text())["memory"]["provider"] == "builtin"
+
+
+async def test_the_providers_lifecycle_hooks_are_called_in_order(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home_with_providers(home, {"memory": {"provider": "notes_memory"}})
+    fake.add(tools(("notes_add", {"note": "ship it"})), text("saved"), text("fridays"))
+    session, _ = await make_session(runtime=load_runtime(home))
+    await session.turn("remember to ship it")
+    await session.turn("when do we deploy?")
+    await session.close()
+    first, second = fake.requests[0]["messages"][0], fake.requests[2]["messages"][0]
+    assert first == {"role": "system", "content": "The notes provider holds 0 note(s)."}
+    assert second["content"].endswith("Recalled: deploys happen on fridays")
+    assert "holds 1 note(s)" in second["content"]
+    hooks = [json.loads(line) for line in (home / "notes-hooks.jsonl").read_text().splitlines()]
+    assert [h["hook"] for h in hooks] == [
+        "initialize", "prefetch", "sync_turn", "prefetch", "sync_turn", "on_session_end", "shutdown"
+    ]  # fmt: skip
+    assert hooks[0] == {"hook": "initialize", "session_id": session.id, "context": "primary"}
+    assert hooks[4] == {"hook": "sync_turn", "user": "when do we deploy?", "assistant": "fridays"}
+    stored = [m["role"] for m in session.agent.messages]
+    assert "system" not in stored  # the provider's text is sent, never kept in the history
+
+
+async def test_builtin_notes_reach_the_next_sessions_system_prompt(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    fake.add(tools(("memory", {"action": "add", "content": "user prefers tabs"})), text("ok"))
+    fake.add(text("tabs it is"))
+    first, _ = await make_session()
+    await first.turn("I like tabs")
+    await first.close()
+    assert fake.requests[0]["messages"][0]["role"] == "user"  # no notes yet: no system text
+    second, _ = await make_session()
+    await second.turn("indent this")
+    system = fake.requests[2]["messages"][0]
+    assert system["role"] == "system" and "user prefers tabs" in system["content"]
+    await second.close()

@@ -21,6 +21,7 @@ from typing import Any
 from workbench.core.agent_tools import SessionState, SessionTools
 from workbench.core.delegate import ChildFinished, ChildStarted
 from workbench.core.executor import Executor, ToolCallFinished, ToolCallStarted
+from workbench.core.memory import MemorySession
 from workbench.core.model import ModelSettings
 from workbench.core.transcript import Transcript
 
@@ -75,6 +76,7 @@ class Agent:
         client: Any = None,
         on_event: Callable[[object], None] | None = None,
         messages: list[dict[str, Any]] | None = None,
+        memory: MemorySession | None = None,
     ) -> None:
         self.settings = settings
         self.tools = tools
@@ -85,6 +87,8 @@ class Agent:
         self.client = client
         self.on_event = on_event
         self.messages: list[dict[str, Any]] = list(messages or [])
+        self.memory = memory  # the memory provider's hooks (None for sub-agents, as Hermes)
+        self._context = ""  # this turn's system text from the memory provider
         self.last_offered: list[str] = []
         self.overhead: list[float] = []  # our own time per round (excludes model and tools)
         self._stream_task: asyncio.Task[_Reply] | None = None
@@ -103,6 +107,8 @@ class Agent:
         self._cancelled = False
         started = time.monotonic()
         tokens = [0, 0]
+        if self.memory is not None:
+            self._context = await asyncio.to_thread(self.memory.context, prompt)
         self._append({"role": "user", "content": prompt})
         rounds, text, reason, error = 0, "", "answered", ""
         try:
@@ -127,6 +133,8 @@ class Agent:
         finished = TurnFinished(
             reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error
         )
+        if self.memory is not None and reason in ("answered", "max_rounds"):
+            await asyncio.to_thread(self.memory.turn_finished, prompt, text, list(self.messages))
         self._record("turn_finished", **finished.__dict__)
         if self.transcript is not None:
             self.transcript.sync()
@@ -185,9 +193,10 @@ class Agent:
         return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
 
     def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
+        context = [{"role": "system", "content": self._context}] if self._context else []
         request: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": self.messages,
+            "messages": context + self.messages,  # the provider's text is never stored
             "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": self.settings.temperature,

@@ -54,6 +54,18 @@ class BuiltinMemory:
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         return [MEMORY_SCHEMA]
 
+    def system_prompt_block(self) -> str:
+        """The notes themselves: the model sees what it saved in earlier sessions."""
+        try:
+            notes = self.path.read_text(encoding="utf-8").strip()
+        except OSError:
+            return ""
+        return (
+            f"Your notes from earlier sessions (the memory tool edits them):\n{notes}"
+            if notes
+            else ""
+        )
+
     def handle_tool_call(self, name: str, args: dict[str, Any], **_: Any) -> str:
         text = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
         action, content = args["action"], args.get("content") or ""
@@ -160,6 +172,63 @@ class MemoryProviders:
                 emoji="🧠",
             )
         return registry, problems
+
+
+class MemorySession:
+    """One session's use of the active provider: Hermes's lifecycle hooks, each optional and
+    each called safely (a provider that raises is logged and noted, never the turn's end).
+    Blocking hooks: the agent calls these from a worker thread."""
+
+    def __init__(self, providers: MemoryProviders, session_id: str, home: Path) -> None:
+        self.providers = providers
+        self.session_id = session_id
+        self.home = home
+        self.turns = 0
+        self.problems: list[str] = []
+        self._started: list[Any] = []  # providers initialized for this session
+
+    def _provider(self) -> Any:
+        provider = self.providers.active
+        if all(p is not provider for p in self._started):
+            self._started.append(provider)
+            self._call(provider, "initialize", self.session_id, hermes_home=str(self.home),
+                       platform="tui", agent_context="primary")  # fmt: skip
+        return provider
+
+    def _call(self, provider: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
+        method = getattr(provider, hook, None)
+        if not callable(method):
+            return None
+        try:
+            return method(*args, **kwargs)
+        except Exception as exc:
+            problem = f"memory provider {getattr(provider, 'name', '?')}: {hook} failed: {exc}"
+            logger.warning(problem)
+            self.problems.append(problem)
+            return None
+
+    def context(self, prompt: str) -> str:
+        """What the provider adds to the system prompt for this turn (static block, recall)."""
+        self.turns += 1
+        provider = self._provider()
+        self._call(provider, "on_turn_start", self.turns, prompt)
+        parts = [
+            self._call(provider, "system_prompt_block"),
+            self._call(provider, "prefetch", prompt, session_id=self.session_id),
+        ]
+        return "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())
+
+    def turn_finished(self, prompt: str, answer: str, messages: list[dict[str, Any]]) -> None:
+        provider = self._provider()
+        self._call(provider, "sync_turn", prompt, answer, session_id=self.session_id,
+                   messages=messages)  # fmt: skip
+        self._call(provider, "queue_prefetch", prompt, session_id=self.session_id)
+
+    def end(self, messages: list[dict[str, Any]]) -> None:
+        for provider in self._started:
+            self._call(provider, "on_session_end", messages)
+            self._call(provider, "shutdown")
+        self._started.clear()
 
 
 def _forward(provider: Any, name: str) -> Any:

@@ -28,6 +28,7 @@ from workbench.core.budget import BudgetConfig
 from workbench.core.delegate import NAME as DELEGATE
 from workbench.core.delegate import ChildTask, Delegation, Limits
 from workbench.core.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.memory import MemorySession
 from workbench.core.model import ModelSettings
 from workbench.core.runtime import Runtime, new_session_id
 
@@ -88,6 +89,7 @@ class ChatSession:
             transcript=self.transcript,
             on_event=on_event,
             messages=history,
+            memory=MemorySession(runtime.memory, session_id, runtime.home),
         )
         self.executor.on_event = self.agent.observe
         if broker is not None:
@@ -95,8 +97,9 @@ class ChatSession:
 
     def _tools(self, state: SessionState, depth: int, offered: Any) -> SessionTools:
         runtime = self.runtime
+        top = depth == 0  # sub-agents get no memory tools and cannot ask the user (as Hermes)
         tools = session_tools(
-            runtime.registry, state, runtime.memory.registry, interactive=depth == 0
+            runtime.registry, state, runtime.memory.registry if top else None, interactive=top
         )
         add_session_search(tools.own, runtime.session_index, self.id)
         delegation = Delegation(
@@ -188,6 +191,8 @@ class ChatSession:
         if running is not None and not running.done():
             self.agent.cancel()
             await asyncio.wait({running}, timeout=grace)
+        if self.agent.memory is not None:
+            await asyncio.to_thread(self.agent.memory.end, list(self.agent.messages))
         if self.agent.client is not None:
             await self.agent.client.close()
         if self.local is not None:
