@@ -196,3 +196,22 @@ async def test_a_child_that_runs_too_long_is_stopped_with_a_clear_error(
         "cancelled"
     ]
     await session.close()
+
+
+async def test_a_resumed_session_names_new_sub_agents_after_its_old_ones(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    fake.add(tools(("delegate_task", {"goal": "first job"})), text("done"))
+    fake.route("first job", text("first"))
+    session, _ = await make_session()
+    await session.turn("one")
+    await session.close()
+    fake.add(tools(("delegate_task", {"goal": "second job"})), text("done again"))
+    fake.route("second job", text("second"))
+    resumed, _ = await make_session(resume=session.id)
+    await resumed.turn("two")
+    await resumed.close()
+    children = sorted(p.name for p in (transcript.sessions_dir(home) / session.id).iterdir())
+    assert children == ["sub-agent-1.jsonl", "sub-agent-2.jsonl"]
+    second = transcript.read(transcript.sessions_dir(home) / session.id / "sub-agent-2.jsonl")
+    assert second[0]["goal"] == "second job"

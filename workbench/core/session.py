@@ -73,7 +73,8 @@ class ChatSession:
             self.transcript.record("resumed", id=session_id, model=settings.describe())
         self.state = SessionState(runtime.home, clarify=clarify)
         self.cwd = cwd
-        self._children = [0]  # sub-agents started, for their names
+        # sub-agents started, for their names: a resumed session goes on from its last one
+        self._children = [len(list(self._children_dir().glob("sub-agent-*.jsonl")))]
         self.tools = self._tools(self.state, depth=0, offered=runtime.effective_tools)
         self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
         self.executor.registry = self.tools
@@ -120,16 +121,15 @@ class ChatSession:
         limits = Limits.from_config(self.runtime.config.get)
         executor.tool_timeouts.setdefault(DELEGATE, limits.timeout + 5)
 
+    def _children_dir(self) -> Path:
+        return transcript.sessions_dir(self.runtime.home) / self.id
+
     def _observe_child(self, event: object) -> None:
         self.agent.observe(event)
 
     def _spawn(self, task: ChildTask) -> Any:
         """A sub-agent: its own conversation and transcript, the session's model and tools."""
-        path = (
-            transcript.sessions_dir(self.runtime.home)
-            / self.id
-            / f"{task.name.replace(' ', '-')}.jsonl"
-        )
+        path = self._children_dir() / f"{task.name.replace(' ', '-')}.jsonl"
         record = transcript.Transcript(path)
         record.record("session", id=f"{self.id}/{task.name}", model=self.settings.describe(),
                       cwd=self.cwd, parent=task.call_id, goal=task.goal)  # fmt: skip
