@@ -37,7 +37,8 @@ class SessionTools:
     ) -> None:
         self.shared = shared
         self.own = own
-        self._memory = memory or ToolRegistry
+        empty = ToolRegistry()  # no memory tools (a sub-agent's view)
+        self._memory = memory or (lambda: empty)
 
     @property
     def memory(self) -> ToolRegistry:
