@@ -146,8 +146,10 @@ class WorkbenchApp(App[None]):
 
     def action_help(self) -> None:
         from workbench.screens.approval import ApprovalScreen
+        from workbench.screens.conversation import ConversationScreen
         from workbench.screens.help import HelpScreen
         from workbench.screens.session import SessionScreen
+        from workbench.screens.session_search import SessionSearchScreen
         from workbench.screens.viewer import ViewerScreen
         from workbench.widgets.chat import PromptArea, ToolCard
         from workbench.widgets.run_form import RunToolForm
@@ -169,6 +171,8 @@ class WorkbenchApp(App[None]):
                     ("Prompt", PromptArea),
                     ("Tool card", ToolCard),
                     ("Timeline", Timeline),
+                    ("Session search", SessionSearchScreen),
+                    ("Past conversation", ConversationScreen),
                 ]
             )
         )

@@ -210,6 +210,8 @@ async def test_help_lists_every_binding_with_its_id(home: Path) -> None:
             "sources.restart",
             "approval.once",
             "viewer.close",
+            "sessions.close",
+            "conversation.raw",
         } <= ids
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
