@@ -82,3 +82,37 @@ def test_a_whole_session(tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path)
     assert [e["decision"] for e in events(home) if e["kind"] == "approval"] == ["deny"]
     reasons = [e["reason"] for e in events(home) if e["kind"] == "turn_finished"]
     assert reasons == ["answered", "cancelled"]
+
+
+def test_sub_agents_in_a_real_terminal(
+    tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    fake.add(
+        tools(("delegate_task", {"goal": "inspect alpha"}), ("delegate_task", {"goal": "inspect beta"})),
+        text("Both sub-agents reported."),
+    )  # fmt: skip
+    fake.route("inspect alpha", tools(("read_file", {"path": "a.txt"})), text("alpha: one line"))
+    fake.route("inspect beta", text("beta: nothing to read"))
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(fake.model_config())
+    session = tmux_run()
+    wait_for(session, "Built-in (7)")
+    keys(session, "F6")
+    wait_for(session, "Talking to fake")
+    typed(session, "inspect both")
+    keys(session, "Enter")
+    shown = wait_for(session, "answered", timeout=30)
+    assert "read_file(" in shown and "[sub-agent " in shown  # the child's call, labelled
+    keys(session, "F7", "Home")
+    detail = wait_for(session, "v: open its sub-agent's")
+    assert "delegate_task" in detail
+    keys(session, "v")
+    conversation = wait_for(session, "Raw transcript")
+    assert "Goal: inspect alpha" in conversation and "alpha: one line" in conversation
+    keys(session, "Escape", "C-q")
+    wait_for(session, "EXIT=0")
+    (child,) = [p for p in (home / "sessions").iterdir() if p.is_dir()]
+    assert sorted(p.name for p in child.iterdir()) == ["sub-agent-1.jsonl", "sub-agent-2.jsonl"]
+    ended = [e["reason"] for e in events(home) if e["kind"] == "child_finished"]
+    assert ended == ["answered", "answered"]
