@@ -121,3 +121,22 @@ async def test_builtin_notes_reach_the_next_sessions_system_prompt(
     system = fake.requests[2]["messages"][0]
     assert system["role"] == "system" and "user prefers tabs" in system["content"]
     await second.close()
+
+
+async def test_the_parents_provider_observes_what_a_sub_agent_answered(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home_with_providers(home, {"memory": {"provider": "notes_memory"}})
+    fake.add(tools(("delegate_task", {"goal": "count the files"})), text("three"))
+    fake.route("count the files", text("there are three files"))
+    session, _ = await make_session(runtime=load_runtime(home))
+    await session.turn("how many files?")
+    child_request = next(
+        r for r in fake.requests if "count the files" in json.dumps(r["messages"][:1])
+    )
+    assert not {"notes_add", "notes_list", "memory"} & offered(child_request)  # no memory
+    await session.close()
+    hooks = [json.loads(line) for line in (home / "notes-hooks.jsonl").read_text().splitlines()]
+    (seen,) = [h for h in hooks if h["hook"] == "on_delegation"]
+    assert seen == {"hook": "on_delegation", "task": "count the files",
+                    "result": "there are three files", "child": f"{session.id}/sub-agent-1"}  # fmt: skip

@@ -75,6 +75,8 @@ class ChildFinished:
     reason: str  # answered, max_rounds, error, timeout, cancelled
     rounds: int
     error: str = ""
+    goal: str = ""
+    answer: str = ""  # the sub-agent's final reply, when it gave one
 
 
 class Child:
@@ -210,7 +212,15 @@ class Delegation:
             self.emit(ChildFinished(task.call_id, task.name, "cancelled", 0))
             raise
         self.emit(
-            ChildFinished(task.call_id, task.name, finished.reason, finished.rounds, finished.error)
+            ChildFinished(
+                task.call_id,
+                task.name,
+                finished.reason,
+                finished.rounds,
+                finished.error,
+                task.goal,
+                finished.text,
+            )
         )
         where = str(child.transcript) if child.transcript else ""
         if finished.reason == "error":

@@ -224,6 +224,11 @@ class MemorySession:
                    messages=messages)  # fmt: skip
         self._call(provider, "queue_prefetch", prompt, session_id=self.session_id)
 
+    def delegated(self, task: str, result: str, child_session_id: str) -> None:
+        """The parent's provider observes what a sub-agent was asked and answered."""
+        self._call(self._provider(), "on_delegation", task, result,
+                   child_session_id=child_session_id)  # fmt: skip
+
     def end(self, messages: list[dict[str, Any]]) -> None:
         for provider in self._started:
             self._call(provider, "on_session_end", messages)

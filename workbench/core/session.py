@@ -26,7 +26,7 @@ from workbench.core.agent_tools import (
 from workbench.core.approval import ApprovalBroker
 from workbench.core.budget import BudgetConfig
 from workbench.core.delegate import NAME as DELEGATE
-from workbench.core.delegate import ChildTask, Delegation, Limits
+from workbench.core.delegate import ChildFinished, ChildTask, Delegation, Limits
 from workbench.core.executor import ToolCallFinished, ToolCallStarted
 from workbench.core.memory import MemorySession
 from workbench.core.model import ModelSettings
@@ -126,6 +126,13 @@ class ChatSession:
 
     def _observe_child(self, event: object) -> None:
         self.agent.observe(event)
+        memory = self.agent.memory
+        if isinstance(event, ChildFinished) and event.answer and memory is not None:
+            child = f"{self.id}/{event.name.replace(' ', '-')}"  # as session_search names it
+            # off the loop: a provider may block; the parent's turn goes on meanwhile
+            asyncio.get_running_loop().run_in_executor(
+                None, memory.delegated, event.goal, event.answer, child
+            )
 
     def _spawn(self, task: ChildTask) -> Any:
         """A sub-agent: its own conversation and transcript, the session's model and tools."""
