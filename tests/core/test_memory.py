@@ -140,3 +140,34 @@ async def test_the_parents_provider_observes_what_a_sub_agent_answered(
     (seen,) = [h for h in hooks if h["hook"] == "on_delegation"]
     assert seen == {"hook": "on_delegation", "task": "count the files",
                     "result": "there are three files", "child": f"{session.id}/sub-agent-1"}  # fmt: skip
+
+
+async def test_a_provider_whose_hooks_raise_never_ends_the_turn(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    class Broken:
+        name = "broken"
+
+        def get_tool_schemas(self):
+            return []
+
+        def handle_tool_call(self, name, args, **kwargs):
+            return "{}"
+
+        def system_prompt_block(self):
+            raise RuntimeError("backend down")
+
+        def sync_turn(self, *args, **kwargs):
+            raise ConnectionError("cannot write")
+
+    runtime = load_runtime(home)
+    assert runtime.memory.install("broken-plugin", Broken()) == []
+    fake.add(text("still here"))
+    session, _ = await make_session(runtime=runtime)
+    finished = await session.turn("hello")
+    assert finished.reason == "answered" and finished.text == "still here"
+    assert fake.requests[0]["messages"][0]["role"] == "user"  # no system text from it
+    problems = session.agent.memory.problems
+    assert any("system_prompt_block failed: backend down" in p for p in problems)
+    assert any("sync_turn failed: cannot write" in p for p in problems)
+    await session.close()
