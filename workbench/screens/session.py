@@ -53,6 +53,7 @@ class SessionScreen(Screen[None]):
         super().__init__()
         self.session: Any = None
         self.reply: AssistantMessage | None = None
+        self._problems_shown = 0
         self.busy = False
         self.last_prompt = ""
         self._pending = ""  # streamed text not yet on screen
@@ -152,8 +153,21 @@ class SessionScreen(Screen[None]):
                 await log.note(Text(finished.error, style="red"))
             if finished.reason == "cancelled":
                 await log.note(Text("cancelled", style="magenta"))
+            await self._memory_problems(log)
         finally:
             self.busy = False
+
+    async def _memory_problems(self, log: ChatLog) -> None:
+        """A memory provider's failing hooks, said under the turn they failed in."""
+        memory = self.session.agent.memory if self.session is not None else None
+        if memory is None:
+            return
+        problems, self._problems_shown = (
+            memory.problems[self._problems_shown :],
+            len(memory.problems),
+        )
+        for problem in dict.fromkeys(problems):
+            await log.note(Text(problem, style="yellow"))
 
     async def _start_session(self, log: ChatLog) -> bool:
         from workbench.core.model import resolve
