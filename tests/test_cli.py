@@ -230,6 +230,8 @@ def test_plugins_memory_picks_the_one_provider(cli_env, home: Path) -> None:
     out = run(cli_env, "plugins", "memory", "notes_memory")
     assert out.returncode == 0 and "tools: notes_add, notes_list" in out.stdout
     assert "provider: notes_memory" in (home / "config.yaml").read_text()
+    listing = run(cli_env, "plugins").stdout
+    assert "loaded, 0 tool(s), memory provider: notes_add, notes_list" in listing
     again = run(cli_env, "plugins", "memory", "ghost")
     assert again.returncode == 2 and "found: notes_memory" in again.stderr
     assert "provider: notes_memory" in (home / "config.yaml").read_text()  # nothing changed

@@ -404,12 +404,15 @@ def _sources_report(runtime: Runtime) -> list[str]:
 
 
 def _plugin_summary(state) -> str:
+    memory = f", memory provider: {', '.join(state.memory_tools)}" if state.memory_tools else ""
     detail = {
-        "loaded": f"loaded, {len(state.tools)} tool(s)",
+        "loaded": f"loaded, {len(state.tools)} tool(s){memory}",
         "failed": f"FAILED: {state.error}",
         "disabled": "disabled (enable with `hermes-tui plugins enable KEY`)",
+        "not loaded": f"not loaded: {state.error}" if state.error else "not loaded",
     }.get(state.status, state.status)
-    extra = [f"refused {name}: {why}" for name, why in state.refused] + state.manifest.problems
+    extra = [f"refused {name}: {why}" for name, why in state.refused]
+    extra += state.manifest.problems + state.warnings
     return detail + "".join(f"; {e}" for e in extra)
 
 

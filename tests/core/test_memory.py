@@ -76,6 +76,8 @@ def test_switching_providers_persists_and_keeps_one_active(home: Path) -> None:
     assert saved["memory"]["provider"] == "other_memory"
     assert [t.name for t in runtime.memory.tools()] == ["other_recall"]
     assert any("read_file" in p for p in runtime.memory.problems)  # a built-in name: refused
+    assert state.memory_tools == ["other_recall"]
+    assert any("'read_file' refused" in w for w in state.warnings)  # said where the plugin is
 
     manager.select_memory_provider("builtin")
     assert runtime.memory.active_name == "builtin"

@@ -44,6 +44,7 @@ class PluginState:
     error: str = ""
     traceback: str = ""
     tools: list[str] = field(default_factory=list)
+    memory_tools: list[str] = field(default_factory=list)  # a memory provider's, routed to it
     refused: list[tuple[str, str]] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
     middleware: list[str] = field(default_factory=list)
@@ -226,6 +227,7 @@ class PluginManager:
             swap = self.registry.replace_owner(ToolSource.PLUGIN, key, [])
             self.hooks.remove_owner(key)
             self.memory.remove(key)
+            state.memory_tools = []
             loader.take_modules(state.manifest)
             state.status, state.tools, state.hooks, state.middleware, state.committed = (
                 status,
@@ -268,6 +270,9 @@ class PluginManager:
             sorted(set(recording.other)),
             recording.warnings,
         )
+        if state.manifest.kind == "exclusive":  # its tools, and any whose names it may not take
+            state.memory_tools = self.memory.registry().get_all_tool_names()
+            state.warnings = [*state.warnings, *self.memory.problems]
         state.committed = recording.tools
         state.last_change = _describe(verb, swap)
         self._emit(PluginChanged(key, verb, swap.added, swap.removed, swap.replaced, swap.refused))
