@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.core.errors import tool_error, tool_result
 
@@ -79,7 +79,7 @@ class ChildFinished:
     answer: str = ""  # the sub-agent's final reply, when it gave one
 
 
-class Child:
+class Child(Protocol):
     """What `spawn` returns: a sub-agent ready to run its one turn."""
 
     transcript: Path | None
