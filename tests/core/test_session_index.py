@@ -94,3 +94,12 @@ def test_sub_agent_conversations_are_found_under_their_session(home: Path) -> No
     assert hit.session == "20260101-000000-000000/sub-agent-1"
     assert index.search("quokka", exclude="20260101-000000-000000") == []  # with its children
     assert len(index.search("quokka", exclude="20260101-000000-000001")) == 1
+
+
+def test_a_deleted_session_leaves_no_hits(home: Path) -> None:
+    write_sessions(home, 3)
+    index = SessionIndex(home)
+    assert len(index.search("topic1")) == 4
+    (transcript.sessions_dir(home) / "20260101-000001-000001.jsonl").unlink()
+    assert index.search("topic1") == [] and index.count() == 8
+    assert len(index.search("topic2")) == 4  # the others are untouched

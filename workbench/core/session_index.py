@@ -109,10 +109,19 @@ class SessionIndex:
 
     def _refresh(self, db: sqlite3.Connection) -> int:
         known = {row[0]: row[1:] for row in db.execute("SELECT * FROM files")}
-        added = 0
         # sessions, and their sub-agents' conversations (<session>/<sub-agent>.jsonl)
-        for path in sorted([*self.dir.glob("*.jsonl"), *self.dir.glob("*/*.jsonl")]):
-            name = path.relative_to(self.dir).as_posix()
+        names = {
+            path.relative_to(self.dir).as_posix(): path
+            for path in [*self.dir.glob("*.jsonl"), *self.dir.glob("*/*.jsonl")]
+        }
+        gone = [name for name in known if name not in names]
+        for name in gone:  # a deleted session leaves no hits behind
+            db.execute("DELETE FROM msgs WHERE session = ?", (name.removesuffix(".jsonl"),))
+            db.execute("DELETE FROM files WHERE name = ?", (name,))
+        if gone:
+            db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
+        added = 0
+        for name, path in sorted(names.items()):
             session = name.removesuffix(".jsonl")
             try:
                 size = path.stat().st_size
