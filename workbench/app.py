@@ -313,19 +313,19 @@ class WorkbenchApp(App[None]):
         )
 
     def open_conversation(self, path: Path | str) -> None:
+        """A transcript, read back as the chat shows it."""
         from workbench.screens.conversation import ConversationScreen
 
-        path = Path(path)
-        if not path.is_file():
-            self.notify(f"Cannot open {path}: no such file", severity="error")
-            return
-        self.push_screen(ConversationScreen(path))
+        self._open_file(path, ConversationScreen)
 
     def open_viewer(self, path: Path | str) -> None:
         from workbench.screens.viewer import ViewerScreen
 
+        self._open_file(path, ViewerScreen)
+
+    def _open_file(self, path: Path | str, screen: type[Screen]) -> None:
         path = Path(path)
         if not path.is_file():
             self.notify(f"Cannot open {path}: no such file", severity="error")
             return
-        self.push_screen(ViewerScreen(path))
+        self.push_screen(screen(path))

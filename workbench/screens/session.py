@@ -27,7 +27,7 @@ from workbench.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
 from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Bar, Timeline
 
-FLUSH_INTERVAL = 0.1
+FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
 CONFIGURE = (
     "To use your own model, set `model.base_url`, `model.api_key` (or `api_key_env`) and "
     "`model.name` in $HERMES_HOME/config.yaml, or OPENAI_BASE_URL and OPENAI_API_KEY."
