@@ -23,6 +23,7 @@ from workbench.core.registry import ToolEntry, ToolRegistry
 from workbench.core.session_index import SessionIndex, hits_as_json
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
+SESSION_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", DELEGATE})
 Clarifier = Callable[[str, list[str]], Awaitable[str | None]]
 
 

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from workbench.core.plugins import PluginManager
     from workbench.core.session_index import SessionIndex
 
-# The agent's own tools (core.agent_tools): a memory provider may not take these names.
-SESSION_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", "delegate_task"})
-
 
 @dataclass
 class Runtime:
@@ -48,6 +45,8 @@ class Runtime:
 
     def _taken(self, name: str) -> bool:
         """A memory provider's tool may not take the name of a shared or a session tool."""
+        from workbench.core.agent_tools import SESSION_TOOL_NAMES
+
         return self.registry.get_entry(name) is not None or name in SESSION_TOOL_NAMES
 
     @property
