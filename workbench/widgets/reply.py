@@ -101,11 +101,10 @@ class AssistantMessage(Vertical):
         super().__init__(classes="assistant")
         self.reply = ""
         self._written = 0  # how much of `reply` has reached the screen
-        self._head_end: int | None = None  # where the Markdown head stops, once it has
         self._live_from = 0  # where the live tail starts
         self._next_check = SEAL_CHARS
         self._stream: Any = None
-        self._tail: Part | None = None
+        self._tail: Part | None = None  # once the head has ended: the live part after it
 
     def compose(self) -> ComposeResult:
         yield Markdown("", classes="head")
@@ -127,7 +126,7 @@ class AssistantMessage(Vertical):
 
     async def _write(self, fragment: str) -> None:
         self._written += len(fragment)
-        if self._head_end is None:
+        if self._tail is None:
             if self._stream is None:
                 self._stream = Markdown.get_stream(self.head)
             await self._stream.write(fragment)
@@ -155,7 +154,7 @@ class AssistantMessage(Vertical):
         if not cut:
             return
         await self._stop()
-        self._head_end = self._live_from = cut
+        self._live_from = cut
         await self.head.update(self.reply[:cut])
         self._tail = Part(self.reply[cut : self._written])
         await self.mount(self._tail)
