@@ -137,7 +137,6 @@ class AssistantMessage(Vertical):
         if len(live) >= self._next_check and (cut := self._settled(live)):
             await self.mount(Part(live[:cut], classes="part sealed"), before=self._tail)
             self._live_from += cut
-        assert self._tail is not None
         self._tail.show(self.reply[self._live_from : self._written])
 
     def _settled(self, live: str) -> int:
