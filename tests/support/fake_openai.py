@@ -14,8 +14,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from tests.support.http import JSONHandler
 
 
 @dataclass
@@ -68,11 +70,8 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
             def do_POST(self) -> None:
                 body = json.loads(
@@ -82,7 +81,7 @@ class FakeOpenAI:
                     {"path": self.path, "auth": self.headers.get("Authorization"), **body}
                 )
                 if self.headers.get("Authorization") != f"Bearer {server.api_key}":
-                    return self._json(
+                    return self.send_json(
                         401,
                         {
                             "error": {
@@ -92,16 +91,8 @@ class FakeOpenAI:
                         },
                     )
                 if not self.path.endswith("/chat/completions"):
-                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
+                    return self.send_json(404, {"error": {"message": f"no route {self.path}"}})
                 server.serve(self, server.next_reply(body), body)
-
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
 
         self._handler = Handler
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -147,9 +138,9 @@ class FakeOpenAI:
             payload = {
                 "error": {"message": reply.text, "type": "server_error", "code": reply.status}
             }
-            return handler._json(reply.status, payload)
+            return handler.send_json(reply.status, payload)
         if not body.get("stream"):
-            return handler._json(200, self._completion(reply, body))
+            return handler.send_json(200, self._completion(reply, body))
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Connection", "close")

@@ -5,49 +5,39 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
+from tests.support.http import JSONHandler
 from workbench.core.invoke import call_tool
 from workbench.core.registry import registry
 
 KEY = "fc-test-key"
 
 
-class FirecrawlHandler(BaseHTTPRequestHandler):
+class FirecrawlHandler(JSONHandler):
     """A small Firecrawl v1 API: /v1/search and /v1/scrape, bearer-key checked."""
 
     requests: list[tuple[str, dict]] = []
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append((self.path, body))
         if self.headers.get("Authorization") != f"Bearer {KEY}":
-            return self._send(401, {"success": False, "error": "Unauthorized: invalid token"})
+            return self.send_json(401, {"success": False, "error": "Unauthorized: invalid token"})
         if self.path == "/v1/search":
             data = [
                 {"title": f"Result {i}", "url": f"https://example.org/{i}", "description": "d"}
                 for i in range(body["limit"])
             ]
-            return self._send(200, {"success": True, "data": data})
+            return self.send_json(200, {"success": True, "data": data})
         if self.path == "/v1/scrape":
             if "broken" in body["url"]:
-                return self._send(500, {"success": False, "error": "scrape failed"})
+                return self.send_json(500, {"success": False, "error": "scrape failed"})
             page = {"markdown": f"# Page\n{body['url']}\n" + "z" * 3000, "metadata": {"title": "T"}}
-            return self._send(200, {"success": True, "data": page})
-        return self._send(404, {"success": False, "error": "no such endpoint"})
-
-    def _send(self, status: int, payload: dict) -> None:
-        raw = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+            return self.send_json(200, {"success": True, "data": page})
+        return self.send_json(404, {"success": False, "error": "no such endpoint"})
 
 
 @pytest.fixture
