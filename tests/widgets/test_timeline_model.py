@@ -54,3 +54,12 @@ def test_a_sub_agents_calls_sit_in_a_lane_group_under_the_call_that_started_it()
     assert model.owners == ["", "sub-agent 1", "sub-agent 1", "", "sub-agent 2", ""]
     assert lanes["m"] == 5
     assert all(bar in model.lanes[bar.lane] for bar in model.bars)  # indices moved with lanes
+
+
+def test_a_sub_agents_call_that_never_started_still_sits_under_its_parent() -> None:
+    model = TimelineModel()
+    model.started(ToolCallStarted("d1", "delegate_task", {}, 0, True, "", 0.0))
+    model.started(ToolCallStarted("d2", "delegate_task", {}, 0, True, "", 0.0))
+    skipped = ToolCallFinished("s", "t", "skipped", "", None, 0.5, label="sub-agent 1", parent="d1")
+    bar = model.finished(skipped)
+    assert bar is not None and bar.lane == 1 and model.by_id["d2"].lane == 2

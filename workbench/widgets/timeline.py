@@ -77,7 +77,7 @@ class TimelineModel:
     def started(self, event: Any) -> Bar:
         at = event.at
         self.origin = at if self.origin is None else self.origin
-        owner, parent = event.label, getattr(event, "parent", "")
+        owner, parent = event.label, event.parent
         lane = next(
             (i for i, t in enumerate(self.busy_until) if t <= at and self.owners[i] == owner),
             None,
@@ -130,7 +130,9 @@ class TimelineModel:
     def finished(self, event: Any) -> Bar | None:
         bar = self.by_id.get(event.call_id)
         if bar is None:  # never started (skipped): a zero-length mark where it would have run
-            bar = self.started(_Started(event.call_id, event.name, event.at, event.label))
+            bar = self.started(
+                _Started(event.call_id, event.name, event.at, event.label, parent=event.parent)
+            )
         bar.end, bar.status = event.at, event.status
         bar.content = event.content
         bar.spilled = str(event.spilled) if getattr(event, "spilled", None) else None
@@ -159,6 +161,7 @@ class _Started:
     parallel: bool = False
     reason: str = "never started"
     arguments: Any = None
+    parent: str = ""
 
 
 class Timeline(ScrollView, can_focus=True):
