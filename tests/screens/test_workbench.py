@@ -237,3 +237,21 @@ async def test_offered_tools_on_demand(home: Path) -> None:
         await pilot.pause()
         assert app.screen.title_text == "5 tools offered to the model"
         assert "read_file" in app.screen.items and "web_search" not in app.screen.items
+
+
+async def test_the_memory_providers_tools_show_and_follow_a_switch(home: Path) -> None:
+    from workbench.widgets.tools_tree import ToolsTree
+
+    shutil.copytree(PLUGIN_FIXTURES / "notes_memory", home / "plugins" / "notes_memory")
+    (home / "config.yaml").write_text("memory:\n  provider: notes_memory\n")
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        tree = app.screen.query_one(ToolsTree)
+
+        def memory_node() -> str:
+            return next(str(n.label) for n in tree.root.children if "Memory" in str(n.label))
+
+        assert memory_node() == "Memory: notes (2)"
+        app._select_memory("builtin")
+        await wait_until(pilot, lambda: memory_node() == "Memory: builtin (1)")

@@ -168,6 +168,10 @@ class MainScreen(Screen[None]):
     def on_main_screen_registry_updated(self, message: RegistryUpdated) -> None:
         if message.refused:
             self.notify(message.refused, title="Tool refused", severity="warning", timeout=10)
+        self._schedule_refresh()
+
+    def _schedule_refresh(self) -> None:
+        """Rebuild the tools view soon, once for a burst of changes."""
         if not self._refresh_pending:
             self._refresh_pending = True
             self.set_timer(REFRESH_DELAY, self.refresh_tools)
@@ -176,6 +180,7 @@ class MainScreen(Screen[None]):
         event, kind = message.event, type(message.event).__name__
         if kind == "PluginChanged":
             self._plugin_event(event)
+            self._schedule_refresh()  # a memory provider's tools are not in the registry
         elif kind == "ServerChanged":
             self._server_event(event)
         elif kind == "ToolsChanged" and self._mcp_announced(event.server):
@@ -242,16 +247,19 @@ class MainScreen(Screen[None]):
             return
         self._rows = tool_rows(self.runtime)
         self._toolset_rows = toolset_rows(self.runtime)
+        memory = self.runtime.memory
+        self._memory_rows = (memory.active_name, memory.tools())
         self.apply_filter()
         self.refresh_sources()
         self._show_detail(self.query_one(ToolsTree).cursor_node)
 
     def apply_filter(self) -> None:
         query = self.query_one("#filter", Input).value
-        runtime = self.runtime
-        memory = (runtime.memory.active_name, runtime.memory.tools()) if runtime else None
         matching = self.query_one(ToolsTree).show_rows(
-            self._rows, getattr(self, "_toolset_rows", []), query, memory
+            self._rows,
+            getattr(self, "_toolset_rows", []),
+            query,
+            getattr(self, "_memory_rows", None),  # read with the tools, not per keystroke
         )
         offered = sum(r["offered"] for r in self._rows)
         shown = f" · {matching} match" if query.strip() else ""
