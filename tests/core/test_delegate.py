@@ -163,17 +163,18 @@ async def test_the_schema_states_the_limits_from_config(
     await session.close()
 
 
-@pytest.mark.parametrize("toolsets", [["web"], ["file", "web"]])
+@pytest.mark.parametrize("toolsets", [["terminal"], ["file", "terminal"]])
 async def test_a_child_cannot_get_toolsets_its_parent_lacks(
     make_session, fake: FakeOpenAI, home: Path, toolsets
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("toolsets:\n  enabled: [file]\n")
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [file]\n")  # no terminal
     fake.add(tools(("delegate_task", {"goal": "browse", "toolsets": toolsets})), text("no"))
     session, _ = await make_session()
     await session.turn("browse")
     (result,) = results(fake)
     assert "error" in result and len(fake.requests) == 2  # no child conversation started
+    assert "terminal" not in offered(fake.requests[0])  # a toolset the parent lacks
     await session.close()
 
 
