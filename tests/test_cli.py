@@ -232,6 +232,10 @@ def test_plugins_memory_picks_the_one_provider(cli_env, home: Path) -> None:
     assert "provider: notes_memory" in (home / "config.yaml").read_text()
     listing = run(cli_env, "plugins").stdout
     assert "loaded, 0 tool(s), memory provider: notes_add, notes_list" in listing
+    (home / "config.yaml").write_text("memory:\n  provider: nottes_memory\n")  # a typo
+    doctor = run(cli_env, "doctor")
+    assert doctor.returncode == 1 and "memory.provider names 'nottes_memory'" in doctor.stdout
+    run(cli_env, "plugins", "memory", "notes_memory")
     again = run(cli_env, "plugins", "memory", "ghost")
     assert again.returncode == 2 and "found: notes_memory" in again.stderr
     assert "provider: notes_memory" in (home / "config.yaml").read_text()  # nothing changed

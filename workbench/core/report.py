@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.memory import BUILTIN
+
 if TYPE_CHECKING:
     from workbench.core.runtime import Runtime
 
@@ -64,4 +66,10 @@ def collect_problems(runtime: Runtime) -> list[str]:
     for state in runtime.plugins.list() if runtime.plugins else []:
         if state.status == "failed":
             problems.append(f"plugin {state.key}: {state.error}")
+    memory = runtime.memory
+    if memory.selected != BUILTIN and memory.plugin is None:
+        problems.append(
+            f"memory.provider names '{memory.selected}', which is not loaded (see `hermes-tui "
+            "plugins`); the built-in memory is used meanwhile"
+        )
     return problems
