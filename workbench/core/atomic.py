@@ -11,15 +11,17 @@ from pathlib import Path
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     """Write `text` to `path` via a temp file in the same directory, fsync, then rename.
 
-    The file keeps its permission bits when it already exists (a user's 0600 config stays
-    0600); `mode` applies to a new file.
+    A symlink is followed: its target is replaced and the link stays a link (a dotfile kept
+    in a repository and linked from home stays where it is). The file keeps its permission
+    bits when it already exists (a user's 0600 config stays 0600); `mode` applies to a new
+    file, which is private (0600) when no mode is given.
     """
-    path = Path(path)
+    target = Path(os.path.realpath(path))
     try:
-        keep_mode = path.stat().st_mode & 0o7777
+        keep_mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
         keep_mode = mode
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -27,12 +29,32 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
             os.fsync(handle.fileno())
         if keep_mode is not None:
             os.chmod(tmp, keep_mode)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    _fsync_dir(target.parent)
+
+
+def default_file_mode() -> int:
+    """The mode a new file gets from `open()` in this process: 0666 less the umask."""
+    return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    # Read from /proc where the kernel shows it: setting it to read it back (os.umask) would
+    # change it for a moment under every other thread of the process.
+    with (
+        contextlib.suppress(OSError, ValueError),
+        open("/proc/self/status", encoding="ascii") as status,
+    ):
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import atomic_write_text
+from workbench.core.atomic import atomic_write_text, default_file_mode
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
@@ -173,8 +173,9 @@ def write_file(args: dict[str, Any], **kw: Any) -> str:
         return tool_error(f"{path} is a directory")
     existed = path.exists()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, content)
+        # Through a symlink, the target is written: its directory is the one that must exist.
+        Path(os.path.realpath(path)).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, content, mode=default_file_mode())
     except OSError as exc:
         return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
     return tool_result(
@@ -206,7 +207,7 @@ def patch(args: dict[str, Any], **kw: Any) -> str:
         )
     updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
     try:
-        atomic_write_text(path, updated)
+        atomic_write_text(path, updated, mode=default_file_mode())
     except OSError as exc:
         return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
     diff = "".join(
