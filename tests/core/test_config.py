@@ -82,7 +82,7 @@ def test_update_creates_a_private_file_and_leaves_no_temp(tmp_path: Path) -> Non
     update_config(lambda d: set_path(d, "a.b", [1]), path)
     assert load_config(path).data == {"a": {"b": [1]}}
     assert os.stat(path).st_mode & 0o777 == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".config.yaml.lock", "config.yaml"]
 
 
 def test_update_keeps_existing_permissions(tmp_path: Path) -> None:
@@ -114,7 +114,7 @@ def test_a_failed_write_loses_nothing(tmp_path: Path, monkeypatch: pytest.Monkey
     with pytest.raises(ConfigError, match="No space left on device"):
         update_config(lambda d: set_path(d, "x", 1), path)
     assert path.read_text() == HAND_WRITTEN
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".config.yaml.lock", "config.yaml"]
 
 
 def test_first_run_writes_a_commented_config_once(home: Path) -> None:
@@ -124,3 +124,34 @@ def test_first_run_writes_a_commented_config_once(home: Path) -> None:
     (home / "config.yaml").write_text("agent: {max_turns: 3}\n")
     ensure_home()
     assert (home / "config.yaml").read_text() == "agent: {max_turns: 3}\n"
+
+
+def test_concurrent_updates_are_all_saved(tmp_path: Path) -> None:
+    """Read-modify-write is locked: twenty writers, twenty keys, none lost."""
+    import threading
+
+    path = tmp_path / "config.yaml"
+    path.write_text(HAND_WRITTEN)
+    barrier = threading.Barrier(20)
+
+    def write(n: int) -> None:
+        barrier.wait()
+        update_config(lambda d: set_path(d, f"keys.k{n}", n), path)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert load_config(path).get("keys") == {f"k{n}": n for n in range(20)}
+    assert "# the good one" in path.read_text()
+
+
+def test_first_run_never_overwrites_a_config_written_meanwhile(home: Path) -> None:
+    from workbench.core.atomic import atomic_write_text
+
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text("agent: {max_turns: 3}\n")
+    assert atomic_write_text(home / "config.yaml", "other\n", replace=False) is False
+    assert (home / "config.yaml").read_text() == "agent: {max_turns: 3}\n"
+    assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]  # no temp file left

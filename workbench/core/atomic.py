@@ -1,20 +1,45 @@
-"""Atomic file writes: a crash leaves either the old file or the new one, never half of either."""
+"""Atomic file writes: a crash leaves either the old file or the new one, never half of either.
+
+`locked` serialises read-modify-write cycles on one file across threads and processes.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
-def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path`'s lock file (`.NAME.lock` beside it) while inside.
+
+    Two writers that each read, change and write the same file would otherwise both start
+    from the old text, and the second rename would drop the first one's change. The lock
+    file stays (removing it would let a third writer lock a different inode).
+    """
+    lock = Path(path).with_name(f".{Path(path).name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
+def atomic_write_text(
+    path: Path, text: str, mode: int | None = None, *, replace: bool = True
+) -> bool:
     """Write `text` to `path` via a temp file in the same directory, fsync, then rename.
 
     A symlink is followed: its target is replaced and the link stays a link (a dotfile kept
     in a repository and linked from home stays where it is). The file keeps its permission
     bits when it already exists (a user's 0600 config stays 0600); `mode` applies to a new
-    file, which is private (0600) when no mode is given.
+    file, which is private (0600) when no mode is given. With `replace=False` an existing
+    file is left as it is (another process may have just written it) and False is returned.
     """
     target = Path(os.path.realpath(path))
     try:
@@ -29,12 +54,21 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
             os.fsync(handle.fileno())
         if keep_mode is not None:
             os.chmod(tmp, keep_mode)
-        os.replace(tmp, target)
+        if replace:
+            os.replace(tmp, target)
+        else:
+            try:
+                os.link(tmp, target)  # fails if the file exists, where a rename would replace it
+            except FileExistsError:
+                return False
+            finally:
+                os.unlink(tmp)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     _fsync_dir(target.parent)
+    return True
 
 
 def default_file_mode() -> int:

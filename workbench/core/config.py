@@ -1,6 +1,7 @@
 """`HERMES_HOME` and `config.yaml`: reading fast, writing atomically, never losing a user's file.
 
-Reads use PyYAML's C loader (start-up speed). Writes go through ruamel.yaml's round-trip
+Reads go through the one bounded YAML loader (`yaml_file`: size, alias expansion and depth
+are capped, the error names the file). Writes go through ruamel.yaml's round-trip
 mode so a hand-written config keeps its comments, order and other keys, and they refuse to
 touch a file that does not parse: the user's text is never replaced by our guess.
 """
@@ -14,9 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from workbench.core.atomic import atomic_write_text
+from workbench.core import yaml_file
+from workbench.core.atomic import atomic_write_text, locked
 
 CONFIG_NAME = "config.yaml"
 HOME_SUBDIRS = ("logs", "state", "plugins")
@@ -53,8 +53,8 @@ def ensure_home(home: Path | None = None) -> list[str]:
             problems.append(f"cannot create {path}: {exc.strerror or exc}")
     config = home / CONFIG_NAME
     if not problems and not config.exists():
-        try:
-            atomic_write_text(config, FIRST_CONFIG, mode=0o600)
+        try:  # never over a config another process wrote meanwhile
+            atomic_write_text(config, FIRST_CONFIG, mode=0o600, replace=False)
         except OSError as exc:
             problems.append(f"cannot create {config}: {exc.strerror or exc}")
     return problems
@@ -85,11 +85,11 @@ def load_config(path: Path | None = None) -> Config:
     """Load config.yaml. A missing file is an empty config; a broken one carries `error`."""
     path = path or config_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = yaml_file.read_text(path)
     except FileNotFoundError:
         return Config(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        return Config(path, error=f"cannot read {path}: {exc}")
+    except yaml_file.YAMLFileError as exc:
+        return Config(path, error=str(exc))
     try:
         data = parse_yaml(text, path)
     except ConfigError as exc:
@@ -98,11 +98,11 @@ def load_config(path: Path | None = None) -> Config:
 
 
 def parse_yaml(text: str, path: Path) -> dict[str, Any]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    """The config's mapping; the error names the file (and the line when there is one)."""
     try:
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        raise ConfigError(_describe_yaml_error(exc, path)) from None
+        data = yaml_file.parse(text, path)
+    except yaml_file.YAMLFileError as exc:
+        raise ConfigError(str(exc)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -110,34 +110,37 @@ def parse_yaml(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
-def _describe_yaml_error(exc: yaml.YAMLError, path: Path) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is not None:
-        return f"{path}, line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    return f"{path}: {problem}"
-
-
 def update_config(mutate: Callable[[Any], None], path: Path | None = None) -> None:
     """Apply `mutate` to the round-trip document and write it back atomically.
 
+    The file is locked from the read to the rename, so concurrent writers (two commands,
+    two threads) each apply their change to the other's result and none is lost.
     Raises `ConfigError` when the current file does not parse (it is left untouched) or
     when the new file cannot be written (read-only home, full disk).
     """
+    path = path or config_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with locked(path):
+            _rewrite(mutate, path)
+    except OSError as exc:  # the lock file cannot be created: neither can the config
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError as RuamelError
 
-    path = path or config_path()
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
     try:
-        text = path.read_text(encoding="utf-8")
+        text = yaml_file.read_text(path)
     except FileNotFoundError:
         text = ""
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    parse_yaml(text, path)  # the same error, with the line, that a read would give
+    except yaml_file.YAMLFileError as exc:
+        raise ConfigError(str(exc)) from None
+    parse_yaml(text, path)  # the same error, with the line, that a read would give (and limits)
     try:
         doc = rt.load(text) if text.strip() else None
     except RuamelError as exc:
@@ -148,7 +151,6 @@ def update_config(mutate: Callable[[Any], None], path: Path | None = None) -> No
     out = io.StringIO()
     rt.dump(doc, out)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, out.getvalue(), mode=0o600)
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None

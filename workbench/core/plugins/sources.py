@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
+from workbench.core import yaml_file
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 PROJECT_ENV = "HERMES_ENABLE_PROJECT_PLUGINS"
@@ -58,9 +58,9 @@ def read_manifest(directory: Path, key: str, source: str) -> PluginManifest:
     data: Any = {}
     if file is not None:
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            manifest.problems.append(f"{file.name} does not parse: {exc}")
+            data = yaml_file.load(file) or {}
+        except (OSError, yaml_file.YAMLFileError) as exc:
+            manifest.problems.append(str(exc))  # it names the file and the line
             data = {}
         if not isinstance(data, dict):
             manifest.problems.append(f"{file.name} must be a mapping")
