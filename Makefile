@@ -28,12 +28,17 @@ $(VENV)/.installed-local: requirements-local.txt | $(BIN)/python
 run: $(VENV)/.installed-run $(VENV)/.installed-local
 	$(BIN)/hermes-tui
 
-# Programs the end-to-end tests drive (tmux for the real-terminal tests).
+# Programs the tests drive: tmux for the real-terminal tests, bubblewrap for the terminal's
+# sandbox, openssh (client and server) for the ssh backend. Each is installed only if missing.
+SYSTEM_DEPS = tmux:tmux bwrap:bubblewrap ssh:openssh-client /usr/sbin/sshd:openssh-server
+
 system-deps:
-	@command -v tmux >/dev/null 2>&1 || { \
+	@missing=""; for dep in $(SYSTEM_DEPS); do \
+	  command -v "$${dep%%:*}" >/dev/null 2>&1 || missing="$$missing $${dep#*:}"; done; \
+	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && apt-get install -y -qq tmux >/dev/null; \
-	  else echo "tmux is missing: install it to run the end-to-end tests" >&2; fi; }
+	    apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing:$$missing (install them to run the end-to-end tests)" >&2; fi; fi
 
 # Real MCP servers for the tests: each Python server in its own environment (they pin their
 # own `mcp`), the Node ones from npm; run from their installed bins. Cached in .cache/.
