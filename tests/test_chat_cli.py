@@ -82,3 +82,36 @@ def test_stdin_conversation(env, fake: FakeOpenAI) -> None:
         timeout=60,
     )
     assert out.returncode == 0 and out.stdout.split() == ["one", "two"]
+
+
+def test_a_session_leaves_only_private_state(env, fake: FakeOpenAI, home: Path, tmp_path) -> None:
+    """After a chat with a spilled result, a session index and logs, nothing in HERMES_HOME is
+    readable by others, and a home an older version created 0755 has been tightened."""
+    import os
+    import stat
+
+    home.mkdir(mode=0o755)
+    os.chmod(home, 0o755)
+    (home / "config.yaml").write_text("model:\n  context_window: 4000\n")  # a small budget spills
+    os.chmod(home / "config.yaml", 0o644)
+    fake.add(
+        tools(("terminal", {"command": "seq 1 20000"})),
+        tools(
+            ("session_search", {"query": "count"}), ("memory", {"action": "add", "content": "n"})
+        ),
+        text("done"),
+    )
+    assert run(env, "chat", "count", cwd=tmp_path).returncode == 0
+    assert run(env, "sessions", "--json").returncode == 0
+    spilled = list((home / "state" / "results").rglob("*.txt"))
+    assert spilled, "the test needs a spilled result"
+    for made in ("sessions/index.sqlite", "memories/MEMORY.md", "logs/hermes-tui.log"):
+        assert (home / made).exists(), made
+    loose = []
+    for root, dirs, files in os.walk(home):
+        for name in dirs + files:
+            info = os.lstat(Path(root) / name)
+            want = 0o700 if stat.S_ISDIR(info.st_mode) else 0o600
+            if stat.S_IMODE(info.st_mode) & ~want:
+                loose.append(f"{Path(root, name).relative_to(home)} {info.st_mode & 0o777:o}")
+    assert loose == [] and stat.S_IMODE(os.stat(home).st_mode) == 0o700

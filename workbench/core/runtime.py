@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
 from workbench.core.discovery import DiscoveryReport, discover_builtin_tools
 from workbench.core.memory import BUILTIN, MemoryProviders
+from workbench.core.private import private_file_handler
 from workbench.core.registry import ToolRegistry, registry
 from workbench.core.toolsets import ToolsetChoices, Toolsets
 
@@ -202,7 +203,7 @@ def _log_to_file(home: Path) -> None:
     if root.handlers:
         return
     try:
-        handler: logging.Handler = logging.FileHandler(home / "logs" / "hermes-tui.log")
+        handler: logging.Handler = private_file_handler(home / "logs" / "hermes-tui.log")
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core import transcript
+from workbench.core.private import private_dir, touch_private
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class SessionIndex:
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self.dir)
             try:
                 self._db = self._open()
             except sqlite3.DatabaseError as exc:
@@ -68,6 +69,7 @@ class SessionIndex:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
+        touch_private(self.path)  # SQLite would create it with the umask's mode
         db = sqlite3.connect(self.path, check_same_thread=False)
         db.executescript(_SCHEMA)
         version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()

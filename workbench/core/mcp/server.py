@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.core.mcp.config import ServerConfig
 from workbench.core.mcp.results import convert
+from workbench.core.private import open_private
 
 logger = logging.getLogger(__name__)
 
@@ -209,8 +210,7 @@ class ServerHandle:
                 "setpriv",
                 ["--pdeathsig", "KILL", "--", config.command, *args],
             )  # no orphans
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        errlog = stack.enter_context(open(self.log_path, "a", encoding="utf-8", errors="replace"))  # noqa: SIM115
+        errlog = stack.enter_context(open_private(self.log_path))
         params = StdioServerParameters(
             command=command, args=args, env=config.child_env(), cwd=config.cwd
         )
