@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workbench.core.invoke import call_tool
 from workbench.core.registry import registry
-from workbench.tools.terminal_tool import MAX_OUTPUT_BYTES, cap_output, run_command
+from workbench.tools.terminal_tool import MAX_OUTPUT_BYTES, run_command
 
 
 def term(cwd: Path, **args) -> dict:
@@ -39,18 +39,13 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert "never" not in out["output"]
 
 
-def test_output_is_capped_keeping_head_and_tail() -> None:
-    data = b"HEAD" + b"x" * (MAX_OUTPUT_BYTES * 2) + b"TAIL"
-    text = cap_output(data)
-    assert text.startswith("HEAD") and text.endswith("TAIL")
-    assert "bytes of output omitted" in text
-    assert len(text) < MAX_OUTPUT_BYTES + 100
-
-
-def test_large_real_output_is_capped(tmp_path: Path) -> None:
+def test_large_real_output_keeps_head_and_tail_and_says_it_was_not_saved(tmp_path: Path) -> None:
+    # Called with no session (no spill directory): cut, and the result says so.
     out = term(tmp_path, command="seq 1 100000")
     assert out["output"].startswith("1\n2\n") and out["output"].endswith("99999\n100000\n")
-    assert "omitted" in out["output"]
+    assert "omitted and lost" in out["output"] and "no spill directory" in out["output"]
+    assert len(out["output"]) < MAX_OUTPUT_BYTES + 500
+    assert out["output_bytes"] == len("".join(f"{i}\n" for i in range(1, 100001)))
 
 
 def test_a_destructive_command_is_refused_and_not_run(tmp_path: Path) -> None:

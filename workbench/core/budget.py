@@ -30,7 +30,7 @@ import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from workbench.core.private import private_dir
 
@@ -125,15 +125,20 @@ class SpillStore:
             if stat.S_IMODE(info.st_mode) != 0o700:
                 os.chmod(path, 0o700)
 
-    def write(self, call_id: str, text: str) -> Path:
+    def create(self, call_id: str) -> tuple[Path, BinaryIO]:
+        """A new spill file, open for writing bytes (a tool streaming its output into it)."""
         self._ensure_private_dir()
         name = f"{_safe_name(call_id)}-{secrets.token_hex(6)}.txt"
         path = self.directory / name
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(path, flags, 0o600)
+        return path, os.fdopen(fd, "wb")
+
+    def write(self, call_id: str, text: str) -> Path:
+        path, handle = self.create(call_id)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with handle:
+                handle.write(text.encode("utf-8", errors="replace"))
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(path)
@@ -151,6 +156,32 @@ class SpillStore:
                     shutil.rmtree(entry.path, ignore_errors=True)
                     removed.append(Path(entry.path))
         return removed
+
+
+@dataclass
+class SpillSlot:
+    """One call's place to stream a large result to disk as it is made.
+
+    The executor hands it to the tool (the `spill` keyword) and, after the call, records
+    `path` as the call's spilled result, so the viewer opens the whole output.
+    """
+
+    store: SpillStore | None
+    call_id: str
+    path: Path | None = None
+
+    def open(self) -> BinaryIO:
+        if self.store is None:
+            raise OSError("no spill directory for this session")
+        self.path, handle = self.store.create(self.call_id or "tool_result")
+        return handle
+
+    def discard(self) -> None:
+        """Remove a file that could not be written whole."""
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            self.path = None
 
 
 def _safe_name(call_id: str) -> str:

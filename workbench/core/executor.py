@@ -30,6 +30,7 @@ from workbench.core.approval import ApprovalBroker, Decision
 from workbench.core.budget import (
     BudgetConfig,
     Budgeted,
+    SpillSlot,
     SpillStore,
     apply_result_budget,
     enforce_turn_budget,
@@ -261,10 +262,13 @@ class Executor:
             args = await self._before(hooks, call.name, args, meta, outcome)
             if args is None:
                 return
-        context: dict[str, Any] = {"cwd": self.cwd, "tool_call_id": call.id}
+        # `spill`: where a tool streams a result too large to hold (the terminal's output).
+        slot = SpillSlot(self.store, call.id)
+        context: dict[str, Any] = {"cwd": self.cwd, "tool_call_id": call.id, "spill": slot}
         if not await self._approve(call.name, args, context, outcome):
             return
         result = await self._dispatch(planned, args, context, outcome, hooks, meta)
+        outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return
         status = "error" if is_error_result(result) else "ok"
@@ -328,7 +332,9 @@ class Executor:
             budgeted = await asyncio.to_thread(
                 apply_result_budget, budgeted, threshold, self.store, self.budget.preview_chars
             )
-        outcome.content, outcome.spilled = budgeted.content, budgeted.spilled
+        # A tool's own spill file holds its whole output: that is what the viewer opens.
+        outcome.content = budgeted.content
+        outcome.spilled = outcome.spilled or budgeted.spilled
 
     async def _decide(self, name: str, verdict: Any, *, shown: str, reason: str = "") -> Decision:
         if verdict is not None and verdict.hardline:

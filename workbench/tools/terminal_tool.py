@@ -1,5 +1,10 @@
 """terminal: run a shell command with a timeout, a working directory and an output cap.
 
+Output is read as it comes, in bounded memory: the model gets its head and tail, and the
+whole of it is streamed to the session's spill file (see tools/capture.py). The command
+runs under a reaper (tools/reaper.py), so the call returns when bash exits, whatever its
+background jobs hold, and none of them outlives the call.
+
 Destructive commands need the user's approval. The executor asks (see core/gate.py) and
 passes the approved command text in `approved_command`; a dangerous command that reaches
 this handler any other way is refused unrun, and a hardline one is refused always.
@@ -8,26 +13,39 @@ this handler any other way is refused unrun, and a hardline one is refused alway
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import selectors
 import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from workbench.core.budget import SpillSlot
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
 from workbench.core.safety import analyze_command
+from workbench.tools.capture import OutputCapture
 
 DEFAULT_TIMEOUT = 180
 MAX_TIMEOUT = 600
-MAX_OUTPUT_BYTES = 50_000
+MAX_OUTPUT_BYTES = 50_000  # head and tail the model reads; the whole output is saved
+READ_CHUNK = 1 << 20
+DRAIN_GRACE = 1.0  # after the command's exit, how long a pipe still held open may keep us
+STOP_GRACE = 3.0
+F_SETPIPE_SZ = 1031
+REAPER = str(Path(__file__).with_name("reaper.py"))
 
 TERMINAL_SCHEMA = {
     "description": (
         "Run a shell command (bash) and return its combined output and exit code. "
-        f"Output over {MAX_OUTPUT_BYTES:,} bytes keeps its head and tail. Commands that "
-        "change files or state need the user's approval."
+        f"Output over {MAX_OUTPUT_BYTES:,} bytes shows its head and tail, and the whole output "
+        "is saved to a file named in the result. The command returns when bash exits; "
+        "background jobs it started are then killed. Commands that change files or state "
+        "need the user's approval."
     ),
     "parameters": {
         "type": "object",
@@ -49,17 +67,6 @@ TERMINAL_SCHEMA = {
 }
 
 
-def cap_output(data: bytes, limit: int = MAX_OUTPUT_BYTES) -> str:
-    """Decode output, keeping the head and tail when it is over `limit` bytes."""
-    if len(data) <= limit:
-        return data.decode("utf-8", errors="replace")
-    half = limit // 2
-    dropped = len(data) - 2 * half
-    head = data[:half].decode("utf-8", errors="replace")
-    tail = data[-half:].decode("utf-8", errors="replace")
-    return f"{head}\n\n[... {dropped:,} bytes of output omitted ...]\n\n{tail}"
-
-
 def terminal(args: dict[str, Any], **kw: Any) -> str:
     command = args["command"]
     cwd = resolve_path(args["workdir"], kw.get("cwd")) if args.get("workdir") else None
@@ -74,47 +81,153 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
     if not cwd.is_dir():
         return tool_error(f"Working directory does not exist: {cwd}")
     timeout = min(int(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
-    return run_command(command, cwd, timeout)
+    return run_command(command, cwd, timeout, spill=kw.get("spill"))
 
 
 def _blocked(reason: str, status: str) -> str:
     return tool_result(output="", exit_code=-1, error=f"Command not run: {reason}", status=status)
 
 
-def run_command(command: str, cwd: Path, timeout: float) -> str:
+def shell_argv(command: str) -> list[str]:
+    return ["bash", "-c", command]
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    spill: SpillSlot | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
+    """Run a bash command; its result as the model reads it."""
+    return run_process(shell_argv(command), cwd, timeout, spill=spill, env=env)
+
+
+def run_process(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,
+    *,
+    spill: SpillSlot | None = None,
+    env: dict[str, str] | None = None,
+    limit: int = MAX_OUTPUT_BYTES,
+) -> str:
+    """Run `argv` under the reaper; returns when it exits, with nothing it started left alive.
+
+    The only place a command's process is made: a sandbox or a remote backend changes
+    `argv` and `env`, nothing else.
+    """
+    capture = OutputCapture(limit, spill)
     try:
         proc = subprocess.Popen(
-            ["bash", "-c", command],
+            [sys.executable, "-I", "-S", REAPER, "--", *argv],
             cwd=cwd,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a timeout kills all of it
+            start_new_session=True,  # never in our group: a signal meant for it misses us
         )
     except OSError as exc:
-        return tool_error(f"Cannot start bash: {exc.strerror or exc}")
+        return tool_error(f"Cannot start {argv[0]}: {exc.strerror or exc}")
     try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, _ = proc.communicate()
+        timed_out = _pump(proc, capture, timeout)
+    except BaseException:
+        _stop(proc)
+        capture.finish()  # closes the spill file
+        raise
+    finally:
+        assert proc.stdout is not None
+        proc.stdout.close()
+    captured = capture.finish()
+    extra: dict[str, Any] = {}
+    if captured.saved_to:
+        extra["output_file"] = captured.saved_to
+    if captured.total_bytes > limit:
+        extra["output_bytes"] = captured.total_bytes
+    if timed_out:
         return tool_result(
-            output=cap_output(out or b""),
+            output=captured.text,
             exit_code=None,
             error=f"Command timed out after {timeout:g}s and was killed",
             status="timeout",
+            **extra,
         )
-    except BaseException:
-        _kill_group(proc)
-        raise
-    return tool_result(output=cap_output(out or b""), exit_code=proc.returncode, error=None)
+    return tool_result(output=captured.text, exit_code=proc.returncode, error=None, **extra)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _pump(proc: subprocess.Popen[bytes], capture: OutputCapture, timeout: float) -> bool:
+    """Read output until the reaper exits, then what is left; True when the time ran out."""
+    assert proc.stdout is not None
+    out = proc.stdout.fileno()
+    os.set_blocking(out, False)
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(out, F_SETPIPE_SZ, 1 << 20)  # fewer, larger reads
+    deadline = time.monotonic() + timeout
+    timed_out, eof, drain_until = False, False, None
+    watch = _exit_watch(proc)
+    with selectors.DefaultSelector() as selector:
+        selector.register(out, selectors.EVENT_READ)
+        if watch is not None:
+            selector.register(watch, selectors.EVENT_READ)
+        try:
+            while True:
+                if drain_until is None and proc.poll() is not None:
+                    # Its exit means every writer it knew of is gone: read what is
+                    # buffered, but a pipe an escaped process holds open does not keep us.
+                    drain_until = time.monotonic() + DRAIN_GRACE
+                now = time.monotonic()
+                if drain_until is None and now >= deadline:
+                    timed_out = True
+                    _stop(proc)
+                    continue
+                end = deadline if drain_until is None else drain_until
+                if (eof and drain_until is not None) or now >= end:
+                    break
+                wait = end - now if watch is not None or drain_until else min(end - now, 0.05)
+                for key, _ in selector.select(wait):
+                    if key.fd == out and _read_available(out, capture):
+                        eof = True
+                        selector.unregister(out)
+                    elif key.fd == watch:
+                        selector.unregister(watch)
+        finally:
+            if watch is not None:
+                os.close(watch)
+    proc.wait()
+    return timed_out
+
+
+def _read_available(fd: int, capture: OutputCapture) -> bool:
+    """Read what the pipe holds now; True at end of file."""
+    while True:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            return True
+        capture.feed(chunk)
+
+
+def _exit_watch(proc: subprocess.Popen[bytes]) -> int | None:
+    """A descriptor that becomes readable when the process exits (None where unsupported)."""
+    try:
+        return os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Ask the reaper to kill the command and all it started; kill it if it does not."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        proc.wait(timeout=5)
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 registry.register(

@@ -1,0 +1,236 @@
+"""terminal under fault injection: background jobs that hold the pipe or leave the process
+group, huge and endless output, and spill files that cannot be written."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.core.budget import SpillSlot, SpillStore
+from workbench.core.executor import Executor, ToolCallFinished
+from workbench.core.registry import registry
+from workbench.tools.capture import OutputCapture
+from workbench.tools.terminal_tool import MAX_OUTPUT_BYTES, run_command
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(command: str, cwd: Path, timeout: float = 30, spill: SpillSlot | None = None) -> dict:
+    return json.loads(run_command(command, cwd, timeout, spill=spill))
+
+
+def unique_sleep() -> str:
+    """A sleep argument no other process on the machine has: its process can be found."""
+    return f"{1000 + secrets.randbelow(1000)}.{secrets.randbelow(10**6):06d}"
+
+
+def processes_with(arg: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if arg.encode() in argv:
+                found.append(int(name))
+    return found
+
+
+def wait_until_gone(arg: str, within: float = 20.0) -> list[int]:
+    deadline = time.monotonic() + within
+    while (left := processes_with(arg)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.fixture
+def slot(tmp_path: Path) -> SpillSlot:
+    return SpillSlot(SpillStore(tmp_path / "results", "session-1"), "call_1")
+
+
+# -- background jobs -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "sleep {s} & echo started",  # holds the output pipe
+        "setsid sleep {s} & echo started",  # holds it, and left the process group
+        "sleep {s} >/dev/null 2>&1 & echo started",  # holds nothing: only an orphan
+        "bash -c 'setsid sleep {s} >/dev/null 2>&1 &' ; echo started",  # daemonised
+        "nohup sleep {s} >/dev/null 2>&1 & disown; echo started",
+        "(trap '' TERM HUP INT; sleep {s}) & echo started",  # ignores polite signals
+    ],
+)
+def test_returns_when_bash_exits_and_no_background_job_survives(
+    tmp_path: Path, template: str
+) -> None:
+    marker = unique_sleep()
+    out = run(template.format(s=marker), tmp_path, timeout=60)
+    # A call that waited for the job would have hit its timeout instead.
+    assert out == {"output": "started\n", "exit_code": 0, "error": None}
+    assert processes_with(marker) == []  # killed and reaped before the call returned
+
+
+def test_a_timeout_kills_jobs_that_left_the_process_group(tmp_path: Path) -> None:
+    marker = unique_sleep()
+    out = run(f"setsid sleep {marker} & echo waiting; sleep 600", tmp_path, timeout=1)
+    assert out["status"] == "timeout" and out["output"] == "waiting\n"
+    assert processes_with(marker) == []
+
+
+def test_a_command_that_closes_its_output_early_is_still_waited_for(tmp_path: Path) -> None:
+    out = run("echo before; exec >&- 2>&-; sleep 0.3; touch done.txt", tmp_path)
+    assert out == {"output": "before\n", "exit_code": 0, "error": None}
+    assert (tmp_path / "done.txt").exists()
+
+
+def test_exit_status_and_signals(tmp_path: Path) -> None:
+    assert run("exit 7", tmp_path)["exit_code"] == 7
+    assert run("kill -9 $$", tmp_path)["exit_code"] == 137
+    assert run("no-such-command-xyz", tmp_path)["exit_code"] == 127
+
+
+def test_yes_into_head_ends_quietly_on_sigpipe(tmp_path: Path) -> None:
+    # The command gets the shell's default SIGPIPE, not Python's ignored one.
+    out = run("yes | head -c 10", tmp_path)
+    assert out == {"output": "y\ny\ny\ny\ny\n", "exit_code": 0, "error": None}
+
+
+def test_when_the_tools_process_dies_its_command_tree_goes_too(tmp_path: Path) -> None:
+    marker = unique_sleep()
+    script = (
+        "import sys; from pathlib import Path; "
+        "from workbench.tools.terminal_tool import run_command; "
+        f"run_command('setsid sleep {marker} & echo up; sleep 600', Path(sys.argv[1]), 600)"
+    )
+    tool = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], cwd=REPO)
+    deadline = time.monotonic() + 30
+    while not processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker), "the background job never started"
+    tool.kill()
+    tool.wait()
+    assert wait_until_gone(marker) == []
+
+
+# -- output: streamed, saved whole, bounded in memory ----------------------------------
+
+
+def test_large_output_is_saved_whole_and_the_model_gets_head_tail_and_the_path(
+    tmp_path: Path, slot: SpillSlot
+) -> None:
+    expected = b"".join(b"line %d\n" % i for i in range(1, 500_001))
+    out = run("seq -f 'line %.0f' 1 500000", tmp_path, spill=slot)
+    assert slot.path is not None and slot.path.read_bytes() == expected
+    assert out["output_file"] == str(slot.path) and out["output_bytes"] == len(expected)
+    text = out["output"]
+    assert text.startswith("line 1\nline 2\n") and text.endswith("line 500000\n")
+    assert f"saved to: {slot.path}" in text
+    assert len(text) < MAX_OUTPUT_BYTES + 500
+    assert slot.path.stat().st_mode & 0o777 == 0o600
+
+
+def test_small_output_makes_no_file(tmp_path: Path, slot: SpillSlot) -> None:
+    assert run("echo hi", tmp_path, spill=slot) == {"output": "hi\n", "exit_code": 0, "error": None}
+    assert slot.path is None and not (tmp_path / "results").exists()
+
+
+def test_endless_output_until_the_timeout_is_saved_and_bounded(
+    tmp_path: Path, slot: SpillSlot
+) -> None:
+    out = run("cat /dev/zero | tr '\\0' z", tmp_path, timeout=2, spill=slot)
+    assert out["status"] == "timeout"
+    assert slot.path is not None and slot.path.stat().st_size == out["output_bytes"]
+    assert out["output_bytes"] > 10 * MAX_OUTPUT_BYTES
+    assert len(out["output"]) < MAX_OUTPUT_BYTES + 500
+
+
+def test_memory_holds_only_head_and_tail_whatever_goes_through(slot: SpillSlot) -> None:
+    capture = OutputCapture(1000, slot)
+    chunk = bytes(range(256)) * 256  # 64 KiB
+    for _ in range(400):  # 25 MiB
+        capture.feed(chunk)
+        assert len(capture.head) <= 500 and len(capture.tail) <= 1000 + len(chunk)
+    done = capture.finish()
+    assert slot.path is not None and slot.path.stat().st_size == 400 * len(chunk)
+    assert done.total_bytes == 400 * len(chunk) and done.saved_to == str(slot.path)
+
+
+def test_a_spill_directory_that_cannot_be_written_cuts_and_says_so(
+    tmp_path: Path, make_read_only
+) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    make_read_only(results)
+    slot = SpillSlot(SpillStore(results, "session-1"), "call_1")
+    out = run("seq 1 100000", tmp_path, spill=slot)
+    assert "omitted and lost" in out["output"] and "could not be saved" in out["output"]
+    assert "output_file" not in out and out["output"].endswith("100000\n")
+
+
+def test_a_disk_nearly_full_stops_saving_and_says_so(slot: SpillSlot) -> None:
+    capture = OutputCapture(1000, slot, reserve=1 << 62)  # more than any disk has free
+    capture.feed(b"x" * 5000)
+    done = capture.finish()
+    assert done.saved_to is None and "the disk is nearly full" in (done.save_error or "")
+    assert "could not be saved (the disk is nearly full" in done.text
+    assert not any((slot.store.directory).iterdir())  # no half file left behind
+
+
+def test_a_write_error_midway_removes_the_part_and_says_so(tmp_path: Path) -> None:
+    # A real write failure: the file size limit makes the spill write fail with EFBIG
+    # after 1 MiB, as a full disk would with ENOSPC.
+    script = (
+        "import json, resource, sys; from pathlib import Path; "
+        "from workbench.core.budget import SpillSlot, SpillStore; "
+        "from workbench.tools.terminal_tool import run_command; "
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY)); "
+        "slot = SpillSlot(SpillStore(Path(sys.argv[1]), 's'), 'c'); "
+        "print(run_command('head -c 5000000 /dev/zero | tr \"\\\\0\" x', Path(sys.argv[1]), 60,"
+        " spill=slot))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = json.loads(done.stdout)
+    assert out["exit_code"] == 0 and out["output_bytes"] == 5_000_000
+    assert "could not be saved (File too large)" in out["output"]
+    assert "output_file" not in out and list((tmp_path / "s").iterdir()) == []
+
+
+def test_through_the_executor_the_call_records_the_full_output_file(tmp_path: Path) -> None:
+    events: list[object] = []
+    executor = Executor(
+        registry,
+        store=SpillStore(tmp_path / "results", "session-1"),
+        cwd=str(tmp_path),
+        on_event=events.append,
+    )
+    try:
+        (outcome,) = asyncio.run(
+            executor.run(
+                [{"id": "call_9", "name": "terminal", "arguments": {"command": "seq 1 200000"}}]
+            )
+        )
+    finally:
+        executor.shutdown()
+    assert outcome.status == "ok" and outcome.spilled is not None
+    assert outcome.spilled.parent == tmp_path / "results" / "session-1"
+    assert outcome.spilled.read_text() == "".join(f"{i}\n" for i in range(1, 200001))
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished[-1].spilled == outcome.spilled
+    assert str(outcome.spilled) in json.loads(outcome.content)["output"]
