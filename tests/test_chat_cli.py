@@ -115,3 +115,33 @@ def test_a_session_leaves_only_private_state(env, fake: FakeOpenAI, home: Path, 
             if stat.S_IMODE(info.st_mode) & ~want:
                 loose.append(f"{Path(root, name).relative_to(home)} {info.st_mode & 0o777:o}")
     assert loose == [] and stat.S_IMODE(os.stat(home).st_mode) == 0o700
+
+
+def test_damaged_sessions_are_skipped_and_said(env, fake: FakeOpenAI, home: Path) -> None:
+    """Bad lines, a directory and a FIFO named like sessions: listed, exported and resumed
+    without a crash or a hang, each problem said once."""
+    import os
+
+    from tests.core.test_agent_faults import write_damaged_session
+
+    session_id = write_damaged_session(home)
+    (home / "sessions" / "x.jsonl").mkdir()
+    os.mkfifo(home / "sessions" / "20240101-130000-fifo00.jsonl")
+    listing = run(env, "sessions", "--json")
+    assert listing.returncode == 0, listing.stderr
+    assert [s["id"] for s in json.loads(listing.stdout)] == [session_id]
+    assert f"{session_id}.jsonl: 5 line(s) could not be read" in listing.stderr
+    assert "skipped x.jsonl" in listing.stderr and "20240101-130000-fifo00.jsonl" in listing.stderr
+    exported = run(env, "export", session_id)
+    assert exported.returncode == 0 and "## You\n\nread both" in exported.stdout
+    assert "5 damaged line(s)" in exported.stderr and "Traceback" not in exported.stderr
+    fake.add(text("resumed"))
+    resumed = run(env, "chat", "--resume", session_id, "go on")
+    assert resumed.returncode == 0 and resumed.stdout.strip() == "resumed"
+    assert "1 tool call(s) had no result" in resumed.stderr
+
+
+def test_a_nul_byte_path_is_a_clear_error(env) -> None:
+    out = run(env, "call", "read_file", "--args", '{"path": "a\\u0000b"}')
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "contains a NUL byte" in json.loads(out.stdout)["message"]

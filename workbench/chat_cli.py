@@ -115,6 +115,8 @@ async def _converse(session: Any, prompt: str | None) -> int:
     code = EXIT_OK
     try:
         _err(f"[{session.settings.describe()} · session {session.id}]")
+        for note in session.notes:
+            _err(f"hermes-tui: {note}")
         await session.start()
         prompts = [prompt] if prompt else None
         while True:
@@ -158,7 +160,10 @@ def list_sessions(runtime: Runtime, args: argparse.Namespace) -> int:
 
     from workbench.core.transcript import list_sessions as sessions
 
-    found = sessions(runtime.home)
+    problems: list[str] = []
+    found = sessions(runtime.home, problems)
+    for problem in problems:
+        _err(f"hermes-tui: {problem}")
     if args.json:
         print(
             json.dumps(
@@ -194,7 +199,14 @@ def export(runtime: Runtime, args: argparse.Namespace) -> int:
     if path is None:
         _err(f"hermes-tui: no session matches '{args.id}' (see `hermes-tui sessions`)")
         return 2
-    text = export_markdown(read(path))
+    try:
+        records = read(path)
+    except OSError as exc:
+        _err(f"hermes-tui: cannot read {path}: {exc.strerror or exc}")
+        return 1
+    if records.skipped:
+        _err(f"hermes-tui: {records.skipped} damaged line(s) of {path.name} were left out")
+    text = export_markdown(records)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         _err(f"wrote {args.output}")

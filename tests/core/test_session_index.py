@@ -103,3 +103,16 @@ def test_a_deleted_session_leaves_no_hits(home: Path) -> None:
     (transcript.sessions_dir(home) / "20260101-000001-000001.jsonl").unlink()
     assert index.search("topic1") == [] and index.count() == 8
     assert len(index.search("topic2")) == 4  # the others are untouched
+
+
+def test_damaged_lines_a_directory_and_a_fifo_are_skipped(home: Path) -> None:
+    import os
+
+    from tests.core.test_agent_faults import write_damaged_session
+
+    write_damaged_session(home)
+    (transcript.sessions_dir(home) / "x.jsonl").mkdir()
+    os.mkfifo(transcript.sessions_dir(home) / "y.jsonl")
+    index = SessionIndex(home)
+    assert index.refresh() == 4  # the readable messages: a question, a call, two results
+    assert [hit.role for hit in index.search("read both")] == ["user"]

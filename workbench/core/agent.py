@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.core import errors
 from workbench.core.agent_tools import SessionState, SessionTools
 from workbench.core.delegate import ChildFinished, ChildStarted
 from workbench.core.executor import Executor, ToolCallFinished, ToolCallStarted
@@ -130,6 +131,8 @@ class Agent:
         except Exception as exc:  # an endpoint failure ends the turn, never the app
             reason, error = "error", describe_error(exc, self.settings)
             self._record("error", message=error)
+        finally:  # however the turn ended, the conversation stays one the API accepts
+            self._answer_open_calls(error or "the turn was cancelled before it ran")
         finished = TurnFinished(
             reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error
         )
@@ -258,6 +261,26 @@ class Agent:
                 content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
             self._append({"role": "tool", "tool_call_id": outcome.call.id, "content": content})
         self.overhead[-1] += time.perf_counter() - began
+
+    def _answer_open_calls(self, why: str) -> None:
+        """Give each tool call of the last assistant message a result if it has none."""
+        last = next(
+            (
+                i
+                for i in range(len(self.messages) - 1, -1, -1)
+                if self.messages[i]["role"] == "assistant"
+            ),
+            None,
+        )
+        if last is None:
+            return
+        after = self.messages[last + 1 :]  # ids may repeat across turns: only these count
+        answered = {m.get("tool_call_id") for m in after if m.get("role") == "tool"}
+        for call in self.messages[last].get("tool_calls") or []:
+            if call["id"] not in answered:
+                self._append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": errors.not_run(why)}
+                )
 
     # -- events and records ------------------------------------------------------------
 

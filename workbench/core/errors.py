@@ -65,3 +65,8 @@ def invalid_arguments(message: str) -> str:
         {"error": "Invalid tool arguments", "message": message},
         ensure_ascii=False,
     )
+
+
+def not_run(why: str) -> str:
+    """The result of a call that never got one (its turn ended, or the session, first)."""
+    return json.dumps({"error": f"Not run: {why}", "status": "skipped"}, ensure_ascii=False)

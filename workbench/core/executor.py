@@ -10,6 +10,8 @@
   skipped, and every call still gets a result for the model.
 * The remaining calls are re-planned after each segment, so a link an earlier segment made
   is seen (P7).
+* Whatever fails inside hermes-tui for one call (its planning, its approval check, the
+  hooks, the budget) becomes that call's error result; the other calls of the batch run.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -40,7 +43,9 @@ from workbench.core.invoke import is_error_result
 from workbench.core.paths import resolve_path
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
 from workbench.core.registry import ToolRegistry
-from workbench.core.scheduler import PlannedCall, Reservation, ToolCall, plan
+from workbench.core.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_WORKERS = 8
@@ -142,7 +147,7 @@ class Executor:
                 for i in range(position, len(normalised)):
                     outcomes[i] = self._skipped(normalised[i], segment_index)
                 break
-            segment = plan(normalised[position:], self.cwd, self.registry)[0]
+            segment = self._next_segment(normalised[position:])
             indices = range(position, position + len(segment.calls))
             await self._run_segment(
                 segment.calls, indices, segment_index, segment.parallel, outcomes
@@ -150,7 +155,23 @@ class Executor:
             position += len(segment.calls)
             segment_index += 1
         done = [o for o in outcomes if o is not None]
-        return await asyncio.to_thread(self._turn_budget, done)
+        try:
+            return await asyncio.to_thread(self._turn_budget, done)
+        except Exception:  # the results are whole; only their total could not be trimmed
+            logger.exception("the turn's result budget failed; results kept as they are")
+            return done
+
+    def _next_segment(self, calls: list[ToolCall]) -> Segment:
+        """The next segment to run; a call that cannot be planned is a segment of its own."""
+        try:
+            return plan(calls, self.cwd, self.registry)[0]
+        except Exception:
+            logger.exception("planning a batch of %d call(s) failed", len(calls))
+        try:
+            return plan(calls[:1], self.cwd, self.registry)[0]
+        except Exception as exc:
+            reason = f"it could not be planned ({type(exc).__name__}: {exc})"
+            return Segment(False, (PlannedCall(calls[0], None, reason, reason),))
 
     def cancel(self) -> None:
         """The user's interrupt: cancel what runs, skip what has not started."""
@@ -216,6 +237,14 @@ class Executor:
             if not self._cancelled:
                 raise
             outcome.status, outcome.content = "cancelled", CANCELLED
+        except Exception as exc:  # ours, not the tool's: still this call's result alone
+            logger.exception("tool call %s (%s) failed in hermes-tui", call.id, call.name)
+            outcome.status = "error"
+            outcome.content = errors.tool_error(
+                f"hermes-tui failed on this call ({type(exc).__name__}: {exc}); "
+                "if it had not reached the tool yet, it did not run",
+                status="error",
+            )
         outcome.finished = time.monotonic()
         self._emit(
             ToolCallFinished(
@@ -242,11 +271,13 @@ class Executor:
             return
         if args is None:
             outcome.status = "invalid"
-            outcome.content = (
-                errors.unknown_tool(call.name)
-                if planned.reason == "unknown tool"
-                else errors.invalid_arguments(planned.error)
-            )
+            if planned.reason == "unknown tool":
+                outcome.content = errors.unknown_tool(call.name)
+            elif planned.reason.startswith("it could not be planned"):
+                outcome.status = "error"
+                outcome.content = errors.tool_error(f"Not run: {planned.error}", status="error")
+            else:
+                outcome.content = errors.invalid_arguments(planned.error)
             return
         if not await self._fence(planned, outcome):
             return

@@ -160,6 +160,9 @@ def _classify(call: ToolCall, entry: ToolEntry | None, cwd: Path) -> tuple[Plann
             value = args.get(arg_name, "." if mode == "root" else None)
             if not isinstance(value, str) or not value:
                 return PlannedCall(call, args, reason=f"no '{arg_name}' to reserve"), False
+            if "\0" in value:
+                why = f"argument '{arg_name}' contains a NUL byte, which no file name can hold"
+                return PlannedCall(call, None, why, "its arguments could not be read"), False
             reservations.append(reserve(value, cwd, writes=mode == "write"))
         return PlannedCall(call, args, reservations=tuple(reservations)), True
     if entry.parallel_safe:

@@ -54,13 +54,19 @@ class ChatSession:
         self.broker = broker
         self.on_event = on_event
         self.local: local_model.LocalServer | None = None
+        self.notes: list[str] = []  # what a front end should tell the user at the start
         self._running: asyncio.Task[Any] | None = None
         history: list[dict[str, Any]] = []
         if resume is not None:
             path = transcript.find(runtime.home, resume or None)
             if path is None:
                 raise SessionError(f"no session matches '{resume}' (see `hermes-tui sessions`)")
-            history = transcript.messages(transcript.read(path))
+            try:
+                records = transcript.read(path)
+            except OSError as exc:
+                raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+            history, repaired = transcript.resumable(transcript.messages(records))
+            self.notes += _resume_notes(path, records.skipped, repaired)
             session_id = path.stem
         else:
             session_id = new_session_id()
@@ -228,6 +234,18 @@ def _forward_child_event(event: object, observe: Callable[[object], None]) -> No
     """A child's tool calls reach the parent (transcript, timeline); its text stays its own."""
     if isinstance(event, ToolCallStarted | ToolCallFinished):
         observe(event)
+
+
+def _resume_notes(path: Path, skipped: int, repaired: int) -> list[str]:
+    notes = []
+    if skipped:
+        notes.append(f"{path.name}: {skipped} damaged line(s) could not be read and were left out")
+    if repaired:
+        notes.append(
+            f"{path.name}: {repaired} tool call(s) had no result; each now has an error "
+            "result, so the model can go on"
+        )
+    return notes
 
 
 def models_dir(home: Path) -> Path:

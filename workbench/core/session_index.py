@@ -112,9 +112,10 @@ class SessionIndex:
     def _refresh(self, db: sqlite3.Connection) -> int:
         known = {row[0]: row[1:] for row in db.execute("SELECT * FROM files")}
         # sessions, and their sub-agents' conversations (<session>/<sub-agent>.jsonl)
-        names = {
+        names = {  # regular files only: a FIFO would block, a directory cannot be read
             path.relative_to(self.dir).as_posix(): path
             for path in [*self.dir.glob("*.jsonl"), *self.dir.glob("*/*.jsonl")]
+            if path.is_file()
         }
         gone = [name for name in known if name not in names]
         for name in gone:  # a deleted session leaves no hits behind
@@ -136,7 +137,11 @@ class SessionIndex:
                 offset, count = 0, 0
             if size == offset:
                 continue
-            rows, offset = _read_messages(path, session, offset, count)
+            try:
+                rows, offset = _read_messages(path, session, offset, count)
+            except OSError as exc:  # unreadable now (permissions, replaced by a FIFO)
+                logger.warning("session index: skipped %s: %s", name, exc)
+                continue
             for row in rows:
                 cursor = db.execute(
                     "INSERT INTO msgs (session, seq, role, at, content) VALUES (?, ?, ?, ?, ?)",
@@ -198,17 +203,14 @@ def _read_messages(
 ) -> tuple[list[tuple[Any, ...]], int]:
     """The messages in `path` after byte `offset`, and where complete lines end."""
     rows = []
-    with open(path, "rb") as handle:
+    with transcript.open_regular(path) as handle:
         handle.seek(offset)
         for line in handle:
             if not line.endswith(b"\n"):
                 break  # a line still being written: read it next time
             offset += len(line)
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            text = _searchable(record)
+            record = transcript.parse_line(line)  # None for a damaged line: skipped
+            text = _searchable(record) if record is not None else ""
             if text:
                 role = record["message"].get("role", "")
                 rows.append((session, seq, role, record.get("at", 0), text))

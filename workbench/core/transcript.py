@@ -8,15 +8,18 @@ usage) is there for the UI, search and export.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core import errors
 from workbench.core.private import open_private
 
 SESSION_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
@@ -48,19 +51,133 @@ class Transcript:
         self._file.close()
 
 
-def read(path: Path) -> list[dict[str, Any]]:
-    records = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
+class Records(list):
+    """A transcript's readable records; `skipped` counts the lines that could not be read."""
+
+    skipped: int = 0
+
+
+class NotATranscript(OSError):
+    """The path is not a regular file (a directory, a FIFO, a device): never opened."""
+
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+MAX_DEPTH = 64  # a record nested deeper than this is damage, not a conversation
+
+
+def read(path: Path) -> Records:
+    """The records of a transcript; damaged lines (a torn last line from a crash, `null`, a
+    list, a message without its keys, deep nesting) are skipped and counted."""
+    records = Records()
+    with open_regular(path) as handle:
         for line in handle:
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn last line from a crash
+            record = parse_line(line)
+            if record is not None:
+                records.append(record)
+            elif line.strip():
+                records.skipped += 1
     return records
+
+
+def open_regular(path: Path) -> Any:
+    """Open a file for reading only if it is a regular file: a FIFO would block the read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotATranscript(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
+
+
+def parse_line(line: bytes | str) -> dict[str, Any] | None:
+    """One record, or None when the line is not one this program wrote (or a torn one)."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", errors="replace")  # one bad byte loses no record
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):  # bad JSON, bad UTF-8, nested past the parser
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+        return None
+    if not isinstance(record.get("at", 0), int | float):
+        record.pop("at")
+    if _too_deep(record):
+        return None
+    kind = record["kind"]
+    if kind == "message":
+        return record if _valid_message(record.get("message")) else None
+    if kind in ("tool_started", "tool_finished", "child_started"):
+        ok = isinstance(record.get("id"), str) and isinstance(record.get("name"), str)
+        return record if ok else None
+    return record
+
+
+def _valid_message(message: Any) -> bool:
+    if not isinstance(message, dict) or message.get("role") not in ROLES:
+        return False
+    if not isinstance(message.get("content"), str | list | None):
+        return False
+    calls = message.get("tool_calls")
+    if calls is None:
+        return True
+    return isinstance(calls, list) and all(
+        isinstance(c, dict)
+        and isinstance(c.get("id"), str)
+        and isinstance(c.get("function"), dict)
+        and isinstance(c["function"].get("name"), str)
+        for c in calls
+    )
+
+
+def _too_deep(value: Any) -> bool:
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r["message"] for r in records if r.get("kind") == "message"]
+
+
+def resumable(history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The conversation as the chat API accepts it, and how many results were added.
+
+    Every tool call of an assistant message gets a result right after it: a transcript
+    written before this guarantee (or cut by a crash) may lack some, and the API refuses the
+    whole request then. A tool result that answers no call is dropped.
+    """
+    out: list[dict[str, Any]] = []
+    open_ids: list[str] = []
+    added = 0
+
+    def close() -> None:
+        nonlocal added
+        for call_id in open_ids:
+            why = "the session ended before this call had a result"
+            out.append({"role": "tool", "tool_call_id": call_id, "content": errors.not_run(why)})
+            added += 1
+        open_ids.clear()
+
+    for message in history:
+        if message["role"] == "tool":
+            if message.get("tool_call_id") in open_ids:
+                open_ids.remove(message["tool_call_id"])
+                out.append(message)
+            continue
+        close()
+        out.append(message)
+        if message["role"] == "assistant":
+            open_ids = [c["id"] for c in message.get("tool_calls") or []]
+    close()
+    return out, added
 
 
 @dataclass(frozen=True)
@@ -72,24 +189,35 @@ class SessionInfo:
     turns: int
     title: str
     model: str
+    skipped: int = 0  # lines that could not be read
 
 
 def sessions_dir(home: Path) -> Path:
     return home / "sessions"
 
 
-def list_sessions(home: Path) -> list[SessionInfo]:
+def list_sessions(home: Path, problems: list[str] | None = None) -> list[SessionInfo]:
+    """Every readable session; what cannot be read is skipped, and said in `problems`."""
     out = []
-    for path in sorted(sessions_dir(home).glob("*.jsonl")):
-        records = read(path)
+    problems = problems if problems is not None else []
+    try:
+        paths = sorted(sessions_dir(home).glob("*.jsonl"))
+    except OSError as exc:
+        problems.append(f"cannot list {sessions_dir(home)}: {exc.strerror or exc}")
+        paths = []
+    for path in paths:
+        try:
+            records = read(path)
+        except OSError as exc:
+            problems.append(f"skipped {path.name}: {exc.strerror or exc}")
+            continue
+        if records.skipped:
+            problems.append(f"{path.name}: {records.skipped} line(s) could not be read")
         if not records:
             continue
-        prompts = [
-            r["message"]["content"]
-            for r in records
-            if r.get("kind") == "message" and r["message"].get("role") == "user"
-        ]
+        prompts = [m["content"] for m in messages(records) if m["role"] == "user"]
         header = next((r for r in records if r.get("kind") == "session"), {})
+        title = prompts[0] if prompts and isinstance(prompts[0], str) else ""
         out.append(
             SessionInfo(
                 path.stem,
@@ -97,8 +225,9 @@ def list_sessions(home: Path) -> list[SessionInfo]:
                 records[0].get("at", 0),
                 records[-1].get("at", 0),
                 len(prompts),
-                (prompts[0] if prompts else "")[:70],
-                header.get("model", ""),
+                title[:70],
+                str(header.get("model", "")),
+                records.skipped,
             )
         )
     return sorted(out, key=lambda s: s.updated)
@@ -123,7 +252,7 @@ def export_markdown(records: list[dict[str, Any]]) -> str:
             lines.extend(_message_markdown(record["message"]))
         elif kind == "tool_finished":
             lines.append(
-                f"> `{record.get('name')}` → **{record.get('status')}** ({record.get('duration', 0):.2f}s)\n"
+                f"> `{record.get('name')}` → **{record.get('status')}** ({_seconds(record):.2f}s)\n"
             )
         elif kind == "approval":
             lines.append(
@@ -132,6 +261,11 @@ def export_markdown(records: list[dict[str, Any]]) -> str:
         elif kind == "error":
             lines.append(f"> **error:** {record.get('message')}\n")
     return "\n".join(lines) + "\n"
+
+
+def _seconds(record: dict[str, Any]) -> float:
+    value = record.get("duration")
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _message_markdown(message: dict[str, Any]) -> Iterator[str]:

@@ -51,8 +51,19 @@ class ConversationScreen(Screen[None]):
 
     @work(exclusive=True, group="conversation")
     async def _load(self) -> None:
-        records = await asyncio.to_thread(transcript.read, self.path)
         log = self.query_one(ChatLog)
+        try:
+            records = await asyncio.to_thread(transcript.read, self.path)
+        except OSError as exc:
+            await log.note(Text(f"cannot read {self.path}: {exc.strerror or exc}", style="red"))
+            self.loaded = True
+            return
+        if records.skipped:
+            await log.note(
+                Text(
+                    f"{records.skipped:,} damaged line(s) could not be read (left out)", style="red"
+                )
+            )
         header = next((r for r in records if r.get("kind") == "session"), {})
         shown = [r for r in records if _shown(r)]
         skipped = max(0, len(shown) - MAX_MOUNTED)

@@ -35,5 +35,9 @@ def analyze_command(
 def _analyze(command: str, cwd: str | None, recent_writes: frozenset[str]) -> Verdict:
     if not command.strip():
         return Verdict(command)
-    findings = Analyzer(command, cwd=cwd, recent_writes=recent_writes).run()
+    try:
+        findings = Analyzer(command, cwd=cwd, recent_writes=recent_writes).run()
+    except RecursionError:  # nested past what can be checked: not understood, so it asks
+        reason = "the command is nested too deeply to be checked"
+        findings = [Finding("unparsable", reason, (0, len(command)))]
     return Verdict(command, tuple(findings))

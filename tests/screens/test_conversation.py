@@ -1,0 +1,40 @@
+"""A past conversation opened from a damaged transcript: what can be read shows, the rest is said."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.core.test_agent_faults import write_damaged_session
+from tests.screens.test_main import wait_until
+from tests.screens.test_workbench import loaded
+from workbench.app import WorkbenchApp
+from workbench.screens.conversation import ConversationScreen
+
+
+def notes(screen: ConversationScreen) -> list[str]:
+    return [str(w.content) for w in screen.query(".note")]
+
+
+async def test_damaged_lines_are_left_out_and_said(home: Path) -> None:
+    session_id = write_damaged_session(home)
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        screen = ConversationScreen(home / "sessions" / f"{session_id}.jsonl")
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.loaded)
+        assert "5 damaged line(s) could not be read (left out)" in notes(screen)
+        assert [str(w.content) for w in screen.query(".user")] == ["read both"]
+
+
+async def test_a_fifo_never_blocks_the_screen(home: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "x.jsonl"
+    os.mkfifo(fifo)
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        screen = ConversationScreen(fifo)
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.loaded)
+        assert notes(screen) == [f"cannot read {fifo}: not a regular file"]
