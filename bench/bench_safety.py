@@ -45,7 +45,7 @@ def main() -> int:
     from workbench.core.safety import _analyze
 
     def ours(command: str) -> bool:
-        return _analyze.__wrapped__(command, None, frozenset()).dangerous  # no cache
+        return _analyze(command, None, frozenset())[0].dangerous  # no cache
 
     def hermes(command: str) -> bool:
         return bool(detect_dangerous_command(command)[0])

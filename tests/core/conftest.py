@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.calls import scratch  # noqa: F401  (the gate's tests use it)
 from tests.support.fake_openai import FakeOpenAI
 from workbench.core.model import ModelSettings
 from workbench.core.runtime import load_runtime

@@ -147,14 +147,30 @@ class SpillStore:
 
     @staticmethod
     def cleanup(root: Path, retention_days: float = DEFAULT_RETENTION_DAYS) -> list[Path]:
-        """Delete session directories not modified for `retention_days`; returns what went."""
+        """Delete session directories not modified for `retention_days`; returns what went.
+
+        Never through a link: if `root` or its parent is a symlink (an agent could point
+        `state/results` at a project), nothing is deleted; entries are looked at with lstat,
+        and the deletion works relative to the opened directory, so a link swapped in
+        meanwhile is not followed either.
+        """
         cutoff = time.time() - retention_days * 86_400
-        removed = []
-        with contextlib.suppress(FileNotFoundError):
-            for entry in os.scandir(root):
-                if entry.is_dir(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                    removed.append(Path(entry.path))
+        removed: list[Path] = []
+        try:
+            for path in (Path(root).parent, Path(root)):
+                if not stat.S_ISDIR(os.lstat(path).st_mode):
+                    return removed  # a link or a file where a directory should be
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return removed
+        try:
+            for entry in os.scandir(fd):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode) and info.st_mtime < cutoff:
+                    shutil.rmtree(entry.name, ignore_errors=True, dir_fd=fd)
+                    removed.append(Path(root) / entry.name)
+        finally:
+            os.close(fd)
         return removed
 
 

@@ -127,6 +127,7 @@ class Executor:
     hooks: HookRegistry | None = None  # plugin hooks and middleware around each call
     session_id: str = ""
     allowed: frozenset[str] | None = None  # only these may run (the tools the model was offered)
+    write_roots: tuple[str, ...] = ()  # besides cwd, where writes need no approval
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
@@ -341,7 +342,7 @@ class Executor:
         return before.args
 
     async def _approve(self, name: str, args: dict, context: dict, outcome: CallOutcome) -> bool:
-        check = check_call(name, args, self.cwd, self.written)
+        check = check_call(name, args, self.cwd, self.written, self.write_roots)
         if check is None:
             return True
         decision = await self._decide(name, check.verdict, shown=check.shown)

@@ -118,6 +118,7 @@ class Runtime:
             else {},
             on_event=on_event,
             hooks=hooks,
+            write_roots=write_roots(self.config),
         )
 
     def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
@@ -183,6 +184,18 @@ def _load_plugins(runtime: Runtime) -> PluginManager:
     manager.discover()
     manager.load_enabled()
     return manager
+
+
+def write_roots(config: Config) -> tuple[str, ...]:
+    """`approvals.write_roots`: directories besides the working one where writes need no approval."""
+    value = config.get("approvals.write_roots") or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        os.path.abspath(os.path.expanduser(str(v))) for v in value if isinstance(v, str) and v
+    )
 
 
 def _truthy(value: str | None) -> bool:

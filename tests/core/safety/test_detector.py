@@ -119,9 +119,11 @@ def test_quoted_text_is_data_and_size_alone_is_not_hardline() -> None:
     # H6
     assert not dangerous("git commit -m 'rm -rf / is bad'")
     assert not dangerous("echo 'rm -rf /'")
-    big = 'python3 -c "print(' + "1+" * 3000 + '1)"'
-    verdict = analyze_command(big)
-    assert not verdict.hardline and not verdict.dangerous
+    long = 'python3 -c "print(' + "1, " * 3000 + '1)"'  # long but flat: read, and harmless
+    assert not dangerous(long)
+    deep = 'python3 -c "print(' + "1+" * 3000 + '1)"'  # too deep for Python's own parser
+    verdict = analyze_command(deep)
+    assert not verdict.hardline and verdict.dangerous  # not understood: asked, never refused
 
 
 def test_unparsable_is_dangerous_with_that_reason() -> None:

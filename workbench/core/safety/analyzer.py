@@ -19,15 +19,18 @@ from workbench.core.safety.commands import (
     SHELLS,
     STDIN_INTERPRETERS,
     Cmd,
+    code_finding,
     unwrap,
 )
-from workbench.core.safety.inline_code import (
-    DB_CLIENTS,
-    destructive_code,
-    destructive_sql,
-    language_of,
-)
+from workbench.core.safety.inline_code import DB_CLIENTS, destructive_sql, language_of
 from workbench.core.safety.parser import WORD_TYPES, Source, error_nodes, home_dir, word_value
+from workbench.core.safety.places import (
+    SINKS,
+    PathRisk,
+    credential,
+    sensitive_path,
+    write_risk,
+)
 from workbench.core.safety.verdict import Finding, Severity
 
 Node = Any
@@ -58,40 +61,41 @@ SYSTEM_DIRS = frozenset(
         "/var",
     ]
 )
-SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
-_SENSITIVE_HOME = (
-    ".ssh/",
-    ".gnupg/",
-    ".aws/",
-    ".kube/",
-    ".docker/",
-    ".azure/",
-    ".config/gh/",
-    ".config/gcloud/",
-    ".config/autostart/",
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zprofile",
-    ".zshenv",
-    ".zlogin",
-    ".cshrc",
-    ".tcshrc",
-    ".netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".gitconfig",
-    ".hermes/config.yaml",
-    ".hermes/.env",
-    ".bash_history",
-    ".zsh_history",
-    ".local/share/",
-    ".config/systemd/",
+SAFE_SINKS = SINKS | {"-"}
+# Programs that take a credential file's name without showing its contents to anyone.
+_KEY_USERS = frozenset(
+    {
+        "ls",
+        "stat",
+        "test",
+        "[",
+        "[[",
+        "chmod",
+        "chown",
+        "chgrp",
+        "touch",
+        "realpath",
+        "readlink",
+        "dirname",
+        "basename",
+        "file",
+        "du",
+        "echo",
+        "printf",
+        "ssh",
+        "scp",
+        "sftp",
+        "ssh-add",
+        "ssh-copy-id",
+        "rm",
+        "rmdir",
+        "unlink",
+        "shred",
+        "mv",
+        "cd",
+        "pushd",
+        "mkdir",
+    }
 )
 
 
@@ -102,6 +106,7 @@ class Analyzer:
         *,
         cwd: str | None,
         recent_writes: frozenset[str],
+        write_roots: tuple[str, ...] | None = None,
         depth: int = 0,
         base: int | None = 0,
         fallback: tuple[int, int] | None = None,
@@ -109,6 +114,10 @@ class Analyzer:
         self.text = text
         self.cwd = cwd
         self.recent_writes = recent_writes
+        self.write_roots = write_roots  # None: the session's directory is unknown
+        self.links: dict[str, str] = {}  # links an earlier part of the command makes
+        self.aliases: dict[str, str | None] = {}
+        self.looked = False  # the verdict depends on the filesystem (links, devices, files)
         self.depth = depth
         self.base = base  # where this text starts in the outermost command, if known exactly
         self.fallback = fallback  # otherwise every finding points at the whole payload
@@ -171,6 +180,32 @@ class Analyzer:
             value = posixpath.join(self.cwd, value)
         return posixpath.normpath(value)
 
+    def real(self, path: str, follow: bool = True) -> str:
+        """Where `path` really is: links made earlier in this command, then the filesystem's.
+
+        Without `follow` the last part is kept (rm and ln act on a link, not its target).
+        """
+        self.looked = True
+        if not follow:
+            parent, name = posixpath.split(path.rstrip("/") or "/")
+            return posixpath.join(self.real(parent), name) if name else "/"
+        for _ in range(8):
+            link = next((k for k in self.links if path == k or path.startswith(k + "/")), None)
+            if link is None:
+                break
+            path = posixpath.normpath(self.links[link] + path[len(link) :])
+        return os.path.realpath(path)
+
+    def candidates(self, value: str | None, follow: bool = True) -> list[str]:
+        """The path as written and as resolved (both count: /bin may be a link to /usr/bin)."""
+        path = self.resolve(value)
+        if path is None and value is not None and follow:
+            path = self.links.get(posixpath.normpath(value))  # a link made here, cwd unknown
+        if path is None:
+            return []
+        real = self.real(path, follow)
+        return [path] if real == path else [path, real]
+
     def classify(self, value: str | None, recursive: bool) -> tuple[Severity, str]:
         """How precious a delete/overwrite target is: (severity, label for the reason)."""
         if value is None:
@@ -180,32 +215,99 @@ class Analyzer:
         globbed = value.rstrip("/").endswith("*")
         if globbed:  # `dir/*` empties dir; a bare `*` empties the current directory
             value = value.rstrip("/")[:-1] or "."
-        path = self.resolve(value)
-        if path is None:
-            return Severity.NORMAL, ""
+        # `rm -rf link` removes the link; `link/` and `link/*` reach what it points at
+        follow = globbed or value.endswith("/") or value in (".", "..")
+        found = [self._classify(p, recursive or globbed) for p in self.candidates(value, follow)]
+        return max(found, key=lambda f: f[0], default=(Severity.NORMAL, ""))
+
+    def _classify(self, path: str, wide: bool) -> tuple[Severity, str]:
         path = path.rstrip("/") or "/"
-        wide = recursive or globbed
-        home = home_dir().rstrip("/")
+        homes = {home_dir().rstrip("/"), os.path.realpath(home_dir())}
         if path == "/":
             return (Severity.HARDLINE if wide else Severity.HIGH), "the whole filesystem"
-        if path == home:
+        if path in homes:
             return (Severity.HARDLINE if wide else Severity.HIGH), "your home directory"
         if path in SYSTEM_DIRS:
             return (Severity.HARDLINE if wide else Severity.HIGH), f"the system directory {path}"
         parent = posixpath.dirname(path)
         if parent == "/home":
             return (Severity.HARDLINE if wide else Severity.HIGH), f"the home directory {path}"
-        if parent in SYSTEM_DIRS or self._sensitive_path(path):
+        if parent in SYSTEM_DIRS or sensitive_path(path):
             return Severity.HIGH, f"{path} is a system or private path"
         return Severity.NORMAL, ""
 
     def sensitive(self, value: str | None) -> bool:
-        path = self.resolve(value) if value else None
-        return bool(path) and self._sensitive_path(path)
+        return any(sensitive_path(p) for p in self.candidates(value))
 
-    @staticmethod
-    def _sensitive_path(path: str) -> bool:
-        return sensitive_path(path)
+    def place(
+        self,
+        node: Node,
+        value: str | None,
+        verb: str,
+        *,
+        delete: bool = False,
+        follow: bool = True,
+        contents: bool = True,
+    ) -> PathRisk | None:
+        """Judge where a write lands: the app's state, credentials, outside the roots.
+
+        A delete acts on a link itself, not its target; a delete or a change of metadata
+        (`contents` False) of a credential asks, where writing one is refused.
+        """
+        found = None
+        for path in self.candidates(value, follow=follow and not delete):
+            risk = write_risk(path, cwd=None) if path != "-" else None
+            if risk is None and self.write_roots is not None and self._outside(path):
+                risk = PathRisk(
+                    "outside-write",
+                    "outside the working directory and the write roots",
+                    Severity.NORMAL,
+                )
+            if risk is not None and (found is None or risk.severity > found.severity):
+                found = risk
+        if found is None:
+            return None
+        if (delete or not contents) and found.rule == "refused-write":
+            found = PathRisk("sensitive-write", found.reason, Severity.HIGH)
+        self.flag(found.rule, f"{verb} {value}: {found.reason}", node, found.severity, (value,))
+        return found
+
+    def _outside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        roots = [os.path.realpath(r) for r in self.write_roots or ()]
+        return not any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+    def link(self, link: str | None, target: str | None) -> None:
+        """`ln` made `link` point at `target`: later parts of the command write through it."""
+        path = self.resolve(link)
+        if path is None:  # the working directory is unknown: remember the name as written
+            if link is not None and target is not None:
+                self.links[posixpath.normpath(link)] = self.resolve(target) or "/"
+            return
+        if os.path.isdir(self.real(path)):
+            path = posixpath.join(self.real(path), posixpath.basename(target or "x"))
+        if target is None:
+            self.links[path] = "/"  # unknown: assume the worst place
+            return
+        if not target.startswith(("/", "~")):
+            target = posixpath.join(posixpath.dirname(path), target)
+        self.links[path] = self.resolve(target) or "/"
+
+    def reads(self, node: Node, cmd_name: str, values: list[str | None]) -> None:
+        """A credential file named to a program that may show its contents asks."""
+        if cmd_name in _KEY_USERS:
+            return
+        for value in values:
+            if not value or value.startswith("-") or "\n" in value or len(value) > 4096:
+                continue
+            if any(credential(p) for p in self.candidates(value)):
+                self.flag(
+                    "credential-read",
+                    f"{cmd_name} reads {value}: a credential file",
+                    node,
+                    Severity.HIGH,
+                )
+                return
 
     def wrote(self, value: str | None) -> None:
         path = self.resolve(value) if value else None
@@ -221,10 +323,8 @@ class Analyzer:
         return path in self.recent_writes or value in self.recent_writes, True
 
     def set_cwd(self, value: str | None) -> None:
-        if value is None or value == "-":
-            self.cwd = None
-        else:
-            self.cwd = self.resolve(value)
+        path = self.resolve(value) if value not in (None, "-") else None
+        self.cwd = self.real(path) if path is not None else None
 
     def shell_payload(self, node: Node, value: str | None) -> None:
         if value is None:
@@ -246,13 +346,15 @@ class Analyzer:
             value,
             cwd=self.cwd,
             recent_writes=self.recent_writes,
+            write_roots=self.write_roots,
             depth=self.depth + 1,
             base=base,
             fallback=self._map((start, end)),
         )
-        inner.written = self.written
+        inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
         for finding in inner.run():
             self._add(finding)
+        self.looked = self.looked or inner.looked
 
     # -- the walk -----------------------------------------------------------------------
 
@@ -293,11 +395,13 @@ class Analyzer:
         cmd = self.to_cmd(node)
         if cmd is not None:
             self.judge(cmd)
+            self.herestring(node, cmd)
 
     def judge(self, cmd: Cmd) -> None:
         inner = unwrap(self, cmd)
         if inner is None:
             return
+        self.reads(inner.node, inner.name, inner.args)
         if inner.name in ("cd", "pushd"):
             self.set_cwd(inner.operands[0] if inner.operands else "~")
             return
@@ -324,12 +428,17 @@ class Analyzer:
     def redirect(self, node: Node) -> None:
         operator = next((c.type for c in node.children if not c.is_named), "")
         targets = [c for c in node.children if c.is_named and c.type != "file_descriptor"]
-        if not targets or not operator.startswith((">", "&>")):
+        if not targets:
             return
         target = targets[0]  # tree-sitter may attach a following `0>&1` to the same node
         if target.type == "number" and operator in (">&", "<&"):
             return  # 2>&1: duplicating a stream writes no file
         value = word_value(target)
+        if operator.startswith("<"):
+            self.reads(node, "a redirection", [value])
+            return
+        if not operator.startswith((">", "&>")):
+            return
         if value is not None and (value in SAFE_SINKS or value.startswith("/dev/fd/")):
             return
         if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
@@ -337,20 +446,16 @@ class Analyzer:
                 "reverse-shell", f"connects a stream to the network ({value})", node, Severity.HIGH
             )
             return
-        from workbench.core.safety.commands import _raw_disk
-
-        if _raw_disk(value):
-            self.flag(
-                "disk", f"writes straight onto the disk {value}", node, Severity.HARDLINE, (value,)
-            )
-            return
         append = operator in (">>", "&>>")
-        if append and not self.sensitive(value):
+        verb = "appends to" if append else "overwrites"
+        risk = self.place(node, value, f"redirection {verb}")
+        if risk is not None and risk.severity is Severity.HARDLINE:
+            return
+        if append and value is not None and risk is None:
             return
         self.wrote(value)
         severity = Severity.HIGH if self.sensitive(value) else Severity.NORMAL
         label = value if value is not None else "a path computed at run time"
-        verb = "appends to" if append else "overwrites"
         self.flag(
             "overwrite", f"redirection {verb} {label}", node, severity, (value,) if value else ()
         )
@@ -404,35 +509,53 @@ class Analyzer:
             return
         body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
         first = next((c for c in node.children if c.type == "command"), None)
-        consumers = [first] if first is not None else []
-        consumers += self._pipeline_commands(
+        piped = self._pipeline_commands(
             next((c for c in redirect.children if c.type == "pipeline"), node)
         )
         if body is None:
             return
         text = body.text.decode("utf-8", errors="replace")
-        for consumer in consumers:
+        for consumer, direct in [(first, True), *((c, False) for c in piped)]:
             cmd = self.to_cmd(consumer) if consumer is not None else None
             inner = unwrap(_Quiet(self), cmd) if cmd is not None else None
-            if inner is None:
-                continue
-            self._heredoc_consumer(inner, body, text)
+            if inner is not None:
+                self.fed(inner, body, text, direct)
 
-    def _heredoc_consumer(self, cmd: Cmd, body: Node, text: str) -> None:
-        if cmd.name in SHELLS and not any(a and a.startswith("-c") for a in cmd.args):
+    def herestring(self, command: Node, cmd: Cmd) -> None:
+        redirect = next((c for c in command.children if c.type == "herestring_redirect"), None)
+        if redirect is None:
+            return
+        word = next((c for c in redirect.children if c.type in WORD_TYPES), None)
+        inner = unwrap(_Quiet(self), cmd)
+        if inner is not None and word is not None:
+            self.fed(inner, word, word_value(word), True)
+
+    def fed(self, cmd: Cmd, body: Node, text: str | None, direct: bool) -> None:
+        """`cmd` reads `text` on standard input (a heredoc or a here-string)."""
+        name = cmd.name
+        if name in SHELLS and not any(
+            a and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", a) for a in cmd.args
+        ):
             self.shell_payload(body, text)
-        elif cmd.name in DB_CLIENTS:
-            statement = destructive_sql(text)
+        elif name in ("ssh",):
+            return  # the remote command, if any, was judged; stdin is its data
+        elif name in DB_CLIENTS:
+            statement = destructive_sql(text or "")
             if statement:
-                self.flag("database", f"{cmd.name}: {statement}", body, Severity.HIGH)
-        elif language_of(cmd.name):
-            call = destructive_code(language_of(cmd.name), text)
-            if call:
-                self.flag(
-                    "inline-code",
-                    f"{cmd.name} code that changes files or runs programs ({call})",
-                    body,
-                )
+                self.flag("database", f"{name}: {statement}", body, Severity.HIGH)
+        elif language_of(name):
+            if self._reads_stdin(cmd):
+                code_finding(self, body, name, language_of(name) or "", text)
+        elif name in ("source", ".") or (name in STDIN_INTERPRETERS and self._reads_stdin(cmd)):
+            self.flag("stdin-code", f"{name} runs code from standard input", body)
+        elif name == "make" and _makefile_from_stdin(cmd):
+            self.flag("stdin-code", "make runs a makefile from standard input", body)
+        elif direct and name not in DATA_READERS and name not in RULES:
+            self.flag(
+                "stdin-code",
+                f"{name} is given text on standard input and may run it as a script",
+                body,
+            )
 
     def function(self, node: Node) -> None:
         name_node = next((c for c in node.children if c.type == "word"), None)
@@ -456,17 +579,109 @@ class Analyzer:
             )
 
 
-def sensitive_path(path: str) -> bool:
-    """System files, credentials, shell start-up files, autostart entries and git hooks."""
-    home = home_dir().rstrip("/") + "/"
-    if path.startswith(("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/var/spool/cron")):
-        return True
-    if "/.git/hooks/" in path + "/" or path.endswith("/.git/hooks"):
-        return True
-    if path.startswith(home):
-        rest = path[len(home) :]
-        return any(rest == s.rstrip("/") or rest.startswith(s) for s in _SENSITIVE_HOME)
-    return False
+def _makefile_from_stdin(cmd: Cmd) -> bool:
+    args = cmd.args
+    return any(
+        (
+            a in ("-f", "--file", "--makefile")
+            and i + 1 < len(args)
+            and args[i + 1] in ("-", "/dev/stdin")
+        )
+        or a in ("-f-", "--file=-", "--makefile=-", "-f/dev/stdin")
+        for i, a in enumerate(args)
+    )
+
+
+# Programs that read standard input as data, never as code to run.
+DATA_READERS = frozenset(
+    {
+        "cat",
+        "tac",
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "tr",
+        "sort",
+        "uniq",
+        "wc",
+        "cut",
+        "paste",
+        "jq",
+        "yq",
+        "base64",
+        "base32",
+        "xxd",
+        "od",
+        "hexdump",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "b2sum",
+        "cksum",
+        "less",
+        "more",
+        "column",
+        "fold",
+        "fmt",
+        "nl",
+        "rev",
+        "read",
+        "mapfile",
+        "readarray",
+        "echo",
+        "printf",
+        "true",
+        "false",
+        "diff",
+        "cmp",
+        "comm",
+        "join",
+        "iconv",
+        "gzip",
+        "gunzip",
+        "zcat",
+        "bzip2",
+        "bunzip2",
+        "xz",
+        "unxz",
+        "zstd",
+        "tee",
+        "sed",
+        "awk",
+        "gawk",
+        "mawk",
+        "xargs",
+        "wl-copy",
+        "xclip",
+        "xsel",
+        "pbcopy",
+        "mail",
+        "sponge",
+        "dd",
+        "nc",
+        "ncat",
+        "socat",
+        "openssl",
+        "gpg",
+        "sha224sum",
+        "sha384sum",
+        "cowsay",
+        "figlet",
+        "lolcat",
+        "pv",
+        "split",
+        "csplit",
+        "expand",
+        "unexpand",
+        "strings",
+        "file",
+    }
+)
 
 
 class _Quiet:

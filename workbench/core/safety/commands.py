@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from workbench.core.safety.inline_code import (
     DB_CLIENTS,
-    destructive_code,
     destructive_sql,
+    judge_code,
     language_of,
 )
 from workbench.core.safety.verdict import Severity
@@ -59,6 +59,19 @@ class Context(Protocol):
         contextual: bool = ...,
     ) -> None: ...
     def classify(self, value: str | None, recursive: bool) -> tuple[Severity, str]: ...
+    def place(
+        self,
+        node: Node,
+        value: str | None,
+        verb: str,
+        *,
+        delete: bool = ...,
+        follow: bool = ...,
+        contents: bool = ...,
+    ) -> Any: ...
+    def link(self, link: str | None, target: str | None) -> None: ...
+    def resolve(self, value: str | None) -> str | None: ...
+    def reads(self, node: Node, cmd_name: str, values: list[str | None]) -> None: ...
     def sensitive(self, value: str | None) -> bool: ...
     def shell_payload(self, node: Node, value: str | None) -> None: ...
     def wrote(self, value: str | None) -> None: ...
@@ -277,9 +290,12 @@ def _shown(values: list[str | None], limit: int = 4) -> str:
 
 
 def _targets_finding(
-    ctx: Context, cmd: Cmd, rule_id: str, verb: str, targets, recursive: bool
+    ctx: Context, cmd: Cmd, rule_id: str, verb: str, targets, recursive: bool, delete: bool = True
 ) -> None:
     severity, labels = Severity.NORMAL, []
+    for target in targets:
+        if target is not None:
+            ctx.place(cmd.node, target, verb, delete=delete)
     for target in targets or [None]:
         level, label = ctx.classify(target, recursive)
         if label:
@@ -312,7 +328,9 @@ def _unlink(ctx: Context, cmd: Cmd) -> None:
 
 @rule("shred", "wipe")
 def _shred(ctx: Context, cmd: Cmd) -> None:
-    _targets_finding(ctx, cmd, "destroy", "irrecoverably overwrites", cmd.operands, False)
+    _targets_finding(
+        ctx, cmd, "destroy", "irrecoverably overwrites", cmd.operands, False, delete=False
+    )
 
 
 @rule("truncate")
@@ -326,7 +344,7 @@ def _truncate(ctx: Context, cmd: Cmd) -> None:
             and not (i and cmd.args[i - 1] in ("-s", "--size", "-r", "--reference"))
         )
     ]
-    _targets_finding(ctx, cmd, "truncate", "truncates", operands, False)
+    _targets_finding(ctx, cmd, "truncate", "truncates", operands, False, delete=False)
 
 
 @rule("dd")
@@ -335,17 +353,9 @@ def _dd(ctx: Context, cmd: Cmd) -> None:
         if arg is None:
             ctx.flag("overwrite", "dd with an operand computed at run time", cmd.node)
         elif arg.startswith("of="):
-            target = arg[3:]
-            if _raw_disk(target):
-                ctx.flag(
-                    "disk",
-                    f"writes straight onto the disk {target}",
-                    cmd.node,
-                    Severity.HARDLINE,
-                    (target,),
-                )
-            else:
-                _overwrite(ctx, cmd.node, target, "dd overwrites")
+            _overwrite(ctx, cmd.node, arg[3:], "dd overwrites")
+        elif arg.startswith("if="):
+            ctx.reads(cmd.node, "dd", [arg[3:]])
 
 
 @rule(
@@ -385,6 +395,13 @@ def _mv(ctx: Context, cmd: Cmd) -> None:
             tuple(o for o in operands[:-1] if o),
         )
         return
+    for source in operands[:-1]:
+        ctx.place(cmd.node, source, "moves", delete=True)
+        level, label = ctx.classify(source, True)
+        if level is Severity.HARDLINE:
+            ctx.flag("move", f"moves {label} away", cmd.node, Severity.HARDLINE, (source,))
+    if operands:
+        ctx.place(cmd.node, operands[-1], "moves onto")
     if cmd.has("--no-clobber", short="n") and operands and all(o for o in operands):
         return
     dest = operands[-1] if operands else None
@@ -401,7 +418,11 @@ def _mv(ctx: Context, cmd: Cmd) -> None:
 @rule("cp", "install")
 def _cp(ctx: Context, cmd: Cmd) -> None:
     if cmd.name == "install" and cmd.has("--directory", short="d"):
+        for target in cmd.operands:
+            ctx.place(cmd.node, target, "install creates")
         return
+    if len(cmd.operands) >= 2:
+        ctx.place(cmd.node, cmd.operands[-1], f"{cmd.name} writes")
     if cmd.has("--no-clobber", short="n") or any(a == "--update=none" for a in cmd.args if a):
         return
     operands = cmd.operands
@@ -426,9 +447,10 @@ def _tee(ctx: Context, cmd: Cmd) -> None:
     for target in cmd.operands:
         if target in ("/dev/null", "/dev/stdout", "/dev/stderr", "-"):
             continue
-        if append and not ctx.sensitive(target):
+        if append:
+            ctx.place(cmd.node, target, "tee appends to")
             continue
-        _overwrite(ctx, cmd.node, target, "tee appends to" if append else "tee overwrites")
+        _overwrite(ctx, cmd.node, target, "tee overwrites")
 
 
 @rule("sponge")
@@ -439,11 +461,42 @@ def _sponge(ctx: Context, cmd: Cmd) -> None:
 
 @rule("ln")
 def _ln(ctx: Context, cmd: Cmd) -> None:
-    if cmd.has("--force", short="f") and cmd.operands:
-        _overwrite(ctx, cmd.node, cmd.operands[-1], "ln replaces")
+    operands = [
+        a
+        for i, a in enumerate(cmd.args)
+        if (a is None or not a.startswith("-"))
+        and not (i and cmd.args[i - 1] in ("-t", "--target-directory", "-S", "--suffix"))
+    ]
+    directory = next(
+        (cmd.args[i + 1] for i, a in enumerate(cmd.args[:-1]) if a in ("-t", "--target-directory")),
+        None,
+    )
+    if directory is not None:
+        pairs = [(f"{directory}/{(t or 'x').rsplit('/', 1)[-1]}", t) for t in operands]
+    elif len(operands) == 1:
+        pairs = [((operands[0] or "x").rsplit("/", 1)[-1], operands[0])]
+    else:
+        pairs = [(operands[-1], t) for t in operands[:-1]]
+    for link, target in pairs:
+        ctx.place(cmd.node, link, "ln makes a link at", follow=False)
+        ctx.link(link, target)
+    if cmd.has("--force", short="f") and operands:
+        _overwrite(ctx, cmd.node, operands[-1], "ln replaces")
+
+
+@rule("touch", "mkdir", "mkfifo", "mknod")
+def _create(ctx: Context, cmd: Cmd) -> None:
+    skip = ("-m", "--mode", "-r", "--reference", "-d", "--date", "-t", "-Z", "--context")
+    for i, target in enumerate(cmd.args):
+        if target is None or target.startswith("-") or (i and cmd.args[i - 1] in skip):
+            continue
+        ctx.place(cmd.node, target, f"{cmd.name} creates")
+        if cmd.name == "mknod":
+            break
 
 
 def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
+    ctx.place(node, target, verb)
     ctx.wrote(target)
     severity = Severity.HIGH if ctx.sensitive(target) else Severity.NORMAL
     label = target if target is not None else "a path computed at run time"
@@ -456,7 +509,7 @@ def _sed(ctx: Context, cmd: Cmd) -> None:
         a and (a.startswith("--in-place") or re.fullmatch(r"-[nEerszu]*i\S*", a)) for a in cmd.args
     ):
         files = [a for a in cmd.operands[1:]] if cmd.operands else []
-        _targets_finding(ctx, cmd, "edit-in-place", "edits in place", files, False)
+        _targets_finding(ctx, cmd, "edit-in-place", "edits in place", files, False, delete=False)
 
 
 @rule("perl", "ruby", "python", "python2", "python3", "node", "nodejs", "php", "deno", "bun")
@@ -473,22 +526,30 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
         "node": ("-e", "-p", "--eval", "--print"),
         "php": ("-r",),
     }.get(language, ())
+    letters = "".join(o[1] for o in inline if len(o) == 2)
+    has_inline = False
     for i, arg in enumerate(cmd.args):
-        if arg in inline and i + 1 < len(cmd.args):
-            code = cmd.args[i + 1]
-            if code is None:
-                ctx.flag("inline-code", f"runs {cmd.name} code computed at run time", cmd.node)
-                continue
-            call = destructive_code(language, code)
-            if call:
-                ctx.flag(
-                    "inline-code",
-                    f"{cmd.name} code that changes files or runs programs ({call})",
-                    cmd.node,
-                )
+        bundled = bool(letters) and bool(arg and re.fullmatch(rf"-[a-zA-Z]*[{letters}]", arg))
+        if (arg in inline or bundled) and i + 1 < len(cmd.args):
+            has_inline = True
+            code_finding(ctx, cmd.node, cmd.name, language, cmd.args[i + 1])
     script = next((a for a in cmd.operands), "")
-    if language and script and not any(a in inline for a in cmd.args):
+    if language and script and not has_inline:
         _ran_file(ctx, cmd, script)
+
+
+def code_finding(ctx: Context, node: Node, program: str, language: str, code: str | None) -> None:
+    """Flag interpreter code that changes files, runs programs or cannot be followed."""
+    if code is None:
+        ctx.flag("inline-code", f"runs {program} code computed at run time", node)
+        return
+    found = judge_code(language, code)
+    if found is None:
+        return
+    if found.fork_bomb:
+        ctx.flag("fork-bomb", f"{program} {found.what}", node, Severity.HARDLINE)
+    else:
+        ctx.flag("inline-code", f"{program} code: {found.what}", node)
 
 
 @rule(*sorted(SHELLS))
@@ -780,8 +841,14 @@ def _permissions(ctx: Context, cmd: Cmd) -> None:
     recursive = cmd.has("--recursive", short="R")
     mode = operands[0] if operands else None
     targets = operands[1:]
-    severity = max((ctx.classify(t, recursive)[0] for t in targets), default=Severity.NORMAL)
-    severity = Severity.HIGH if severity is Severity.HARDLINE else severity
+    for target in targets:
+        ctx.place(cmd.node, target, f"{cmd.name} changes", contents=False)
+    levels = [ctx.classify(t, recursive) for t in targets]
+    severity = max((level for level, _ in levels), default=Severity.NORMAL)
+    if severity is Severity.HARDLINE and not any("home directory" in label for _, label in levels):
+        severity = Severity.HARDLINE  # the whole filesystem or a system directory, recursively
+    elif severity is Severity.HARDLINE:
+        severity = Severity.HIGH
     if recursive:
         ctx.flag(
             "permissions",
@@ -825,6 +892,12 @@ def _power(ctx: Context, cmd: Cmd) -> None:
     ctx.flag(
         "power", f"{cmd.name}: shuts down or restarts the machine", cmd.node, Severity.HARDLINE
     )
+
+
+@rule("kexec")
+def _kexec(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--exec", "--load", "--force", short="elf") or not cmd.args:
+        ctx.flag("power", "kexec replaces the running kernel", cmd.node, Severity.HARDLINE)
 
 
 @rule("init", "telinit")
@@ -988,12 +1061,3 @@ def _cryptsetup(ctx: Context, cmd: Cmd) -> None:
 @rule("userdel", "groupdel", "deluser", "delgroup")
 def _users(ctx: Context, cmd: Cmd) -> None:
     ctx.flag("accounts", f"{cmd.name} deletes an account", cmd.node, Severity.HIGH)
-
-
-def _raw_disk(path: str | None) -> bool:
-    return bool(path) and bool(
-        re.match(
-            r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/)",
-            path,
-        )
-    )

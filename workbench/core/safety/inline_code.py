@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+from workbench.core.safety.python_code import judge_python
 
 # Calls that delete, overwrite or run other programs, per interpreter family.
 _CODE_PATTERNS = {
@@ -75,11 +78,47 @@ def language_of(program: str) -> str | None:
     return None
 
 
-def destructive_code(language: str, code: str) -> str:
-    """What destructive call `code` makes, or ""."""
+@dataclass(frozen=True, slots=True)
+class CodeFinding:
+    what: str  # for a person: the call, or why the code cannot be followed
+    fork_bomb: bool = False
+
+
+# Code that builds what it runs at run time: it cannot be read, so it asks.
+_DYNAMIC = {
+    "perl": re.compile(r"\beval\s*[\$'\"q(]|\bdo\s+[\$'\"]|\brequire\s+\$|\bqx\b|\bsyscall\b"),
+    "ruby": re.compile(
+        r"\b(?:eval|instance_eval|class_eval|module_eval|send|public_send|__send__|const_get|"
+        r"method|load|require)\b\s*\(?\s*[^'\"\s]|\bKernel\."
+    ),
+    "node": re.compile(
+        r"\b(?:eval|Function|setTimeout|setInterval)\s*\(\s*[^)\s]|\bimport\s*\(|"
+        r"\brequire\s*\(\s*[^'\"\s]|process\.binding|"
+        r"\b(?:fs|process|child_process|globalThis|global|module|require\([^)]*\))\s*\["
+    ),
+    "php": re.compile(r"\b(?:eval|assert|create_function|call_user_func\w*|include|require)\b"),
+}
+_FORK_LOOP = re.compile(
+    r"\bfork\b[^;]*\b(?:while|until|for|loop)\b|\b(?:while|until|loop|for)\b[^;]*\bfork\b"
+)
+
+
+def judge_code(language: str, code: str) -> CodeFinding | None:
+    """What `code` does that needs approval: a destructive call, or code it cannot follow."""
+    if language == "python":
+        found = judge_python(code)
+        return CodeFinding(found.what, found.fork_bomb) if found else None
+    if language in ("perl", "ruby") and _FORK_LOOP.search(code):
+        return CodeFinding("forks in a loop: a fork bomb", fork_bomb=True)
     pattern = _CODE_PATTERNS.get(language)
     match = pattern.search(code) if pattern else None
-    return match.group(0).strip() if match else ""
+    if match:
+        return CodeFinding(match.group(0).strip())
+    dynamic = _DYNAMIC.get(language)
+    match = dynamic.search(code) if dynamic else None
+    if match:
+        return CodeFinding(f"{match.group(0).strip()}: code it cannot follow")
+    return None
 
 
 def destructive_sql(text: str) -> str:

@@ -31,7 +31,7 @@ WORD_TYPES = frozenset(
         "translated_string",
     }
 )
-_HOME_VARS = re.compile(r"^\$\{?HOME(?:[:?+=-][^}]*)?\}?$")
+_KNOWN_VARS = re.compile(r"^\$\{?(HOME|HERMES_HOME)(?:[:?+=-][^}]*)?\}?$")
 
 
 @functools.cache
@@ -71,6 +71,12 @@ def home_dir() -> str:
     return os.path.expanduser("~")
 
 
+def _hermes_home() -> str:
+    from workbench.core.config import hermes_home
+
+    return str(hermes_home())
+
+
 def word_value(node: Node) -> str | None:
     """The literal value of a word node, HOME expanded; None when only run time knows it."""
     kind = node.type
@@ -88,7 +94,10 @@ def word_value(node: Node) -> str | None:
     if kind == "concatenation":
         return _join(node.children)
     if kind in ("simple_expansion", "expansion"):
-        return home_dir() if _HOME_VARS.match(text) else None
+        known = _KNOWN_VARS.match(text)
+        if known is None:
+            return None
+        return home_dir() if known.group(1) == "HOME" else _hermes_home()
     if kind == "string_content":
         return text.replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\")
     return None

@@ -1,0 +1,276 @@
+"""What writing or reading a path means, judged on where it really is (after symlinks).
+
+One policy for every writer (write_file, patch, a shell redirection, cp, tee, ln, ...):
+
+* refused, whatever is approved: hermes-tui's own state (`HERMES_HOME`, the models
+  directory), credentials Hermes's file tools already refuse to write (SSH keys and
+  `authorized_keys` of any user, cloud and registry credentials, `/etc/sudoers`, `passwd`,
+  `shadow`), the kernel's sysrq trigger, and replacing a device with a regular file;
+* asked, with high severity: system paths, `/proc` and `/sys`, devices, shell and editor
+  start-up files, `.env` files, `.git/config` and hooks, directories on `PATH`;
+* asked: anything outside the session's working directory and the roots the user added
+  (`approvals.write_roots`).
+
+Reading is free except credentials (private keys, cloud credentials, `.env` files), which ask.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.core.safety.parser import home_dir
+from workbench.core.safety.verdict import Severity
+
+
+@dataclass(frozen=True, slots=True)
+class PathRisk:
+    rule: str  # "app-state", "refused-write", "sensitive-write", "outside-write", ...
+    reason: str  # completes "X ... because it is": what the place is
+    severity: Severity
+
+
+SYSTEM_PREFIXES = ("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/var/spool/cron")
+# Sinks a shell redirection may write to: they keep nothing.
+SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/full", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+RAW_DISK = re.compile(
+    r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|loop\d|"
+    r"root$|mapper/|disk/|mem$|kmem$|port$)"
+)
+# Written by anyone, these never run: Hermes's own write-deny list, and more of its kind.
+_REFUSED_ANY_HOME = (
+    ".ssh/",
+    ".aws/",
+    ".gnupg/",
+    ".kube/",
+    ".docker/",
+    ".azure/",
+    ".config/gh/",
+    ".config/gcloud/",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+)
+_REFUSED_SYSTEM = (
+    "/etc/sudoers",
+    "/etc/sudoers.d/",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/systemd/",
+    "/proc/sysrq-trigger",
+)
+# Start-up, autostart and persistence files: writing them changes what later runs.
+_STARTUP_ANY_HOME = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".kshrc",
+    ".mkshrc",
+    ".inputrc",
+    ".pam_environment",
+    ".config/environment.d/",
+    ".config/fish/",
+    ".vimrc",
+    ".gvimrc",
+    ".exrc",
+    ".vim/",
+    ".config/nvim/",
+    ".nanorc",
+    ".emacs",
+    ".emacs.d/",
+    ".config/emacs/",
+    ".tmux.conf",
+    ".screenrc",
+    ".xinitrc",
+    ".xprofile",
+    ".xsession",
+    ".xsessionrc",
+    ".Xresources",
+    ".gitconfig",
+    ".config/git/",
+    ".curlrc",
+    ".wgetrc",
+    ".config/autostart/",
+    ".config/systemd/",
+    ".local/share/",
+    ".local/bin/",
+    "bin/",
+    ".bash_history",
+    ".zsh_history",
+)
+# Credentials: reading them hands a secret to the model, so reads ask too.
+_CREDENTIAL_ANY_HOME = re.compile(
+    r"^(?:\.ssh/(?!.*\.pub$|known_hosts|authorized_keys|config$)[^/]+|\.aws/credentials|"
+    r"\.aws/sso/|\.netrc|\.pgpass|\.git-credentials|\.npmrc|\.pypirc|\.docker/config\.json|"
+    r"\.kube/config|\.config/gh/hosts\.yml|\.config/gcloud/|\.azure/|\.gnupg/)"
+)
+_ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]*)?$")
+
+
+def state_roots() -> tuple[str, ...]:
+    """hermes-tui's own state: HERMES_HOME and the models directory, as written and resolved."""
+    from workbench.core.config import hermes_home
+
+    home = hermes_home()
+    places = [str(home), os.environ.get("HERMES_TUI_MODELS_DIR") or ""]
+    found: dict[str, None] = {}
+    for place in places:
+        if place:
+            found.setdefault(posixpath.normpath(os.path.abspath(place)), None)
+            found.setdefault(os.path.realpath(place), None)
+    return tuple(found)
+
+
+def within(path: str, root: str) -> bool:
+    root = root.rstrip("/") or "/"
+    return path == root or path.startswith(root + "/") or root == "/"
+
+
+def _home_rest(path: str) -> str | None:
+    """The part of `path` under a home directory (yours, root's or any user's), or None."""
+    home = home_dir().rstrip("/")
+    if home and path.startswith(home + "/"):
+        return path[len(home) + 1 :]
+    match = re.match(r"^(?:/root|/home/[^/]+)/(.+)$", path)
+    return match.group(1) if match else None
+
+
+def _under(rest: str, entries: tuple[str, ...]) -> bool:
+    return any(rest == e.rstrip("/") or (e.endswith("/") and rest.startswith(e)) for e in entries)
+
+
+def _path_dirs() -> frozenset[str]:
+    dirs = set()
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry.startswith("/"):
+            dirs.add(posixpath.normpath(entry))
+    return frozenset(dirs)
+
+
+def device_kind(path: str) -> str:
+    """ "block", "char" or "" for what is at `path` now (links followed)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISBLK(mode):
+        return "block"
+    if stat.S_ISCHR(mode):
+        return "char"
+    return ""
+
+
+def raw_disk(path: str | None) -> bool:
+    return bool(path) and (bool(RAW_DISK.match(path)) or device_kind(path) == "block")
+
+
+def write_risk(
+    path: str,
+    *,
+    cwd: str | None = None,
+    roots: tuple[str, ...] = (),
+    replaces: bool = False,
+) -> PathRisk | None:
+    """How writing `path` (absolute; links are followed here) is judged, or None if free.
+
+    `replaces` is for writers that put a new file in place (write_file): over a device,
+    even /dev/null, that would break the system, so it is refused.
+    """
+    real = os.path.realpath(path)
+    for place in dict.fromkeys((real, posixpath.normpath(path))):
+        risk = _place_risk(place, replaces)
+        if risk is not None:
+            return risk
+    if cwd is not None and not any(within(real, r) for r in _roots(cwd, roots)):
+        return PathRisk(
+            "outside-write", "outside the working directory and the write roots", Severity.NORMAL
+        )
+    return None
+
+
+def _roots(cwd: str, roots: tuple[str, ...]) -> list[str]:
+    return [os.path.realpath(r) for r in (cwd, *roots)]
+
+
+def _place_risk(path: str, replaces: bool) -> PathRisk | None:
+    if any(within(path, root) for root in state_roots()):
+        return PathRisk("app-state", "hermes-tui's own state (HERMES_HOME)", Severity.HARDLINE)
+    device = device_kind(path)
+    if raw_disk(path):
+        return PathRisk("disk", "a raw disk or memory device", Severity.HARDLINE)
+    if replaces and device:
+        return PathRisk("device", f"a {device} device (it would be replaced)", Severity.HARDLINE)
+    if path in SINKS or path.startswith("/dev/fd/"):
+        return None
+    rest = _home_rest(path)
+    if (rest is not None and _under(rest, _REFUSED_ANY_HOME)) or _under(path, _REFUSED_SYSTEM):
+        return PathRisk("refused-write", "a credential or account file", Severity.HARDLINE)
+    if device or path.startswith(("/dev/", "/proc/", "/sys/")) or path in ("/proc", "/sys"):
+        return PathRisk("sensitive-write", "a device or kernel interface", Severity.HIGH)
+    if rest is not None and _under(rest, _STARTUP_ANY_HOME):
+        return PathRisk("sensitive-write", "a start-up or autostart file", Severity.HIGH)
+    if path.startswith(SYSTEM_PREFIXES):
+        return PathRisk("sensitive-write", "a system file", Severity.HIGH)
+    if re.search(r"/\.git/(?:config$|hooks(?:/|$))", path):
+        return PathRisk("sensitive-write", "a git configuration or hook", Severity.HIGH)
+    if _ENV_FILE.search(path):
+        return PathRisk("sensitive-write", "an environment file holding secrets", Severity.HIGH)
+    if posixpath.dirname(path) in _path_dirs():
+        return PathRisk("sensitive-write", "a directory on PATH", Severity.HIGH)
+    return None
+
+
+def read_risk(path: str) -> PathRisk | None:
+    """Reading credentials asks (the model would see the secret); everything else is free."""
+    real = os.path.realpath(path)
+    for place in dict.fromkeys((real, posixpath.normpath(path))):
+        if credential(place):
+            return PathRisk("credential-read", "a credential file", Severity.HIGH)
+    return None
+
+
+def credential(path: str) -> bool:
+    rest = _home_rest(path)
+    if rest is not None and _CREDENTIAL_ANY_HOME.match(rest):
+        return True
+    if any(within(path, root) for root in state_roots()):
+        name = path.rsplit("/", 1)[-1]
+        if name in (".env", "auth.json") or "/mcp-tokens" in path:
+            return True
+    return bool(_ENV_FILE.search(path)) or path in ("/etc/shadow", "/etc/gshadow")
+
+
+def holds_credentials(directory: str) -> bool:
+    """A search from here would read credential files (home directories, ~/.ssh, HERMES_HOME)."""
+    real = os.path.realpath(directory)
+    home = home_dir().rstrip("/")
+    places = [f"{home}/.ssh", f"{home}/.aws", f"{home}/.gnupg", *state_roots()]
+    return real in ("/", "/home", "/root") or any(within(p, real) for p in places)
+
+
+def sensitive_path(path: str) -> bool:
+    """A write there needs more than the ordinary approval (kept for the shell analyser)."""
+    risk = _place_risk(path, False)
+    return risk is not None and risk.severity >= Severity.HIGH
+
+
+def resolved(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(Path(path))

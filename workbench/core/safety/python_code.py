@@ -1,0 +1,275 @@
+"""Python handed to the interpreter inline (`python3 -c`, a heredoc, a here-string), read as code.
+
+The code is parsed and its names followed, so `__import__('os').remove`, `import os as o`,
+`from shutil import rmtree as r`, `o = open; o('f', 'w')` and `pathlib.Path(p).unlink()` are
+all seen for what they call. What cannot be followed (eval, exec, getattr with a computed
+name, a star import of a module that changes files, code that does not parse) is reported as
+such, so the command asks instead of passing. A fork in a loop is a fork bomb.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+
+_OS_CHANGES = frozenset(
+    {
+        "remove",
+        "unlink",
+        "rmdir",
+        "removedirs",
+        "truncate",
+        "ftruncate",
+        "rename",
+        "renames",
+        "replace",
+        "system",
+        "popen",
+        "kill",
+        "killpg",
+        "chmod",
+        "lchmod",
+        "fchmod",
+        "chown",
+        "lchown",
+        "fchown",
+        "symlink",
+        "link",
+        "mkfifo",
+        "mknod",
+        "fork",
+        "forkpty",
+        "open",
+        "write",
+        "chroot",
+        "setuid",
+        "utime",
+    }
+)
+_PATH_CHANGES = frozenset(
+    {
+        "unlink",
+        "rmdir",
+        "write_text",
+        "write_bytes",
+        "touch",
+        "rename",
+        "replace",
+        "chmod",
+        "lchmod",
+        "symlink_to",
+        "hardlink_to",
+        "link_to",
+    }
+)
+# Method names that change files whatever object they are called on.
+_ALWAYS = frozenset(
+    {"unlink", "rmdir", "rmtree", "removedirs", "write_text", "write_bytes", "symlink_to"}
+    | {"hardlink_to", "link_to", "system", "popen", "spawnl", "spawnv", "execv", "execve"}
+    | {"execvp", "execl", "execlp", "forkpty"}
+)
+# Whole modules whose every call runs programs or reaches past Python's safety.
+_RUNNERS = frozenset({"subprocess", "pty", "ctypes", "_posixsubprocess", "multiprocessing"})
+_UNFOLLOWABLE = frozenset(
+    {
+        "builtins.eval",
+        "builtins.exec",
+        "builtins.compile",
+        "builtins.__import__",
+        "builtins.globals",
+        "builtins.vars",
+        "builtins.locals",
+        "importlib.import_module",
+        "importlib.__import__",
+        "runpy.run_path",
+        "runpy.run_module",
+        "code.interact",
+    }
+)
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class PythonFinding:
+    what: str  # for a person: what the code does
+    fork_bomb: bool = False
+    unreadable: bool = False
+
+
+def judge_python(code: str) -> PythonFinding | None:
+    """The first thing in `code` that changes files, runs programs or cannot be followed."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return PythonFinding(
+            "Python code that does not parse, so it cannot be checked", unreadable=True
+        )
+    except (RecursionError, MemoryError, ValueError):
+        return PythonFinding("Python code nested too deeply to be checked", unreadable=True)
+    try:
+        return _Reader().read(tree)
+    except RecursionError:
+        return PythonFinding("Python code nested too deeply to be checked", unreadable=True)
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # local name -> what it stands for ("os.remove")
+
+    def read(self, tree: ast.AST) -> PythonFinding | None:
+        nodes = list(ast.walk(tree))
+        for node in nodes:  # bindings first, wherever they are
+            self._bind(node)
+        for node in nodes:  # a fork bomb outranks anything else the code does
+            if isinstance(node, ast.While | ast.For | ast.AsyncFor) and any(
+                isinstance(inner, ast.Call) and self._forks(inner) for inner in ast.walk(node)
+            ):
+                return PythonFinding("forks in a loop: a fork bomb", fork_bomb=True)
+        for node in nodes:
+            found = self._judge(node)
+            if found is not None:
+                return found
+        return None
+
+    # -- names ----------------------------------------------------------------------
+
+    def _bind(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                self.names[alias.asname or top] = alias.name if alias.asname else top
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr):
+            value = node.value
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            meaning = self.qualify(value) if value is not None else None
+            for target in targets:
+                if isinstance(target, ast.Name) and meaning:
+                    self.names[target.id] = meaning
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                meaning = self.qualify(item.context_expr)
+                if isinstance(item.optional_vars, ast.Name) and meaning:
+                    self.names[item.optional_vars.id] = meaning
+
+    def qualify(self, node: ast.AST) -> str | None:
+        """What an expression stands for: "os.remove", "pathlib.Path()" (an instance), None."""
+        if isinstance(node, ast.Name):
+            if node.id in self.names:
+                return self.names[node.id]
+            return f"builtins.{node.id}" if node.id in _BUILTINS else None
+        if isinstance(node, ast.Attribute):
+            base = self.qualify(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
+            func = self.qualify(node.func)
+            if func == "builtins.__import__" and _literal(node.args[:1]):
+                return str(_literal(node.args[:1])).split(".")[0]
+            if func == "importlib.import_module" and _literal(node.args[:1]):
+                return str(_literal(node.args[:1]))
+            if func == "builtins.getattr" and len(node.args) >= 2:
+                base, name = self.qualify(node.args[0]), _literal(node.args[1:2])
+                return f"{base}.{name}" if base and isinstance(name, str) else None
+            return f"{func}()" if func else None
+        return None
+
+    # -- judging --------------------------------------------------------------------
+
+    def _judge(self, node: ast.AST) -> PythonFinding | None:
+        star = isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        if star and (node.module or "").split(".")[0] in ("os", "shutil", "pathlib", *_RUNNERS):
+            return PythonFinding(f"from {node.module} import *", unreadable=True)
+        if isinstance(node, ast.Subscript):
+            base = self.qualify(node.value)
+            if base in (
+                "sys.modules",
+                "builtins.globals()",
+                "builtins.vars()",
+                "builtins.locals()",
+            ):
+                return PythonFinding(f"looks a name up at run time ({base})", unreadable=True)
+        if isinstance(node, ast.Name) and node.id in ("__builtins__",):
+            return PythonFinding("reaches __builtins__", unreadable=True)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        return None
+
+    def _forks(self, call: ast.Call) -> bool:
+        name = self.qualify(call.func) or ""
+        return name in ("os.fork", "os.forkpty", "pty.fork") or name.endswith("Process().start")
+
+    def _call(self, call: ast.Call) -> PythonFinding | None:
+        name = self.qualify(call.func)
+        attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if name is None:
+            if attr in _ALWAYS:
+                return PythonFinding(f".{attr}()")
+            return None
+        if name in _UNFOLLOWABLE:
+            return PythonFinding(
+                f"{name.removeprefix('builtins.')}(): code it cannot follow", unreadable=True
+            )
+        if name == "builtins.getattr" and not isinstance(_literal(call.args[1:2]), str):
+            return PythonFinding("getattr with a computed name", unreadable=True)
+        module, _, member = name.partition(".")
+        member = member.split("(")[0].split(".")[0] if member else ""
+        if name.split(".")[-1] in _ALWAYS:
+            return PythonFinding(name)
+        if module in _RUNNERS:
+            return PythonFinding(f"{name} (runs programs)")
+        if module == "os" and member in _OS_CHANGES:
+            if member == "open" and _os_open_reads(call):
+                return None
+            return PythonFinding(name)
+        if module == "os" and member.startswith(("exec", "spawn", "posix_spawn")):
+            return PythonFinding(name)
+        if module == "shutil" and member in {
+            "rmtree",
+            "move",
+            "copy",
+            "copy2",
+            "copyfile",
+            "copytree",
+            "chown",
+            "unpack_archive",
+            "make_archive",
+        }:
+            return PythonFinding(name)
+        if name in ("builtins.open", "io.open", "codecs.open", "os.fdopen", "io.FileIO"):
+            return self._open(call, name)
+        if "pathlib." in name and name.endswith("()." + attr) and attr in _PATH_CHANGES:
+            return PythonFinding(name)
+        if "pathlib." in name and name.endswith(".open") and "()" in name:
+            return self._open(call, name, mode_index=0)
+        return None
+
+    def _open(self, call: ast.Call, name: str, mode_index: int = 1) -> PythonFinding | None:
+        mode_node = next((k.value for k in call.keywords if k.arg == "mode"), None)
+        if mode_node is None and len(call.args) > mode_index:
+            mode_node = call.args[mode_index]
+        if mode_node is None:
+            return None  # read mode by default
+        mode = _literal([mode_node])
+        if not isinstance(mode, str):
+            return PythonFinding(f"{name} with a mode computed at run time", unreadable=True)
+        if set(mode) & set("wax+"):
+            return PythonFinding(f"{name.removeprefix('builtins.')}(..., {mode!r}) writes a file")
+        return None
+
+
+def _literal(nodes: list[ast.expr]) -> object:
+    if not nodes:
+        return None
+    try:
+        return ast.literal_eval(nodes[0])
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+
+
+def _os_open_reads(call: ast.Call) -> bool:
+    """`os.open(p, os.O_RDONLY)`: the only flags that write nothing."""
+    flags = call.args[1] if len(call.args) > 1 else None
+    return isinstance(flags, ast.Attribute) and flags.attr == "O_RDONLY"
