@@ -393,6 +393,9 @@ class Executor:
         name = planned.call.name
         entry = self.registry.get_entry(name)
         timeout = self._timeout_for(name, args)
+        # A tool that can bound its own work (search_files) ends it inside this, with an
+        # error that says why, rather than being abandoned at it.
+        context = {**context, "timeout": timeout}
         wrapped = hooks is not None and hooks.wraps_execution
         if entry is not None and entry.is_async and not wrapped:
             # Awaited in this task under a deadline: no extra task, and a timeout cancels it.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,13 @@ from workbench.core.atomic import atomic_write_text, default_file_mode
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
+from workbench.tools.textio import LineReader, open_regular, read_bounded, refuse_unless_regular
 
 MAX_READ_CHARS = 100_000
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 BINARY_SNIFF_BYTES = 8192
+MAX_PATCH_BYTES = 16 << 20  # patch holds the file, its new text and the diff in memory
 
 READ_FILE_SCHEMA = {
     "description": (
@@ -119,39 +122,48 @@ def read_file(args: dict[str, Any], **kw: Any) -> str:
     if path.is_dir():
         return tool_error(f"{path} is a directory; use search_files to list it")
     try:
-        with path.open("rb") as handle:
-            head = handle.read(BINARY_SNIFF_BYTES)
-            if _is_binary(head):
-                size = os.fstat(handle.fileno()).st_size
-                return tool_error(
-                    f"{path} is a binary file ({size:,} bytes); read_file reads text only"
-                )
-            handle.seek(0)
-            return _read_lines(path, handle, offset, limit)
+        fd = open_regular(path)
     except FileNotFoundError:
         return _missing(path)
     except OSError as exc:
         return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
+    try:
+        head = os.pread(fd, BINARY_SNIFF_BYTES, 0)
+        if _is_binary(head):
+            size = os.fstat(fd).st_size
+            return tool_error(
+                f"{path} is a binary file ({size:,} bytes); read_file reads text only"
+            )
+        reader = LineReader(fd, MAX_LINE_CHARS * 4)  # a character is at most 4 bytes
+        return _read_lines(path, reader, offset, limit, MAX_READ_CHARS)
+    except OSError as exc:
+        return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
 
 
-def _read_lines(path: Path, handle: Any, offset: int, limit: int) -> str:
-    lines, used, total, next_offset = [], 0, 0, None
-    for number, raw in enumerate(handle, start=1):
-        total = number
-        if number < offset or next_offset is not None:
+def _read_lines(path: Path, reader: LineReader, offset: int, limit: int, max_chars: int) -> str:
+    """The page of lines from `offset`: at most `limit` lines and `max_chars` characters."""
+    lines: list[str] = []
+    used, number, next_offset, cut = 0, 0, None, 0
+    for number, (raw, was_cut) in enumerate(reader, start=1):
+        if number < offset:
             continue
         if len(lines) >= limit:
             next_offset = number
-            continue
-        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        if len(text) > MAX_LINE_CHARS:
+            break
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        if was_cut or len(text) > MAX_LINE_CHARS:
             text = text[:MAX_LINE_CHARS] + "... [truncated]"
+            cut += 1
         line = f"{number:>6}|{text}"
-        if used + len(line) + 1 > MAX_READ_CHARS and lines:
+        if used + len(line) + 1 > max_chars and lines:
             next_offset = number
-            continue
+            break
         lines.append(line)
         used += len(line) + 1
+    # Past the page, lines are only counted: read through, nothing kept.
+    total = number + reader.count_rest() if next_offset is not None else number
     if offset > max(total, 1):
         return tool_error(f"offset {offset} is past the end of {path} ({total} lines)")
     payload: dict[str, Any] = {
@@ -160,6 +172,8 @@ def _read_lines(path: Path, handle: Any, offset: int, limit: int) -> str:
         "total_lines": total,
         "lines_returned": len(lines),
     }
+    if cut:
+        payload["lines_cut"] = cut  # lines over MAX_LINE_CHARS, shown up to it
     if next_offset is not None:
         payload["next_offset"] = next_offset
         payload["truncated"] = True
@@ -171,15 +185,20 @@ def write_file(args: dict[str, Any], **kw: Any) -> str:
     content = args["content"]
     if path.is_dir():
         return tool_error(f"{path} is a directory")
-    existed = path.exists()
     try:
+        existing = os.stat(path)
+    except OSError:
+        existing = None
+    try:
+        if existing is not None:
+            refuse_unless_regular(path, existing.st_mode, "write")
         # Through a symlink, the target is written: its directory is the one that must exist.
         Path(os.path.realpath(path)).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, content, mode=default_file_mode())
     except OSError as exc:
         return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
     return tool_result(
-        path=str(path), bytes_written=len(content.encode("utf-8")), created=not existed
+        path=str(path), bytes_written=len(content.encode("utf-8")), created=existing is None
     )
 
 
@@ -189,12 +208,22 @@ def patch(args: dict[str, Any], **kw: Any) -> str:
     if old == "":
         return tool_error("old_string is empty; use write_file to create or replace a file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_PATCH_BYTES).decode("utf-8")
     except FileNotFoundError:
         return _missing(path)
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         return tool_error(f"Cannot read {path} as text: {exc}")
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            return tool_error(
+                f"{exc.strerror}: patch edits files up to that size; use the terminal"
+            )
+        return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
     count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old:
+        # A file with Windows line ends, matched as the model writes them; its ends are kept.
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
     if count == 0:
         return tool_error(
             f"old_string not found in {path}; nothing was changed. "

@@ -3,6 +3,12 @@
 Pure Python and fast enough for large trees: one `scandir` walk that skips VCS, virtualenv
 and dependency directories, a whole-file regex test before any per-line work, and an early
 stop once a page of results is full.
+
+Bounded whatever it meets: only regular files are read (never a FIFO or a device, opened
+non-blocking and checked on the descriptor), `/proc`, `/sys` and `/dev` are never entered,
+each file is read up to MAX_FILE_BYTES, and the regex engine (`regex`) runs under a
+deadline, so a pattern that backtracks catastrophically, such as `(a+)+$`, ends the search
+with an error that says so instead of holding the interpreter past every timeout.
 """
 
 from __future__ import annotations
@@ -10,13 +16,18 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
+from workbench.tools.textio import kind_of
 
 SKIP_DIRS = frozenset(
     {
@@ -37,6 +48,10 @@ SKIP_DIRS = frozenset(
     }
 )
 MAX_FILE_BYTES = 5_000_000
+DEFAULT_SEARCH_SECONDS = 60.0  # the search's own deadline, inside the call's timeout
+# Kernel and device trees: their "files" can block a read forever (/proc/kmsg) or consume
+# what they hold (reading the kernel log takes it away from its readers).
+NEVER_SEARCHED = ("/proc", "/sys", "/dev")
 READ_CHUNK = 65536
 MAX_MATCH_LINE = 500
 
@@ -74,11 +89,18 @@ SEARCH_FILES_SCHEMA = {
 }
 
 
+def never_searched(path: str | Path) -> bool:
+    real = os.path.realpath(path)
+    return any(real == top or real.startswith(top + os.sep) for top in NEVER_SEARCHED)
+
+
 def walk_files(root: Path) -> Iterator[os.DirEntry[str]]:
     """Every regular file under `root`, skipping VCS/dependency dirs and hidden dirs."""
     stack = [str(root)]
     while stack:
         directory = stack.pop()
+        if never_searched(directory):
+            continue
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
@@ -105,20 +127,70 @@ def _glob_matcher(pattern: str) -> re.Pattern[str]:
     return re.compile(fnmatch.translate(pattern))
 
 
+class SearchTooSlow(Exception):
+    """The search ran past its deadline; `where` is the file it was in."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+
+class Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.at = seconds, time.monotonic() + seconds
+
+    def left(self, where: str) -> float:
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise SearchTooSlow(where)
+        return left
+
+    def engine_budget(self, where: str) -> float:
+        # The regex engine's timeout counts processor time, which on a busy machine passes
+        # several times slower than the clock: it gets a quarter of what is left, still far
+        # more than any sane pattern needs on one file.
+        return self.left(where) / 4
+
+
 def search_files(args: dict[str, Any], **kw: Any) -> str:
     cwd = Path(kw.get("cwd") or os.getcwd())
     root = resolve_path(args.get("path") or ".", cwd)
     if not root.exists():
         return tool_error(f"Path not found: {root}")
+    if never_searched(root):
+        return tool_error(
+            f"search_files does not search {', '.join(NEVER_SEARCHED)}: reading their files "
+            "can block forever or change what they hold. Use the terminal for them."
+        )
+    if not root.is_dir() and not root.is_file():  # a FIFO, a device, a socket
+        return tool_error(
+            f"{root} is {kind_of(os.stat(root).st_mode)}; search_files reads regular files only"
+        )
     limit, offset = int(args.get("limit") or 50), int(args.get("offset") or 0)
     if (args.get("target") or "content") == "files":
         return _find_files(root, args["pattern"], cwd, limit, offset)
     try:
-        regex = re.compile(args["pattern"], re.MULTILINE)
-    except re.error as exc:
+        compiled = compile_pattern(args["pattern"])
+    except (regex.error, re.error, ValueError) as exc:
         return tool_error(f"Invalid regex {args['pattern']!r}: {exc}")
     glob = _glob_matcher(args["file_glob"]) if args.get("file_glob") else None
-    return _grep(root, regex, glob, cwd, args, limit, offset)
+    # Inside the call's own timeout when the executor gives one, so this error is what
+    # the model reads rather than a bare timeout.
+    call_timeout = kw.get("timeout")
+    seconds = DEFAULT_SEARCH_SECONDS
+    if isinstance(call_timeout, int | float) and call_timeout > 0:
+        seconds = min(seconds, max(0.5, call_timeout * 0.5))
+    deadline = Deadline(float(kw.get("search_seconds") or seconds))
+    try:
+        return _grep(root, compiled, glob, cwd, args, limit, offset, deadline)
+    except SearchTooSlow as exc:
+        return tool_error(
+            f"search_files gave up in {_display(exc.where, cwd)}: the pattern "
+            f"{args['pattern']!r} takes too long (the search's limit is {deadline.seconds:g}s). "
+            "Nested repeats such as (a+)+ can take exponential time: simplify the pattern, "
+            "or narrow path or file_glob.",
+            status="timeout",
+        )
 
 
 def _find_files(root: Path, pattern: str, cwd: Path, limit: int, offset: int) -> str:
@@ -145,22 +217,24 @@ def _candidates(root: Path, glob: re.Pattern[str] | None) -> Iterator[str]:
 
 
 def _read_text(path: str) -> str | None:
-    """The file's text, or None for binary or unreadable files.
+    """The file's text, or None for binary, unreadable or non-regular files.
 
     Reads in 64 KiB chunks with raw `os.read`: one large buffer per file (or a buffered
     `open`) costs more than the read itself on a tree of many small files.
     """
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
         return None
     chunks, size = [], 0
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO since the walk
+            return None
         while size < MAX_FILE_BYTES:
             chunk = os.read(fd, READ_CHUNK)
             if not chunk:
                 break
-            if not chunks and b"\0" in chunk[:8192]:
+            if b"\0" in chunk:  # binary, or text followed by a sparse hole of zeros
                 return None
             chunks.append(chunk)
             size += len(chunk)
@@ -171,7 +245,7 @@ def _read_text(path: str) -> str | None:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def _grep(root, regex, glob, cwd, args, limit, offset) -> str:
+def _grep(root, pattern, glob, cwd, args, limit, offset, deadline: Deadline) -> str:
     mode = args.get("output_mode") or "content"
     context = int(args.get("context") or 0)
     wanted = offset + limit
@@ -179,16 +253,17 @@ def _grep(root, regex, glob, cwd, args, limit, offset) -> str:
     counts: dict[str, int] = {}
     for path in _candidates(root, glob):
         text = _read_text(path)
-        if text is None or regex.search(text) is None:
+        if text is None or _search(pattern, text, deadline, path) is None:
             continue
         shown = _display(path, cwd)
         if mode == "count":
-            counts[shown] = sum(1 for _ in regex.finditer(text))
+            counts[shown] = sum(1 for _ in _finditer(pattern, text, deadline, path))
             continue
         if mode == "files_only":
             matches.append({"path": shown})
         else:
-            matches.extend(_line_matches(text, regex, shown, context, wanted - len(matches)))
+            found = _finditer(pattern, text, deadline, path)
+            matches.extend(_line_matches(text, found, shown, context, wanted - len(matches)))
         if len(matches) >= wanted + 1:
             break
     if mode == "count":
@@ -200,11 +275,43 @@ def _grep(root, regex, glob, cwd, args, limit, offset) -> str:
     return tool_result(matches=page, truncated=truncated)
 
 
-def _line_matches(text: str, regex, path: str, context: int, room: int) -> list[dict[str, Any]]:
+_METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
+    """Plain text goes to the standard engine (it cannot backtrack, and a timed match costs
+    microseconds a file); anything else to `regex`, whose matches a timeout can stop."""
+    if not _METACHARACTERS.intersection(pattern):
+        return re.compile(re.escape(pattern))
+    return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
+
+
+def _search(pattern, text: str, deadline: Deadline, path: str):
+    if isinstance(pattern, re.Pattern):
+        deadline.left(path)
+        return pattern.search(text)
+    try:
+        # concurrent: the match runs without the interpreter lock, so other threads go on.
+        return pattern.search(text, concurrent=True, timeout=deadline.engine_budget(path))
+    except TimeoutError:
+        raise SearchTooSlow(path) from None
+
+
+def _finditer(pattern, text: str, deadline: Deadline, path: str):
+    if isinstance(pattern, re.Pattern):
+        yield from pattern.finditer(text)
+        return
+    try:
+        yield from pattern.finditer(text, concurrent=True, timeout=deadline.engine_budget(path))
+    except TimeoutError:
+        raise SearchTooSlow(path) from None
+
+
+def _line_matches(text: str, found, path: str, context: int, room: int) -> list[dict[str, Any]]:
     lines = text.splitlines()
     out, seen = [], set()
     starts = _line_starts(text)
-    for match in regex.finditer(text):
+    for match in found:
         number = _line_of(starts, match.start())
         if number in seen:
             continue
