@@ -33,6 +33,8 @@ def make_session(home: Path, fake: FakeOpenAI, workdir: Path):
             base_url=fake.url,
             api_key="test-key",
             max_rounds=kw.pop("max_rounds", 3),
+            context_window=kw.pop("context_window", None),
+            max_tokens=kw.pop("max_tokens", 2048),
             temperature=0.0,
         )
         runtime = kw.pop("runtime", None) or load_runtime(home)

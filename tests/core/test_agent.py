@@ -231,13 +231,11 @@ async def test_destructive_commands_wait_for_approval(
 async def test_large_results_are_spilled_for_the_model(
     make_session, fake: FakeOpenAI, workdir: Path, home: Path
 ) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("model:\n  context_window: 8000\n")
     (workdir / "big.txt").write_text("".join(f"line {i}\n" for i in range(4000)))
     fake.add(
         tools(("search_files", {"pattern": "line", "path": "big.txt", "limit": 1000})), text("ok")
     )
-    session, _ = await make_session()
+    session, _ = await make_session(context_window=8000)
     await session.turn("search")
     content = tool_messages(fake.requests[1])[0]["content"]
     assert content.startswith("<persisted-output>") and str(home / "state" / "results") in content

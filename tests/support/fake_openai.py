@@ -5,11 +5,18 @@ when the request does not stream), tool calls (name first, then argument fragmen
 real servers send them), an HTTP error, a stream cut mid-way, invalid JSON, or a slow
 stream. Every request body is recorded for assertions. No monkeypatching: the agent talks
 to this over a real socket with the real `openai` client.
+
+With `window` set it has a context size, as a model server does: it counts each request's
+tokens (its own count, `chars_per_token` characters a token plus a few per message, which
+the client cannot know in advance), reports that count as `usage.prompt_tokens`, and refuses
+a request at or over the window exactly as llama.cpp does (HTTP 400, its JSON), or as
+OpenAI does with `refusal_style = "openai"`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -67,6 +74,12 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.stream_ended: list[float] = []  # time.perf_counter() of each stream's last byte
         self.api_key = "test-key"
+        self.window: int | None = None  # the server's context size, in its own tokens
+        self.chars_per_token = 4.0
+        self.refusal_style = "llama.cpp"
+        self.refused: list[int] = []  # the token counts of requests refused as too long
+        self.overflows: list[int] = []  # requests whose reply (max_tokens) would not fit
+        self.prompt_tokens: list[int] = []  # every request's count, in order
         self._lock = threading.Lock()
         server = self
 
@@ -92,6 +105,14 @@ class FakeOpenAI:
                     )
                 if not self.path.endswith("/chat/completions"):
                     return self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+                if server.window is not None:
+                    tokens = server.count(body)
+                    server.prompt_tokens.append(tokens)
+                    if tokens >= server.window:
+                        server.refused.append(tokens)
+                        return self.send_json(400, server.too_long(tokens))
+                    if tokens + int(body.get("max_tokens") or 0) > server.window:
+                        server.overflows.append(tokens)
                 server.serve(self, server.next_reply(body), body)
 
         self._handler = Handler
@@ -120,6 +141,49 @@ class FakeOpenAI:
 
     def route(self, marker: str, *replies: Reply) -> None:
         self.routes.append((marker, deque(replies)))
+
+    def count(self, body: dict[str, Any]) -> int:
+        """This server's token count of a request: its own ratio, a few tokens per message."""
+        chars, messages = 0, body.get("messages") or []
+        for message in messages:
+            content = message.get("content")
+            chars += len(content if isinstance(content, str) else json.dumps(content or ""))
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                chars += len(function.get("name") or "") + len(function.get("arguments") or "")
+        if body.get("tools"):
+            chars += len(json.dumps(body["tools"]))
+        return math.ceil(chars / self.chars_per_token) + 4 * len(messages) + 3
+
+    def too_long(self, tokens: int) -> dict[str, Any]:
+        """The refusal's body, word for word as llama.cpp's server (or OpenAI) sends it."""
+        if self.refusal_style == "openai":
+            return {
+                "error": {
+                    "message": f"This model's maximum context length is {self.window} tokens. "
+                    f"However, your messages resulted in {tokens} tokens. Please reduce the "
+                    "length of the messages.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
+        return {
+            "error": {
+                "code": 400,
+                "message": f"request ({tokens} tokens) exceeds the available context size "
+                f"({self.window} tokens), try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": tokens,
+                "n_ctx": self.window,
+            }
+        }
+
+    def usage(self, reply: Reply, body: dict[str, Any]) -> tuple[int, int]:
+        """The scripted usage, or with a window the real count of the prompt."""
+        if self.window is None:
+            return reply.usage
+        return self.count(body), max(1, math.ceil(len(reply.text) / self.chars_per_token))
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
         opening = json.dumps(body.get("messages", [])[:1])
@@ -194,10 +258,11 @@ class FakeOpenAI:
                 yield event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         yield event({}, "tool_calls" if reply.calls else "stop")
         if (body.get("stream_options") or {}).get("include_usage"):
+            prompt, completion = self.usage(reply, body)
             usage = {
-                "prompt_tokens": reply.usage[0],
-                "completion_tokens": reply.usage[1],
-                "total_tokens": sum(reply.usage),
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
             }
             chunk = {
                 "id": "chatcmpl-test",
@@ -229,11 +294,10 @@ class FakeOpenAI:
                     "finish_reason": "tool_calls" if reply.calls else "stop",
                 }
             ],
-            "usage": {
-                "prompt_tokens": reply.usage[0],
-                "completion_tokens": reply.usage[1],
-                "total_tokens": sum(reply.usage),
-            },
+            "usage": dict(
+                zip(("prompt_tokens", "completion_tokens"), self.usage(reply, body), strict=True),
+                total_tokens=sum(self.usage(reply, body)),
+            ),
         }
 
 

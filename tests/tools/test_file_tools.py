@@ -57,6 +57,29 @@ def test_read_is_bounded_on_a_line_boundary(tmp_path: Path) -> None:
     assert out["content"].endswith(line)
 
 
+def test_read_takes_its_size_from_the_agents_budget(tmp_path: Path) -> None:
+    """The agent passes what is left of the model's window: the head, and where to go on."""
+    (tmp_path / "doc.txt").write_text("".join(f"line {i} " + "z" * 50 + "\n" for i in range(500)))
+    out = json.loads(
+        call_tool(registry, "read_file", {"path": "doc.txt"}, cwd=str(tmp_path), max_chars=700)
+    )
+    assert out["content"].startswith("     1|line 0 ") and len(out["content"]) <= 700
+    assert out["next_offset"] == out["lines_returned"] + 1 and out["truncated"] is True
+    more = json.loads(call_tool(registry, "read_file", {"path": "doc.txt", "offset": out["next_offset"]},
+                                cwd=str(tmp_path), max_chars=700))  # fmt: skip
+    assert more["content"].startswith(f"{out['next_offset']:>6}|line {out['next_offset'] - 1} ")
+    # a first line longer than the budget still gives its head; a budget never widens the cap
+    (tmp_path / "wide.txt").write_text("w" * 1500 + "\nsecond\n")
+    wide = json.loads(
+        call_tool(registry, "read_file", {"path": "wide.txt"}, cwd=str(tmp_path), max_chars=300)
+    )
+    assert wide["content"].endswith("... [truncated]") and len(wide["content"]) < 330
+    assert wide["next_offset"] == 2
+    huge = json.loads(call_tool(registry, "read_file", {"path": "doc.txt", "limit": 2000},
+                                cwd=str(tmp_path), max_chars=10**9))  # fmt: skip
+    assert huge["lines_returned"] == 500
+
+
 def test_read_clips_very_long_lines(tmp_path: Path) -> None:
     (tmp_path / "min.js").write_text("y" * (MAX_LINE_CHARS + 500))
     content = call("read_file", tmp_path, path="min.js")["content"]

@@ -7,6 +7,11 @@ results back in the model's order. At the round cap it asks once more without to
 final answer. The user's interrupt stops the stream and the running calls; the transcript
 records what ran, what was cancelled and what never started. Endpoint failures end the turn
 with a clear message, never a crash.
+
+Every request fits the model's window: it is counted before it is sent (core.tokens), the
+conversation is compressed when it nears the window (core.compress), and tool results are
+sized to the room left (core.context). An endpoint that still refuses a request as too long
+gets one retry after room is made, and the turn says what happened.
 """
 
 from __future__ import annotations
@@ -20,10 +25,13 @@ from typing import Any
 
 from workbench.core import errors
 from workbench.core.agent_tools import SessionState, SessionTools
+from workbench.core.compress import Compressor, ContextCompressed
+from workbench.core.context import Refusal, Window, refusal, result_room, short
 from workbench.core.delegate import ChildFinished, ChildStarted
 from workbench.core.executor import Executor, ToolCallFinished, ToolCallStarted
 from workbench.core.memory import MemorySession
 from workbench.core.model import ModelSettings
+from workbench.core.tokens import Estimate, Meter
 from workbench.core.transcript import Transcript
 
 DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
@@ -32,6 +40,25 @@ FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what y
 
 class IncompleteStream(ValueError):
     """The endpoint closed the stream before finishing the reply."""
+
+
+class ContextRefused(Exception):
+    """The endpoint refused a request as too long, again after room was made."""
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """How much of the model's context the conversation takes now."""
+
+    used: int  # tokens: the last request and its reply
+    window: int  # the model's whole context
+
+
+@dataclass(frozen=True)
+class ContextNotice:
+    """Something the user should know about the context (a refusal, a smaller window)."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -54,6 +81,8 @@ class TurnFinished:
     elapsed: float
     rounds: int
     error: str = ""
+    context: int = 0  # tokens of the context in use at the end of the turn
+    window: int = 0  # the model's context window
 
 
 @dataclass
@@ -78,6 +107,8 @@ class Agent:
         on_event: Callable[[object], None] | None = None,
         messages: list[dict[str, Any]] | None = None,
         memory: MemorySession | None = None,
+        window: Window | None = None,
+        meter: Meter | None = None,
     ) -> None:
         self.settings = settings
         self.tools = tools
@@ -94,6 +125,20 @@ class Agent:
         self.overhead: list[float] = []  # our own time per round (excludes model and tools)
         self._stream_task: asyncio.Task[_Reply] | None = None
         self._cancelled = False
+        self.window = window or Window.for_model(
+            settings.model, settings.context_window, settings.max_tokens, None
+        )
+        self.meter = meter or Meter(Estimate())
+        self.used = 0  # tokens of the context in use (the last request and its reply)
+        self._definitions_sent: list[dict[str, Any]] = []
+        self._raw_sent = 0  # our uncorrected count of the last request sent
+        self.compressor = Compressor(
+            self.meter,
+            self.window,
+            executor.store,
+            self._summarise,
+            memory.pre_compress if memory is not None else None,
+        )
 
     # -- public ------------------------------------------------------------------------
 
@@ -134,8 +179,9 @@ class Agent:
         finally:  # however the turn ended, the conversation stays one the API accepts
             self._answer_open_calls(error or "the turn was cancelled before it ran")
         finished = TurnFinished(
-            reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error
-        )
+            reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error,
+            self.used, self.window.context,
+        )  # fmt: skip
         if self.memory is not None and reason in ("answered", "max_rounds"):
             await asyncio.to_thread(self.memory.turn_finished, prompt, text, list(self.messages))
         self._record("turn_finished", **finished.__dict__)
@@ -153,22 +199,13 @@ class Agent:
         self._emit(RoundStarted(number, tuple(names)))
         if final:
             self._append({"role": "user", "content": FINAL_NUDGE})
-        request = self._request(definitions)
         self.overhead.append(time.perf_counter() - began)
-        self._stream_task = asyncio.ensure_future(self._stream(request))
-        try:
-            reply = await self._stream_task
-        except asyncio.CancelledError:
-            if self._cancelled:
-                partial = getattr(self, "_partial", "")
-                if partial:
-                    self._append({"role": "assistant", "content": partial + " [interrupted]"})
-            raise
-        finally:
-            self._stream_task = None
+        request = await self._fitted(definitions)
+        reply = await self._send(request, definitions)
         began = time.perf_counter()
         tokens[0] += reply.usage[0]
         tokens[1] += reply.usage[1]
+        self._measured(reply)
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.calls:
             message["tool_calls"] = [
@@ -195,19 +232,140 @@ class Agent:
             names |= offered
         return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
 
+    def _extra(self) -> list[dict[str, Any]]:
+        """This turn's system text from the memory provider: sent, never stored."""
+        return [{"role": "system", "content": self._context}] if self._context else []
+
     def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
-        context = [{"role": "system", "content": self._context}] if self._context else []
         request: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": context + self.messages,  # the provider's text is never stored
+            "messages": self._extra() + self.messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": self.settings.temperature,
-            "max_tokens": self.settings.max_tokens,
+            "max_tokens": self.window.reply,  # the room the window keeps for the reply
         }
         if definitions:
             request["tools"] = definitions
         return request
+
+    # -- the window --------------------------------------------------------------------
+
+    async def _count(self, definitions: list[dict[str, Any]]) -> tuple[int, int]:
+        """(our raw count, the corrected count) of the conversation sent with `definitions`."""
+        raw = await asyncio.to_thread(self.meter.raw, self._extra() + self.messages, definitions)
+        return raw, self.meter.corrected(raw)
+
+    async def _fitted(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
+        """The next request, the conversation compressed first if it nears the window."""
+        raw, used = await self._count(definitions)
+        if used > self.window.compress_at:
+            await self.compress(definitions, reason="threshold")
+            raw, used = await self._count(definitions)
+        self._raw_sent, self._definitions_sent = raw, definitions
+        return self._request(definitions)
+
+    async def compress(
+        self, definitions: list[dict[str, Any]], *, reason: str, target: int | None = None
+    ) -> ContextCompressed | None:
+        """Make room; the transcript records the new conversation so resume goes on from it."""
+        messages, event = await self.compressor.compress(
+            self.messages, self._extra(), definitions, reason=reason, target=target
+        )
+        if not (event.stubbed or event.summarised or event.trimmed):
+            return None
+        self.messages = messages
+        self._record("compressed", messages=messages, **event.__dict__)
+        self.used = event.after
+        self._emit(event)
+        self._emit(ContextUsage(self.used, self.window.context))
+        return event
+
+    async def _summarise(self, system: str, text: str, max_tokens: int) -> str:
+        """The summariser: the same model, no tools, one reply."""
+        response = await self.client.chat.completions.create(
+            model=self.settings.model,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": text}],
+            temperature=self.settings.temperature,
+            max_tokens=max_tokens,
+            stream=False,
+        )
+        choices = getattr(response, "choices", None) or []
+        return str(choices[0].message.content or "") if choices else ""
+
+    def _measured(self, reply: _Reply) -> None:
+        """The endpoint's count of what we sent corrects ours; the context in use is shown."""
+        prompt, completion = reply.usage
+        if prompt > 0 and 0.25 <= prompt / max(1, self._raw_sent) <= 4:  # a sane report
+            self.meter.observe(self._raw_sent, prompt)
+            self.used = prompt + completion
+        else:
+            self.used = self.meter.corrected(self._raw_sent) + self.meter.text(reply.text)
+        self._emit(ContextUsage(self.used, self.window.context))
+
+    async def _send(self, request: dict[str, Any], definitions: list[dict[str, Any]]) -> _Reply:
+        """Stream the reply; a refusal as too long makes room and tries once more."""
+        try:
+            return await self._stream_cancellable(request)
+        except Exception as exc:
+            found = refusal(exc)
+            if found is None:
+                raise
+        await self._refused(found, definitions)
+        request = self._request(definitions)
+        try:
+            return await self._stream_cancellable(request)
+        except Exception as exc:
+            again = refusal(exc)
+            if again is None:
+                raise
+            raise ContextRefused(
+                f"The endpoint refused the request as too long for the model's context "
+                f"({again.message}), again after the conversation was compressed to "
+                f"{short(self._raw_sent_corrected())} tokens of a {short(self.window.prompt)} "
+                "window. Start a new session, or raise the model's context size "
+                "(model.context_window and the server's)."
+            ) from exc
+
+    def _raw_sent_corrected(self) -> int:
+        return self.meter.corrected(self._raw_sent)
+
+    async def _refused(self, found: Refusal, definitions: list[dict[str, Any]]) -> None:
+        """Learn from the refusal (the server's count, its real window), then make room."""
+        notes = [f"The endpoint refused the request as too long ({found.message})."]
+        if found.prompt_tokens:
+            self.meter.observe(self._raw_sent, found.prompt_tokens)
+        if found.context and found.context < self.window.context:
+            notes.append(
+                f"Its context holds {found.context:,} tokens, not the {self.window.context:,} "
+                "assumed: the session uses its size from now on."
+            )
+            self.window.resize(found.context, self.settings.max_tokens)
+            self.window.source = "endpoint"
+        event = await self.compress(definitions, reason="refused")
+        raw, _ = await self._count(definitions)
+        self._raw_sent = raw
+        notes.append(
+            "The conversation was compressed and the request sent again."
+            if event is not None
+            else "Nothing could be removed; the request was sent again."
+        )
+        text = " ".join(notes)
+        self._record("context_refused", message=found.message, note=text)
+        self._emit(ContextNotice(text))
+
+    async def _stream_cancellable(self, request: dict[str, Any]) -> _Reply:
+        self._stream_task = asyncio.ensure_future(self._stream(request))
+        try:
+            return await self._stream_task
+        except asyncio.CancelledError:
+            if self._cancelled:
+                partial = getattr(self, "_partial", "")
+                if partial:
+                    self._append({"role": "assistant", "content": partial + " [interrupted]"})
+            raise
+        finally:
+            self._stream_task = None
 
     async def _stream(self, request: dict[str, Any]) -> _Reply:
         reply = _Reply()
@@ -253,7 +411,8 @@ class Agent:
             for _, c in sorted(reply.calls.items())
         ]
         self.executor.allowed = frozenset(self.last_offered)
-        outcomes = await self.executor.run(calls)
+        budget = await self._result_budget(len(calls))
+        outcomes = await self.executor.run(calls, budget=budget)
         began = time.perf_counter()
         for outcome in outcomes:
             content = outcome.content
@@ -281,6 +440,17 @@ class Agent:
                 self._append(
                     {"role": "tool", "tool_call_id": call["id"], "content": errors.not_run(why)}
                 )
+
+    async def _result_budget(self, calls: int) -> Any:
+        """Results sized to the room left; too little room makes room first."""
+        definitions = self._definitions_sent
+        _, used = await self._count(definitions)
+        room = result_room(self.window, used, calls, self.meter)
+        crowded = used + room.tokens > self.window.compress_at
+        if crowded and await self.compress(definitions, reason="threshold") is not None:
+            _, used = await self._count(definitions)
+            room = result_room(self.window, used, calls, self.meter)
+        return room.budget
 
     # -- events and records ------------------------------------------------------------
 
@@ -348,6 +518,10 @@ def describe_error(exc: BaseException, settings: ModelSettings) -> str:
     import openai
 
     where = settings.describe()
+    if isinstance(exc, ContextRefused):
+        return str(exc)
+    if type(exc).__name__ == "ContextTooSmall":
+        return f"The conversation cannot fit the model's context window: {exc}."
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return f"Cannot reach the model endpoint ({settings.base_url}): {cause}. Is it running?"

@@ -47,6 +47,7 @@ class BudgetConfig:
     turn_chars: int = DEFAULT_TURN_BUDGET_CHARS
     preview_chars: int = DEFAULT_PREVIEW_SIZE_CHARS
     tool_overrides: tuple[tuple[str, float], ...] = ()
+    read_chars: int | None = None  # read_file's own limit for this batch (None: its default)
 
     @classmethod
     def for_context_window(cls, tokens: int | None, **kw: Any) -> BudgetConfig:

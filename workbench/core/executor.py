@@ -134,12 +134,15 @@ class Executor:
         self._cancelled = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._zombies: list[_Zombie] = []
+        self._batch_budget: BudgetConfig | None = None
 
     # -- public ----------------------------------------------------------------------
 
-    async def run(self, calls: list[Any]) -> list[CallOutcome]:
-        """Run a batch; every call gets an outcome, in the model's order."""
+    async def run(self, calls: list[Any], budget: BudgetConfig | None = None) -> list[CallOutcome]:
+        """Run a batch; every call gets an outcome, in the model's order. `budget` sizes
+        this batch's results (the agent's: what is left of the model's window)."""
         self._cancelled = False
+        self._batch_budget = budget
         normalised = [ToolCall.of(c, i) for i, c in enumerate(calls)]
         outcomes: list[CallOutcome | None] = [None] * len(normalised)
         position, segment_index = 0, 0
@@ -297,6 +300,9 @@ class Executor:
         # `spill`: where a tool streams a result too large to hold (the terminal's output).
         slot = SpillSlot(self.store, call.id)
         context: dict[str, Any] = {"cwd": self.cwd, "tool_call_id": call.id, "spill": slot}
+        read_chars = self._budget_now().read_chars
+        if call.name == "read_file" and read_chars:  # it never spills: it reads what fits
+            context["max_chars"] = read_chars
         if not await self._approve(call.name, args, context, outcome):
             return
         result = await self._dispatch(planned, args, context, outcome, hooks, meta)
@@ -356,13 +362,14 @@ class Executor:
 
     async def _budget(self, call: ToolCall, result: Any, outcome: CallOutcome) -> None:
         entry = self.registry.get_entry(call.name)
-        threshold = self.budget.threshold(call.name, entry.max_result_size_chars if entry else None)
+        budget = self._budget_now()
+        threshold = budget.threshold(call.name, entry.max_result_size_chars if entry else None)
         budgeted = Budgeted(
             call.name, call.id, result, len(result) if isinstance(result, str) else 0
         )
         if isinstance(result, str) and len(result) > threshold:
             budgeted = await asyncio.to_thread(
-                apply_result_budget, budgeted, threshold, self.store, self.budget.preview_chars
+                apply_result_budget, budgeted, threshold, self.store, budget.preview_chars
             )
         # A tool's own spill file holds its whole output: that is what the viewer opens.
         outcome.content = budgeted.content
@@ -499,11 +506,14 @@ class Executor:
 
     def _turn_budget(self, outcomes: list[CallOutcome]) -> list[CallOutcome]:
         results = [Budgeted(o.call.name, o.call.id, o.content, 0, o.spilled) for o in outcomes]
-        budgeted = enforce_turn_budget(results, self.budget, self.store)
+        budgeted = enforce_turn_budget(results, self._budget_now(), self.store)
         return [
             replace(o, content=b.content, spilled=b.spilled)
             for o, b in zip(outcomes, budgeted, strict=True)
         ]
+
+    def _budget_now(self) -> BudgetConfig:
+        return self._batch_budget or self.budget
 
     def _emit(self, event: object) -> None:
         if self.on_event is not None:

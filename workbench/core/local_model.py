@@ -57,6 +57,9 @@ MODELS = {
     ),
 }
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+# The context the server runs with unless model.context_window says otherwise: the session
+# passes the same number to the server (n_ctx) and to its budgets, so they always agree.
+DEFAULT_CONTEXT = 4096
 
 
 class LocalModelError(Exception):
@@ -129,7 +132,7 @@ def start(
     models_dir: Path,
     *,
     threads: int | None = None,
-    ctx: int = 4096,
+    ctx: int = DEFAULT_CONTEXT,
     max_tokens: int = 1024,
     log: Path | None = None,
     timeout: float = 120.0,

@@ -225,6 +225,11 @@ class MemorySession:
                    messages=messages)  # fmt: skip
         self._call(provider, "queue_prefetch", prompt, session_id=self.session_id)
 
+    def pre_compress(self, messages: list[dict[str, Any]]) -> str:
+        """The messages about to be compressed away; the provider's text is kept in the summary."""
+        text = self._call(self._provider(), "on_pre_compress", messages)
+        return text if isinstance(text, str) else ""
+
     def delegated(self, task: str, result: str, child_session_id: str) -> None:
         """The parent's provider observes what a sub-agent was asked and answered."""
         self._call(self._provider(), "on_delegation", task, result,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from workbench.core.config import Config
-from workbench.core.local_model import DEFAULT_MODEL, MODELS
+from workbench.core.local_model import DEFAULT_CONTEXT, DEFAULT_MODEL, MODELS
 
 DEFAULTS = {"temperature": 0.2, "max_tokens": 2048, "max_rounds": 8}
 
@@ -72,7 +72,10 @@ def resolve(config: Config, env: dict[str, str] | None = None, **flags: Any) -> 
         key = str(section.get("local") or DEFAULT_MODEL)
         key = key if key in MODELS else DEFAULT_MODEL
         return replace(
-            settings, model=key, source="local", context_window=settings.context_window or 4096
+            settings,
+            model=key,
+            source="local",
+            context_window=settings.context_window or DEFAULT_CONTEXT,
         )
     if not settings.model:
         settings = replace(settings, model="gpt-4o-mini")

@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from workbench.core import local_model, transcript
+from workbench.core import local_model, tokens, transcript
 from workbench.core.agent import Agent, TurnFinished
 from workbench.core.agent_tools import (
     Clarifier,
@@ -25,6 +26,7 @@ from workbench.core.agent_tools import (
 )
 from workbench.core.approval import ApprovalBroker
 from workbench.core.budget import BudgetConfig
+from workbench.core.context import Window
 from workbench.core.delegate import NAME as DELEGATE
 from workbench.core.delegate import ChildFinished, ChildTask, Delegation, Limits
 from workbench.core.executor import ToolCallFinished, ToolCallStarted
@@ -65,7 +67,7 @@ class ChatSession:
                 records = transcript.read(path)
             except OSError as exc:
                 raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
-            history, repaired = transcript.resumable(transcript.messages(records))
+            history, repaired = transcript.resumable(transcript.conversation(records))
             self.notes += _resume_notes(path, records.skipped, repaired)
             session_id = path.stem
         else:
@@ -85,8 +87,14 @@ class ChatSession:
         self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
         self.executor.registry = self.tools
         self._limit_delegates(self.executor)
-        if settings.context_window:  # results must fit the model actually used
-            self.executor.budget = BudgetConfig.for_context_window(settings.context_window)
+        self.window = Window.for_model(
+            settings.model,
+            settings.context_window,
+            settings.max_tokens,
+            runtime.config.get("compression.threshold"),
+        )
+        # results outside a turn's own sizing (none today) still follow the model's window
+        self.executor.budget = BudgetConfig.for_context_window(self.window.context)
         self.agent = Agent(
             settings,
             self.tools,
@@ -97,6 +105,7 @@ class ChatSession:
             on_event=on_event,
             messages=history,
             memory=MemorySession(runtime.memory, session_id, runtime.home),
+            window=self.window,
         )
         self.executor.on_event = self.agent.observe
         if broker is not None:
@@ -162,6 +171,8 @@ class ChatSession:
             transcript=record,
             client=self.agent.client,
             on_event=lambda event: _forward_child_event(event, self.agent.observe),
+            window=replace(self.agent.window),
+            meter=self.agent.meter,
         )
         executor.on_event = agent.observe
         return SubAgent(agent, executor, record)
@@ -178,14 +189,24 @@ class ChatSession:
         if settings.local:
             spec = local_model.MODELS[settings.model]
             log = self.runtime.home / "logs" / "local-model.log"
+            # one number: the server's context is the window the budgets assume
             self.local = await asyncio.to_thread(
-                local_model.start, spec, models_dir(self.runtime.home), log=log
+                local_model.start,
+                spec,
+                models_dir(self.runtime.home),
+                log=log,
+                ctx=self.window.context,
             )
             base_url, api_key = self.local.base_url, self.local.api_key
         else:
             base_url, api_key = settings.base_url, settings.api_key or "not-needed"
         self.agent.client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key, max_retries=2, timeout=120.0
+        )
+        self.agent.meter.tokenizer = tokens.tokenizer_for(
+            settings.model,
+            llama_url=self.local.base_url if self.local is not None else None,
+            api_key=self.local.api_key if self.local is not None else None,
         )
 
     async def turn(self, prompt: str) -> TurnFinished:

@@ -144,6 +144,7 @@ def _too_deep(value: Any) -> bool:
 
 
 def messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every message ever sent, compressed or not (what the user and search see)."""
     return [r["message"] for r in records if r.get("kind") == "message"]
 
 
@@ -178,6 +179,18 @@ def resumable(history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]
             open_ids = [c["id"] for c in message.get("tool_calls") or []]
     close()
     return out, added
+
+
+def conversation(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as the model last had it: a `compressed` record replaces what came
+    before it with the compressed messages it holds; later messages follow it."""
+    out: list[dict[str, Any]] = []
+    for record in records:
+        if record.get("kind") == "message":
+            out.append(record["message"])
+        elif record.get("kind") == "compressed" and isinstance(record.get("messages"), list):
+            out = [m for m in record["messages"] if _valid_message(m)]
+    return out
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,9 @@ def read_file(args: dict[str, Any], **kw: Any) -> str:
                 f"{path} is a binary file ({size:,} bytes); read_file reads text only"
             )
         reader = LineReader(fd, MAX_LINE_CHARS * 4)  # a character is at most 4 bytes
-        return _read_lines(path, reader, offset, limit, MAX_READ_CHARS)
+        # the agent sizes a read to what is left of the model's window
+        max_chars = min(int(kw.get("max_chars") or MAX_READ_CHARS), MAX_READ_CHARS)
+        return _read_lines(path, reader, offset, limit, max_chars)
     except OSError as exc:
         return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
     finally:
@@ -157,9 +159,11 @@ def _read_lines(path: Path, reader: LineReader, offset: int, limit: int, max_cha
             text = text[:MAX_LINE_CHARS] + "... [truncated]"
             cut += 1
         line = f"{number:>6}|{text}"
-        if used + len(line) + 1 > max_chars and lines:
-            next_offset = number
-            break
+        if used + len(line) + 1 > max_chars:
+            if lines:
+                next_offset = number
+                break
+            line = line[: max(20, max_chars - 16)] + "... [truncated]"  # a head, at least
         lines.append(line)
         used += len(line) + 1
     # Past the page, lines are only counted: read through, nothing kept.

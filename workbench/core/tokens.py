@@ -1,0 +1,238 @@
+"""How many tokens a request is, before it is sent.
+
+Three ways to count, best first:
+* the model's own tokenizer on the server that runs it (llama.cpp's POST /tokenize, for the
+  bundled local model);
+* a real tokenizer shipped with a package (`quicktok`: OpenAI's o200k and cl100k tables,
+  Qwen's and Llama 3's) for model names we know, offline;
+* otherwise an estimate of one token per three characters, which overcounts most text.
+
+Whichever it is, the chat template and the tool definitions' rendering add tokens no text
+count sees, so each reply's `usage.prompt_tokens` corrects the count (`Meter.observe`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import urllib.request
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 3.0  # the estimate's ratio: conservative for English, code and JSON
+PER_MESSAGE = 6  # role markers and separators a template adds around each message
+PER_REQUEST = 12  # the reply's opening and the template's own framing
+CACHE_SIZE = 1024
+
+# Model-name prefixes (after any "provider/" part) and the encoding their tokenizer uses.
+ENCODINGS = (
+    ("gpt-4o", "o200k_base"),
+    ("chatgpt-4o", "o200k_base"),
+    ("gpt-4.1", "o200k_base"),
+    ("gpt-4.5", "o200k_base"),
+    ("gpt-5", "o200k_base"),
+    ("o1", "o200k_base"),
+    ("o3", "o200k_base"),
+    ("o4", "o200k_base"),
+    ("gpt-4", "cl100k_base"),
+    ("gpt-3.5", "cl100k_base"),
+    ("qwen3", "qwen3"),
+    ("qwen2.5", "qwen3"),  # Qwen2.5 and Qwen3 share one byte-level BPE vocabulary
+    ("qwen2", "qwen3"),
+    ("llama-3", "llama3"),
+    ("llama3", "llama3"),
+    ("meta-llama-3", "llama3"),
+)
+
+
+class Tokenizer(Protocol):
+    name: str
+    exact: bool
+
+    def count(self, text: str) -> int: ...
+
+
+class Estimate:
+    """No tokenizer for this model: characters over three, rounded up."""
+
+    name = "estimate"
+    exact = False
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+class Encoding:
+    """A tokenizer table shipped in a package, loaded once per process (about a second)."""
+
+    exact = True
+    _loaded: dict[str, Any] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, encoding: str) -> None:
+        self.name = encoding
+        self._encoder: Any = None
+
+    def load(self) -> None:
+        with self._lock:
+            if self.name not in self._loaded:
+                import quicktok
+
+                self._loaded[self.name] = quicktok.get_encoding(self.name)
+            self._encoder = self._loaded[self.name]
+
+    def count(self, text: str) -> int:
+        if self._encoder is None:
+            self.load()
+        # special-token text in a file is counted as plain text, never refused
+        return len(self._encoder.encode(text, disallowed_special=()))
+
+
+class LlamaCpp:
+    """The server's own tokenizer: llama.cpp's POST /tokenize, beside its /v1 API."""
+
+    name = "llama.cpp"
+    exact = True
+
+    def __init__(self, base_url: str, api_key: str | None, timeout: float = 10.0) -> None:
+        root = base_url.rstrip("/")
+        self.url = (root[: -len("/v1")] if root.endswith("/v1") else root) + "/tokenize"
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def count(self, text: str) -> int:
+        body = json.dumps({"content": text, "add_special": False}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            return len(json.loads(response.read())["tokens"])
+
+
+def encoding_for(model: str) -> str | None:
+    """The tokenizer table for a model name we know, or None."""
+    name = model.lower().rsplit("/", 1)[-1]
+    for prefix, encoding in ENCODINGS:
+        if name == prefix or name.startswith((prefix + "-", prefix + ".", prefix + ":")):
+            return encoding
+    return None
+
+
+def tokenizer_for(
+    model: str, *, llama_url: str | None = None, api_key: str | None = None
+) -> Tokenizer:
+    """The best tokenizer for a model: its server's, a shipped table, or the estimate."""
+    if llama_url:
+        return LlamaCpp(llama_url, api_key)
+    encoding = encoding_for(model)
+    if encoding is not None:
+        try:
+            import quicktok  # noqa: F401
+        except ImportError:
+            return Estimate()
+        return Encoding(encoding)
+    return Estimate()
+
+
+class Meter:
+    """Counts requests with a tokenizer, corrected by what the endpoint reports.
+
+    `scale` is the endpoint's count over ours for the last request it answered: it takes in
+    the template's framing and, for the estimate, how dense this conversation's text is.
+    A tokenizer that fails (a server gone away) is replaced by the estimate, and said once.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, on_problem: Callable[[str], None] | None = None):
+        self.tokenizer = tokenizer
+        self.scale = 1.0
+        self.on_problem = on_problem
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def exact(self) -> bool:
+        return self.tokenizer.exact
+
+    def text(self, text: str) -> int:
+        """Tokens in a piece of text, uncorrected (cached: results are counted again and again)."""
+        if not text:
+            return 0
+        with self._lock:
+            if text in self._cache:
+                self._cache.move_to_end(text)
+                return self._cache[text]
+        try:
+            count = self.tokenizer.count(text)
+        except Exception as exc:  # a tokenizer that fails must never stop a turn
+            self._fall_back(exc)
+            count = Estimate().count(text)
+        with self._lock:
+            self._cache[text] = count
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return count
+
+    def _fall_back(self, exc: Exception) -> None:
+        if isinstance(self.tokenizer, Estimate):
+            return
+        problem = (
+            f"the {self.tokenizer.name} tokenizer failed ({type(exc).__name__}: {exc}); "
+            "request sizes are estimated from now on"
+        )
+        logger.warning(problem)
+        self.tokenizer = Estimate()
+        with self._lock:
+            self._cache.clear()
+        if self.on_problem is not None:
+            self.on_problem(problem)
+
+    def message(self, message: dict[str, Any]) -> int:
+        count = PER_MESSAGE + self.text(_content_text(message.get("content")))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            count += PER_MESSAGE + self.text(str(function.get("name") or ""))
+            count += self.text(str(function.get("arguments") or ""))
+        return count
+
+    def tools(self, definitions: list[dict[str, Any]]) -> int:
+        if not definitions:
+            return 0
+        return self.text(json.dumps(definitions, ensure_ascii=False)) + PER_MESSAGE
+
+    def raw(self, messages: list[dict[str, Any]], definitions: list[dict[str, Any]]) -> int:
+        """Our own count of a request, before the endpoint's correction."""
+        return PER_REQUEST + sum(self.message(m) for m in messages) + self.tools(definitions)
+
+    def request(self, messages: list[dict[str, Any]], definitions: list[dict[str, Any]]) -> int:
+        return self.corrected(self.raw(messages, definitions))
+
+    def corrected(self, raw: int) -> int:
+        return math.ceil(raw * self.scale)
+
+    def observe(self, raw: int, actual: int) -> None:
+        """The endpoint counted `actual` prompt tokens for a request we counted as `raw`."""
+        if raw <= 0 or actual <= 0:
+            return
+        # an exact tokenizer only misses framing, so it never scales down; the estimate may
+        floor = 1.0 if self.exact else 0.5
+        self.scale = min(4.0, max(floor, actual / raw))
+
+    def chars_per_token(self) -> float:
+        """How many characters a token holds here, on the safe side, to size results."""
+        return max(1.5, min(4.0, CHARS_PER_TOKEN / self.scale))
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: their text counts
+        return "\n".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return json.dumps(content, ensure_ascii=False)
