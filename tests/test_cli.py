@@ -251,6 +251,11 @@ def test_a_failing_plugin_is_reported_and_the_rest_works(cli_env, home: Path) ->
     assert run(cli_env, "tools", "--json").returncode == 0
 
 
-def test_safe_mode_skips_plugins(cli_env, home: Path) -> None:
+def test_safe_mode_lists_plugins_and_runs_none(cli_env, home: Path) -> None:
+    plugin = home / "plugins" / "hello"
+    plugin.mkdir(parents=True)
+    (plugin / "__init__.py").write_text("raise SystemExit('this must never run')\n")
+    home.joinpath("config.yaml").write_text("plugins:\n  enabled: [hello]\n")
     out = run({**cli_env, "HERMES_SAFE_MODE": "1"}, "plugins")
-    assert out.returncode == 1 and "HERMES_SAFE_MODE" in out.stderr
+    assert out.returncode == 0
+    assert "[x] hello" in out.stdout and "not loaded: HERMES_SAFE_MODE is set" in out.stdout

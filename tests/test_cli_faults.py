@@ -45,3 +45,44 @@ def test_an_alias_bomb_config_gives_defaults_and_a_clear_error(cli_env, home: Pa
     doctor = run(cli_env, "doctor")
     assert doctor.returncode == 1 and "config.yaml: expands to more than" in doctor.stdout
     assert "Traceback" not in doctor.stderr + tools.stderr
+
+
+def broken_plugins(home: Path) -> None:
+    """A plugin whose import never ends and one whose register ends the process, enabled."""
+    import shutil
+
+    from tests.core.plugins.test_manager import FIXTURES
+
+    for name in ("looper", "killer"):
+        shutil.copytree(FIXTURES / name, home / "plugins" / name)
+    (home / "config.yaml").write_text("plugins:\n  enabled: [looper, killer]\n  load_timeout: 2\n")
+
+
+def test_a_hanging_or_killing_plugin_never_stops_a_command(cli_env, home: Path) -> None:
+    broken_plugins(home)
+    tools = run(cli_env, "tools", "--json")
+    assert tools.returncode == 0, tools.stderr
+    problems = "\n".join(json.loads(tools.stdout)["problems"])
+    assert "did not finish loading within 2 s" in problems
+    assert "ended the process while loading (exit code 7)" in problems
+    doctor = run(cli_env, "doctor")
+    assert doctor.returncode == 1 and "looper (user): FAILED: did not finish" in doctor.stdout
+    assert "killer (user): FAILED: ended the process" in doctor.stdout
+    listing = run(cli_env, "toolsets", "list")
+    assert listing.returncode == 0 and "[x] file" in listing.stdout
+
+
+def test_disabling_never_runs_plugin_code_in_safe_mode_too(cli_env, home: Path) -> None:
+    broken_plugins(home)
+    (home / "config.yaml").write_text("plugins:\n  enabled: [looper, killer]\n")  # 10 s limit
+    out = run(cli_env, "plugins", "disable", "looper")
+    assert out.returncode == 0 and "looper: disabled" in out.stdout
+    safe = {**cli_env, "HERMES_SAFE_MODE": "1"}
+    out = run(safe, "plugins", "disable", "killer")
+    assert out.returncode == 0 and "killer: disabled" in out.stdout
+    listing = json.loads(run(safe, "plugins", "list", "--json").stdout)["plugins"]
+    states = {p["key"]: (p["enabled"], p["status"]) for p in listing}
+    assert states["looper"] == states["killer"] == (False, "disabled")
+    assert not (home / "state" / "plugin-probes.json").exists()  # nothing was probed
+    enabled = run(safe, "plugins", "enable", "looper")
+    assert enabled.returncode == 0 and "not loaded: HERMES_SAFE_MODE is set" in enabled.stdout

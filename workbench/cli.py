@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench import chat_cli
     from workbench.core.runtime import load_runtime
 
-    runtime = load_runtime()
+    runtime = load_runtime(load_plugins=_runs_plugins(args))
     if args.command in ("tools", "call", "doctor", "chat") and runtime.config.get("mcp_servers"):
         wait = runtime.config.get("mcp_discovery_timeout")
         manager = runtime.start_mcp()
@@ -127,6 +127,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     finally:
         runtime.stop_mcp()
+
+
+def _runs_plugins(args: argparse.Namespace) -> bool:
+    """Whether the command needs plugin code: disabling one, or reading sessions, never
+    does, so a plugin that hangs or kills its process can always be switched off."""
+    if args.command in ("sessions", "export"):
+        return False
+    return not (args.command == "plugins" and args.action == "disable")
 
 
 def _run_app(view: str | None = None) -> int:
@@ -289,10 +297,11 @@ def plugin_rows(runtime: Runtime) -> list[dict]:
 
 def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.config import ConfigError
+    from workbench.core.runtime import plugin_manager, safe_mode
 
-    if runtime.plugins is None:
-        _err("plugins are off (HERMES_SAFE_MODE is set)")
-        return EXIT_FAILED
+    if runtime.plugins is None:  # safe mode, or `plugins disable`: the list, none of the code
+        why = "HERMES_SAFE_MODE is set" if safe_mode() else "not needed to disable a plugin"
+        runtime.plugins = plugin_manager(runtime, not_loading=why)
     if args.action == "list":
         rows = plugin_rows(runtime)
         if args.json:

@@ -67,7 +67,7 @@ class Runtime:
 
     def start_mcp(self, on_event: Callable[[object], None] | None = None) -> MCPManager | None:
         """Start every configured MCP server in the background (returns at once)."""
-        if self.mcp is not None or _truthy(os.environ.get("HERMES_SAFE_MODE")):
+        if self.mcp is not None or safe_mode():
             return self.mcp
         from workbench.core.mcp import MCPManager
 
@@ -150,7 +150,9 @@ def _positive(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
-def load_runtime(home: Path | None = None) -> Runtime:
+def load_runtime(home: Path | None = None, *, load_plugins: bool = True) -> Runtime:
+    """The core, ready to use. `load_plugins=False` for commands that run no plugin code
+    (editing the config, reading sessions): a broken plugin can never stop those."""
     home = home or hermes_home()
     problems = ensure_home(home)
     _log_to_file(home)
@@ -165,14 +167,25 @@ def load_runtime(home: Path | None = None) -> Runtime:
         discovery=discovery,
         home_problems=problems,
     )
-    if not _truthy(os.environ.get("HERMES_SAFE_MODE")):
-        runtime.plugins = _load_plugins(runtime)
+    if load_plugins and not safe_mode():
+        runtime.plugins = plugin_manager(runtime)
+        runtime.plugins.load_enabled()
     return runtime
 
 
-def _load_plugins(runtime: Runtime) -> PluginManager:
-    from workbench.core.plugins import PluginManager, hooks
+def safe_mode() -> bool:
+    return _truthy(os.environ.get("HERMES_SAFE_MODE"))
 
+
+def plugin_manager(runtime: Runtime, not_loading: str = "") -> PluginManager:
+    """Every plugin discovered; each probed in a child process before it first runs here.
+
+    With `not_loading` (the reason), the manager lists, enables and disables plugins but
+    runs none of their code."""
+    from workbench.core.plugins import PluginManager, hooks
+    from workbench.core.plugins.probe import CACHE_NAME, DEFAULT_TIMEOUT, Prober
+
+    timeout = _positive(runtime.config.get("plugins.load_timeout")) or DEFAULT_TIMEOUT
     manager = PluginManager(
         runtime.registry,
         hooks,
@@ -180,9 +193,10 @@ def _load_plugins(runtime: Runtime) -> PluginManager:
         home=runtime.home,
         dispatcher=runtime.dispatch_for_plugins,
         memory=runtime.memory,
+        prober=Prober(runtime.home / "state" / CACHE_NAME, timeout),
+        not_loading=not_loading,
     )
     manager.discover()
-    manager.load_enabled()
     return manager
 
 

@@ -25,6 +25,7 @@ from workbench.core.memory import BUILTIN, MemoryProviders
 from workbench.core.plugins import loader
 from workbench.core.plugins.context import PluginContext
 from workbench.core.plugins.hooks import HookRegistry
+from workbench.core.plugins.probe import ProbeFailed, Prober
 from workbench.core.plugins.sources import (
     EntryPoints,
     PluginManifest,
@@ -86,8 +87,12 @@ class PluginManager:
         dispatcher: Callable[..., str] | None = None,
         on_event: Callable[[object], None] | None = None,
         memory: MemoryProviders | None = None,
+        prober: Prober | None = None,
+        not_loading: str = "",
     ) -> None:
         self.registry = registry
+        self.prober = prober  # when set, a plugin runs here only once a child survived it
+        self.not_loading = not_loading  # why this manager loads nothing (safe mode...)
         self.hooks = hooks
         self.config = config
         self.home = home
@@ -113,6 +118,8 @@ class PluginManager:
                 state.enabled = self.is_enabled(manifest)
                 if state.status not in ("loaded", "failed"):
                     state.status = "disabled" if not state.enabled else "not loaded"
+                    if state.enabled and self.not_loading:
+                        state.error = self.not_loading
                     if manifest.kind == "exclusive" and not state.enabled:
                         state.status, state.error = "not loaded", self._not_selected()
                 self.states[key] = state
@@ -162,10 +169,21 @@ class PluginManager:
         return self.load(target.key) if target is not None else None
 
     def load_enabled(self) -> list[PluginState]:
-        for key, state in list(self.states.items()):
-            if state.enabled and state.status != "loaded":
-                self.load(key)
+        wanted = [k for k, s in self.states.items() if s.enabled and s.status != "loaded"]
+        if self.prober is not None and not self.not_loading:  # one child probes them all
+            self._probe([k for k in wanted if self._runs_code(self.states[k].manifest)])
+        for key in wanted:
+            self.load(key)
         return self.list()
+
+    def _runs_code(self, manifest: PluginManifest) -> bool:
+        return manifest.kind != "exclusive" or self.is_enabled(manifest)
+
+    def _probe(self, keys: list[str]) -> dict[str, Any]:
+        assert self.prober is not None
+        manifests = [self.states[k].manifest for k in keys]
+        settings = {m.key: self._plugin_config(m) for m in manifests}
+        return self.prober.check(manifests, settings)
 
     def set_enabled(self, key: str, enabled: bool) -> PluginState:
         """Enable or disable a plugin, persisted atomically; loads or unloads it now."""
@@ -187,6 +205,8 @@ class PluginManager:
         self.config = load_config(self.config.path)
         state.enabled = enabled
         if enabled:
+            if self.prober is not None:
+                self.prober.forget(key)  # enabling again is asking to try again
             return self.load(key)
         self.unload(key)
         return state
@@ -201,6 +221,13 @@ class PluginManager:
             if manifest.kind == "exclusive" and not self.is_enabled(manifest):
                 state.status, state.error = "not loaded", self._not_selected()
                 return state
+            if self.not_loading:
+                state.status, state.error = "not loaded", self.not_loading
+                return state
+            if self.prober is not None:
+                verdict = self._probe([key])[key]
+                if not verdict.ok:
+                    return self._failed(state, ProbeFailed(verdict.error))
             old_modules = loader.take_modules(manifest) if manifest.source != "entrypoint" else {}
             ctx = PluginContext(
                 manifest, config=self._plugin_config(manifest), dispatcher=self.dispatcher
@@ -294,7 +321,7 @@ class PluginManager:
 
     def _failed(self, state: PluginState, exc: BaseException) -> PluginState:
         state.status = "failed"
-        state.error = f"{type(exc).__name__}: {exc}"
+        state.error = str(exc) if isinstance(exc, ProbeFailed) else f"{type(exc).__name__}: {exc}"
         state.traceback = "".join(traceback.format_exception(exc))
         if not state.loads:  # nothing committed before: direct registry calls are rolled back
             self.registry.replace_owner(ToolSource.PLUGIN, state.key, [])

@@ -13,11 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
-
-from workbench.core import yaml_file
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 PROJECT_ENV = "HERMES_ENABLE_PROJECT_PLUGINS"
@@ -51,6 +48,8 @@ def truthy(value: str | None) -> bool:
 
 
 def read_manifest(directory: Path, key: str, source: str) -> PluginManifest:
+    from workbench.core import yaml_file
+
     manifest = PluginManifest(key=key, name=directory.name, source=source, path=directory)
     file = next(
         (directory / n for n in ("plugin.yaml", "plugin.yml") if (directory / n).is_file()), None
@@ -115,6 +114,8 @@ EntryPoints = Callable[[], Iterable[Any]]
 
 
 def default_entry_points() -> Iterable[Any]:
+    from importlib import metadata  # not at import time: a plugin probe does not need it
+
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
 
 
