@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import shlex
 from typing import Any
 
 from workbench.core.safety.commands import (
@@ -62,6 +63,7 @@ SYSTEM_DIRS = frozenset(
     ]
 )
 SAFE_SINKS = SINKS | {"-"}
+UNKNOWN_CWD = "/.unknown-working-directory"  # stands for it in paths judged by name only
 # Programs that take a credential file's name without showing its contents to anyone.
 _KEY_USERS = frozenset(
     {
@@ -201,6 +203,9 @@ class Analyzer:
         path = self.resolve(value)
         if path is None and value is not None and follow:
             path = self.links.get(posixpath.normpath(value))  # a link made here, cwd unknown
+        if path is None and value and not value.startswith(("/", "~")):
+            # the working directory is unknown: still judge the name (.env, .git/config)
+            path = posixpath.normpath(posixpath.join(UNKNOWN_CWD, value))
         if path is None:
             return []
         real = self.real(path, follow)
@@ -293,6 +298,13 @@ class Analyzer:
             target = posixpath.join(posixpath.dirname(path), target)
         self.links[path] = self.resolve(target) or "/"
 
+    def _read_candidates(self, value: str) -> list[str]:
+        """Like `candidates`, but a path that does not exist is only judged by its name."""
+        path = self.resolve(value)
+        if path is None or path in self.links or os.path.lexists(path):
+            return self.candidates(value)
+        return [path]
+
     def reads(self, node: Node, cmd_name: str, values: list[str | None]) -> None:
         """A credential file named to a program that may show its contents asks."""
         if cmd_name in _KEY_USERS:
@@ -300,7 +312,7 @@ class Analyzer:
         for value in values:
             if not value or value.startswith("-") or "\n" in value or len(value) > 4096:
                 continue
-            if any(credential(p) for p in self.candidates(value)):
+            if any(credential(p) for p in self._read_candidates(value)):
                 self.flag(
                     "credential-read",
                     f"{cmd_name} reads {value}: a credential file",
@@ -402,6 +414,12 @@ class Analyzer:
         if inner is None:
             return
         self.reads(inner.node, inner.name, inner.args)
+        if inner.name in ("alias", "unalias"):
+            self._alias(inner)
+            return
+        if inner.name in self.aliases:
+            self._expand_alias(inner)
+            return
         if inner.name in ("cd", "pushd"):
             self.set_cwd(inner.operands[0] if inner.operands else "~")
             return
@@ -410,6 +428,34 @@ class Analyzer:
             rule(self, inner)
         if inner.name == "find":
             self._find_exec(inner)
+
+    def _alias(self, cmd: Cmd) -> None:
+        """`alias r=rm`: later commands named `r` are judged as what they stand for."""
+        for arg in cmd.args:
+            if cmd.name == "unalias" or arg is None or arg.startswith("-"):
+                continue
+            name, sep, value = arg.partition("=")
+            if sep:
+                self.aliases[name] = value
+        if any(a is None for a in cmd.args):
+            self.flag("dynamic-command", "defines an alias computed at run time", cmd.node)
+
+    def _expand_alias(self, cmd: Cmd) -> None:
+        value = self.aliases[cmd.name]
+        if value is None or any(a is None for a in cmd.args):
+            self.flag(
+                "dynamic-command", f"runs the alias {cmd.name}, computed at run time", cmd.node
+            )
+            return
+        if self.depth >= MAX_DEPTH:
+            self.flag("unparsable", f"the alias {cmd.name} expands too deeply to check", cmd.node)
+            return
+        words = [shlex.quote(a) for a in cmd.args if a is not None]
+        del self.aliases[cmd.name]  # as in bash, an alias is not expanded inside itself
+        try:
+            self.shell_payload(cmd.node, " ".join([value, *words]))
+        finally:
+            self.aliases[cmd.name] = value
 
     def _find_exec(self, cmd: Cmd) -> None:
         args = cmd.args
@@ -485,6 +531,8 @@ class Analyzer:
                     self.flag(
                         "database", f"pipes {statement} into {inner.name}", node, Severity.HIGH
                     )
+            if inner.name == "make" and _makefile_from_stdin(inner):
+                self.flag("stdin-code", "make runs a makefile from standard input", node)
             if inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
                 source = "downloaded code" if producers & DOWNLOADERS else "piped input"
                 self.flag(

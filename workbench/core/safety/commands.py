@@ -7,6 +7,7 @@ string, a grep pattern, a commit message) is data, never a command.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -191,13 +192,137 @@ _WRAPPER_VALUE_OPTIONS = {
     "flock": frozenset({"-w", "-E", "--timeout", "-c"}),
     "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "--delay", "--timeout"}),
     "chroot": frozenset({"--userspec", "--groups"}),
+    # tracers, privilege and namespace tools, launchers: each runs the command it is given
+    "strace": frozenset(
+        ["-o", "-e", "-p", "-s", "-u", "-E", "-P", "-I", "-b", "-a", "-X", "-S", "-U", "-O"]
+    ),
+    "ltrace": frozenset(
+        ["-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-L", "-A", "-D", "-F"]
+    ),
+    "ssh-agent": frozenset({"-a", "-E", "-t", "-P", "-O"}),
+    "fakeroot": frozenset({"-l", "-s", "-i", "-b", "--lib", "--faked"}),
+    "setpriv": frozenset(
+        [
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--reuid",
+            "--regid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+        ]
+    ),
+    "runuser": frozenset(
+        [
+            "-u",
+            "-g",
+            "-G",
+            "-s",
+            "-w",
+            "--user",
+            "--group",
+            "--supp-group",
+            "--shell",
+            "--whitelist-environment",
+        ]
+    ),
+    "unshare": frozenset(
+        [
+            "-S",
+            "-G",
+            "-R",
+            "-w",
+            "--setuid",
+            "--setgid",
+            "--root",
+            "--wd",
+            "--propagation",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+        ]
+    ),
+    "nsenter": frozenset(
+        ["-t", "-S", "-G", "-r", "-w", "--target", "--setuid", "--setgid", "--root", "--wd"]
+    ),
+    "firejail": frozenset(),
+    "systemd-run": frozenset(
+        [
+            "-p",
+            "-u",
+            "-E",
+            "-M",
+            "-H",
+            "--property",
+            "--unit",
+            "--setenv",
+            "--machine",
+            "--host",
+            "--description",
+            "--slice",
+            "--uid",
+            "--gid",
+            "--working-directory",
+            "--nice",
+            "--on-calendar",
+            "--on-active",
+        ]
+    ),
+    "prlimit": frozenset({"-p", "--pid"}),
+    "numactl": frozenset(
+        [
+            "-C",
+            "-N",
+            "-m",
+            "-p",
+            "-i",
+            "-P",
+            "--physcpubind",
+            "--cpunodebind",
+            "--membind",
+            "--preferred",
+            "--interleave",
+        ]
+    ),
+    "cgexec": frozenset({"-g"}),
+    "valgrind": frozenset(),
+    "xvfb-run": frozenset(
+        ["-n", "-s", "-f", "-e", "-p", "-w", "--server-num", "--server-args", "--auth-file"]
+    ),
+    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}),
+    "sshpass": frozenset({"-p", "-f", "-d", "-P"}),
+    "torsocks": frozenset({"-u", "-p", "-a", "-P"}),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "faketime": frozenset(),
+    "trickle": frozenset({"-d", "-u", "-w", "-t", "-l", "-n"}),
+    "cpulimit": frozenset({"-l", "-p", "-e", "--limit", "--pid", "--exe"}),
+    "time": frozenset({"-o", "-f", "--output", "--format"}),
+    "rlwrap": frozenset({"-a", "-f", "-H", "-l", "-p", "-s", "-S", "-t", "-w", "-z"}),
+}
+# Wrappers whose option hands a whole command line to a shell: `su -c`, `script -qc CMD`.
+_PAYLOAD_OPTIONS = {
+    "runuser": ("-c", "--command"),
+    "script": ("-c", "--command"),
+    "flock": ("-c", "--command"),
+    "sg": ("-c",),
+    "env": ("-S", "--split-string"),
 }
 _SIMPLE_WRAPPERS = frozenset(
     {
         "nohup",
         "command",
         "builtin",
-        "time",
         "setsid",
         "busybox",
         "unbuffer",
@@ -205,6 +330,13 @@ _SIMPLE_WRAPPERS = frozenset(
         "run0",
         "caffeinate",
         "catchsegv",
+        "eatmydata",
+        "nocache",
+        "chronic",
+        "ifne",
+        "tsp",
+        "with-contenv",
+        "dbus-launch",
     }
 )
 
@@ -216,6 +348,10 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
             _sudo_findings(ctx, cmd)
         if cmd.name == "command" and cmd.has("-v", "-V"):
             return None  # `command -v x` only looks x up
+        if cmd.name in _PAYLOAD_OPTIONS and _payload_option(ctx, cmd):
+            return None
+        if cmd.name in ("script", "sg"):
+            return _group_shell(ctx, cmd) if cmd.name == "sg" else None
         if cmd.name in _SIMPLE_WRAPPERS:
             start = next((i for i, a in enumerate(cmd.args) if not (a and a.startswith("-"))), None)
         elif cmd.name in _WRAPPER_VALUE_OPTIONS:
@@ -233,8 +369,41 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
                     cmd.nodes[start],
                 )
             return None
+        if re.search(r"\s|[;&|<>()$`]", inner.name):  # `watch "rm f"`: a command line
+            ctx.shell_payload(cmd.node, " ".join(a for a in cmd.args[start:] if a))
+            return None
         cmd = inner
     return cmd
+
+
+def _payload_option(ctx: Context, cmd: Cmd) -> bool:
+    """Judge the shell code given to `-c` (bundled as in `-qc`, or `--command=...`)."""
+    names = _PAYLOAD_OPTIONS[cmd.name]
+    letters = "".join(n[1] for n in names if len(n) == 2)
+    for i, arg in enumerate(cmd.args):
+        if arg is None:
+            continue
+        for name in names:
+            if name.startswith("--") and arg.startswith(name + "="):
+                ctx.shell_payload(cmd.node, arg[len(name) + 1 :])
+                return True
+        bundled = bool(re.fullmatch(rf"-[a-zA-Z]*[{letters}]", arg)) if letters else False
+        if arg in names or bundled:
+            value = cmd.args[i + 1] if i + 1 < len(cmd.args) else None
+            node = cmd.nodes[i + 1] if i + 1 < len(cmd.nodes) else cmd.node
+            ctx.shell_payload(node, value)
+            return True
+    return False
+
+
+def _group_shell(ctx: Context, cmd: Cmd) -> None:
+    """`sg GROUP COMMAND`: the command is one string run by a shell."""
+    operands = [a for a in cmd.args if a != "-"]
+    if len(operands) >= 2:
+        ctx.shell_payload(
+            cmd.node, " ".join(a for a in operands[1:] if a) if all(operands) else None
+        )
+    return None
 
 
 def _after_options(cmd: Cmd, with_values: frozenset[str]) -> int | None:
@@ -247,15 +416,23 @@ def _after_options(cmd: Cmd, with_values: frozenset[str]) -> int | None:
             return i
         if cmd.name == "env" and "=" in arg and not arg.startswith("-"):
             continue  # NAME=value
-        if cmd.name in ("timeout", "chroot", "flock") and not arg.startswith("-"):
-            return i + 1  # a duration, a new root or a lock file comes before the command
+        if cmd.name in _OPERAND_FIRST and not arg.startswith("-"):
+            return i + 1  # a duration, a new root, a lock file, a CPU mask or a time first
         if cmd.name in ("nice", "ionice", "chrt", "taskset") and re.fullmatch(r"-?\d+", arg):
             continue
+        if arg == "--":
+            return i + 1 if i + 1 < len(cmd.args) else None
         if arg.startswith("-") and arg != "-":
-            skip = arg in with_values
+            # a value option, alone or last in a bundle (`strace -fo out cmd`)
+            skip = arg in with_values or (
+                not arg.startswith("--") and len(arg) > 2 and f"-{arg[-1]}" in with_values
+            )
             continue
         return i
     return None
+
+
+_OPERAND_FIRST = frozenset({"timeout", "chroot", "flock", "taskset", "faketime"})
 
 
 def _sudo_findings(ctx: Context, cmd: Cmd) -> None:
@@ -503,8 +680,124 @@ def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
     ctx.flag("overwrite", f"{verb} {label}", node, severity, (target,) if target else ())
 
 
-@rule("sed")
+@rule("sed", "gsed")
 def _sed(ctx: Context, cmd: Cmd) -> None:
+    if not cmd.has("--sandbox"):
+        for script in _sed_scripts(cmd):
+            what = sed_danger(script) if script is not None else "a script computed at run time"
+            if what:
+                ctx.flag("inline-code", f"sed {what}", cmd.node)
+                break
+    _sed_in_place(ctx, cmd)
+
+
+def _sed_scripts(cmd: Cmd) -> list[str | None]:
+    scripts: list[str | None] = []
+    explicit = False
+    for i, arg in enumerate(cmd.args):
+        if arg in ("-e", "--expression") and i + 1 < len(cmd.args):
+            scripts.append(cmd.args[i + 1])
+            explicit = True
+        elif arg and arg.startswith("--expression="):
+            scripts.append(arg.split("=", 1)[1])
+            explicit = True
+        elif arg in ("-f", "--file") or (arg and arg.startswith("--file=")):
+            explicit = True
+    if not explicit:
+        first = next(
+            (
+                a
+                for i, a in enumerate(cmd.args)
+                if (a is None or not a.startswith("-"))
+                and not (i and cmd.args[i - 1] in ("-l", "--line-length"))
+            ),
+            "",
+        )
+        scripts.append(first)
+    return scripts
+
+
+_SED_COMMANDS = set("{}=aicdDeFgGhHlLnNpPqQrRstTvwWxyz:#b")
+
+
+def sed_danger(script: str) -> str:
+    """What a sed script does besides editing text: `e` runs commands, `w` writes files."""
+    i, n = 0, len(script)
+    while i < n:
+        while i < n and script[i] in " \t\n;!}{":
+            i += 1
+        i = _sed_address(script, i)
+        while i < n and script[i] in " \t!":
+            i += 1
+        if i >= n:
+            break
+        c = script[i]
+        if c not in _SED_COMMANDS:
+            return f"script it cannot read (at {script[i : i + 10]!r})"
+        if c == "e":
+            return "runs a command (the e command)"
+        if c in "wW":
+            return "writes a file (the w command)"
+        if c in "sy":
+            i, flags = _sed_substitute(script, i + 1, c == "s")
+            if "e" in flags:
+                return "runs the result as a command (s///e)"
+            if "w" in flags:
+                return "writes a file (s///w)"
+            continue
+        if c in "aicrR:btT#":  # text, file names and labels run to the end of the line
+            end = script.find("\n", i)
+            if c in ":btT":
+                end = min(x for x in (script.find(";", i), end, n) if x >= 0)
+            i = n if end < 0 else end
+            continue
+        i += 1
+    return ""
+
+
+def _sed_address(script: str, i: int) -> int:
+    n = len(script)
+    for _ in range(2):
+        if i < n and script[i] in "/\\":
+            delimiter = "/" if script[i] == "/" else (script[i + 1] if i + 1 < n else "/")
+            i += 1 if script[i] == "/" else 2
+            while i < n and script[i] != delimiter:
+                i += 2 if script[i] == "\\" else 1
+            i += 1
+            while i < n and script[i] in "IM":
+                i += 1
+        else:
+            match = re.match(r"\$|[0-9]+(?:~[0-9]+)?|\+[0-9]+|~[0-9]+", script[i:])
+            if match:
+                i += match.end()
+        if i < n and script[i] == ",":
+            i += 1
+            continue
+        break
+    return i
+
+
+def _sed_substitute(script: str, i: int, with_flags: bool) -> tuple[int, str]:
+    n = len(script)
+    if i >= n:
+        return n, ""
+    delimiter, i, parts = script[i], i + 1, 0
+    while i < n and parts < 2:
+        if script[i] == "\\":
+            i += 2
+            continue
+        if script[i] == delimiter:
+            parts += 1
+        i += 1
+    start = i
+    while with_flags and i < n and script[i] not in ";\n}":
+        if script[i] == "w":  # the rest of the line is the file name
+            return n, script[start : i + 1]
+        i += 1
+    return i, script[start:i]
+
+
+def _sed_in_place(ctx: Context, cmd: Cmd) -> None:
     if any(
         a and (a.startswith("--in-place") or re.fullmatch(r"-[nEerszu]*i\S*", a)) for a in cmd.args
     ):
@@ -645,9 +938,50 @@ def _ssh(ctx: Context, cmd: Cmd) -> None:
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
+_GIT_PROGRAM_KEYS = re.compile(
+    r"^(?:core\.(?:sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)|diff\.external|"
+    r"sequence\.editor|pager\..*|include\.path|includeif\..*|interactive\.difffilter|"
+    r"web\.browser|.*\.(?:textconv|command|cmd|clean|smudge|process|driver|program|helper|"
+    r"uploadpack|receivepack|packobjectshook|path))$"
+)
+
+
+def _git_config(ctx: Context, cmd: Cmd) -> dict[str, str]:
+    """`git -c key=value`: aliases it defines; a program it sets asks."""
+    aliases: dict[str, str] = {}
+    for i, arg in enumerate(cmd.args):
+        if arg not in ("-c", "--config-env") or i + 1 >= len(cmd.args):
+            continue
+        setting = cmd.args[i + 1]
+        if setting is None:
+            ctx.flag("dynamic-command", "git -c with a setting computed at run time", cmd.node)
+            continue
+        key, _, value = setting.partition("=")
+        key = key.lower()
+        if key.startswith("alias."):
+            aliases[key[len("alias.") :]] = value
+        elif arg == "--config-env" or _GIT_PROGRAM_KEYS.match(key):
+            ctx.flag("git-config", f"git -c {key}: sets a program for git to run", cmd.node)
+    return aliases
+
+
 @rule("git")
 def _git(ctx: Context, cmd: Cmd) -> None:
+    aliases = _git_config(ctx, cmd)
     sub, at = cmd.sub(_GIT_VALUE_OPTIONS)
+    if sub in aliases:
+        alias, rest = aliases[sub], cmd.args[at + 1 :]
+        if alias.startswith("!"):
+            line = " ".join([alias[1:], *(a for a in rest if a)]) if all(rest) else None
+            ctx.shell_payload(cmd.node, line)
+            return
+        words = alias.split() + [a for a in rest]
+        sub, args = (words[0], words[1:]) if words else ("", [])
+        inner = Cmd(sub, args, [cmd.node] * len(args), cmd.node)
+        reason = _git_reason(sub, inner)
+        if reason:
+            ctx.flag(f"git-{sub}", f"git {sub} (an alias): {reason}", cmd.node)
+        return
     inner = Cmd(sub, cmd.args[at + 1 :], cmd.nodes[at + 1 :], cmd.node)
     reason = _git_reason(sub, inner)
     if reason:
@@ -953,6 +1287,62 @@ def _rsync(ctx: Context, cmd: Cmd) -> None:
 def _tar(ctx: Context, cmd: Cmd) -> None:
     if cmd.has("--remove-files", "--unlink-first", "--recursive-unlink"):
         ctx.flag("archive-delete", "tar deletes its source files", cmd.node)
+    mode, archive, directory = _tar_parts(cmd)
+    if any(
+        a
+        and a.startswith(
+            (
+                "--to-command",
+                "--use-compress-program",
+                "--checkpoint-action",
+                "--info-script",
+                "--new-volume-script",
+                "-I",
+            )
+        )
+        for a in cmd.args
+    ):
+        ctx.flag("inline-code", "tar runs a program it is given", cmd.node)
+    if mode in "cru" and archive not in (None, "-", "/dev/null", "/dev/stdout"):
+        risk = ctx.place(cmd.node, archive, "tar writes the archive")
+        path = ctx.resolve(archive)
+        if mode == "c" and risk is None and path is not None and os.path.lexists(path):
+            ctx.flag(
+                "overwrite",
+                f"tar -c overwrites the existing file {archive}",
+                cmd.node,
+                writes=(archive,),
+            )
+    if mode == "x" and directory is not None:
+        ctx.place(cmd.node, directory, "tar extracts into")
+
+
+def _tar_parts(cmd: Cmd) -> tuple[str, str | None, str | None]:
+    """tar's mode (c, r, u, x, t or ""), its archive (-f) and its -C directory."""
+    mode, archive, directory = "", None, None
+    args = cmd.args
+    for i, arg in enumerate(args):
+        if arg is None:
+            continue
+        following = args[i + 1] if i + 1 < len(args) else None
+        long = {"--create": "c", "--append": "r", "--update": "u", "--extract": "x", "--get": "x"}
+        if arg in long:
+            mode = mode or long[arg]
+        elif arg.startswith("--file="):
+            archive = arg.split("=", 1)[1]
+        elif arg in ("--file", "-f"):
+            archive = following
+        elif arg in ("-C", "--directory"):
+            directory = following
+        elif arg.startswith("--directory="):
+            directory = arg.split("=", 1)[1]
+        elif (arg.startswith("-") and not arg.startswith("--")) or (i == 0 and arg.isalpha()):
+            letters = arg.lstrip("-")
+            mode = mode or next((c for c in letters if c in "cruxt"), "")
+            if "f" in letters:
+                rest = letters[letters.index("f") + 1 :]
+                archive = rest if rest and arg.startswith("-") else following
+    return mode, archive, directory
 
 
 @rule("zip")
@@ -1023,10 +1413,77 @@ def _rclone(ctx: Context, cmd: Cmd) -> None:
         ctx.flag("sync-delete", f"rclone {sub} deletes or replaces remote files", cmd.node)
 
 
-@rule("awk", "gawk")
+@rule("awk", "gawk", "mawk", "nawk", "busybox-awk")
 def _awk(ctx: Context, cmd: Cmd) -> None:
     if any(a in ("inplace", "-iinplace") for a in cmd.args if a):
         ctx.flag("edit-in-place", f"{cmd.name} -i inplace edits files in place", cmd.node)
+    program, from_file, skip = None, False, False
+    for i, arg in enumerate(cmd.args):
+        if skip:
+            skip = False
+            continue
+        if arg in ("-f", "--file"):
+            from_file, skip = True, True
+        elif arg in ("-e", "--source"):
+            program = cmd.args[i + 1] if i + 1 < len(cmd.args) else ""
+            skip = True
+        elif arg in ("-F", "-v", "--assign", "--field-separator", "-i", "--include", "-l"):
+            skip = True
+        elif arg is None or not arg.startswith("-"):
+            if program is None and not from_file:
+                program = arg if arg is not None else None
+                if arg is None:
+                    ctx.flag(
+                        "dynamic-command",
+                        f"{cmd.name} runs a program computed at run time",
+                        cmd.node,
+                    )
+                    return
+            break
+    what = _awk_danger(program or "")
+    if what:
+        ctx.flag("inline-code", f"{cmd.name} program {what}", cmd.node)
+
+
+_AWK_SINKS = ("/dev/stdout", "/dev/stderr", "-")
+
+
+def _awk_danger(program: str) -> str:
+    """What an awk program does besides reading: runs commands or writes files."""
+    if re.search(r"\bsystem\s*\(", program):
+        return "runs a command (system)"
+    if re.search(r"\|\s*&?\s*getline|\bprintf?\b[^;{}]*\|", program):
+        return "runs a command through a pipe"
+    for match in re.finditer(r"\bprintf?\b[^;{}]*?>>?\s*(\"([^\"]*)\"|[^\s;}]+)", program):
+        if match.group(2) not in _AWK_SINKS:
+            return f"writes to {match.group(1)}"
+    return ""
+
+
+@rule("ex", "ed", "red", "vim", "vi", "nvim", "view", "gvim", "emacs")
+def _editor(ctx: Context, cmd: Cmd) -> None:
+    """Editors run their own commands from -c, +cmd, a script or standard input."""
+    scripted = any(
+        a is None
+        or a.startswith("+")
+        or a in ("-c", "--cmd", "-S", "-s", "-e", "-E", "-es", "-Es", "--headless", "-u")
+        or re.fullmatch(r"-[a-zA-Z]*[cSs]", a)
+        or a.startswith(("--eval", "-eval", "--funcall", "-f", "--batch", "-batch", "-l", "--load"))
+        for a in cmd.args
+    )
+    if cmd.name in ("ex", "ed", "red") and cmd.operands:
+        scripted = True  # their commands come from -c or standard input, not a person
+    if scripted:
+        takes = ("-c", "--cmd", "-S", "-s", "-u", "--eval", "-l", "--load", "-f", "--funcall")
+        files = [
+            a
+            for i, a in enumerate(cmd.args)
+            if a
+            and not a.startswith(("-", "+"))
+            and not (i and cmd.args[i - 1] in takes)
+            and not (i and re.fullmatch(r"-[a-zA-Z]*[cSs]", cmd.args[i - 1] or ""))
+        ] or ["files"]
+        ctx.flag("edit-in-place", f"{cmd.name} runs editor commands on {_shown(files)}", cmd.node)
 
 
 @rule("unzip")

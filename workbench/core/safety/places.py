@@ -16,6 +16,7 @@ Reading is free except credentials (private keys, cloud credentials, `.env` file
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -127,6 +128,17 @@ _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.(?!example$|sample$|template$|dist$)[^
 
 def state_roots() -> tuple[str, ...]:
     """hermes-tui's own state: HERMES_HOME and the models directory, as written and resolved."""
+    key = tuple(os.environ.get(k, "") for k in ("HERMES_HOME", "HOME", "HERMES_TUI_MODELS_DIR"))
+    if _STATE_ROOTS.get(key) is None:
+        _STATE_ROOTS.clear()
+        _STATE_ROOTS[key] = _state_roots()
+    return _STATE_ROOTS[key]
+
+
+_STATE_ROOTS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _state_roots() -> tuple[str, ...]:
     from workbench.core.config import hermes_home
 
     home = hermes_home()
@@ -158,11 +170,12 @@ def _under(rest: str, entries: tuple[str, ...]) -> bool:
 
 
 def _path_dirs() -> frozenset[str]:
-    dirs = set()
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if entry.startswith("/"):
-            dirs.add(posixpath.normpath(entry))
-    return frozenset(dirs)
+    return _dirs_on(os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=4)
+def _dirs_on(path: str) -> frozenset[str]:
+    return frozenset(posixpath.normpath(e) for e in path.split(os.pathsep) if e.startswith("/"))
 
 
 def device_kind(path: str) -> str:
@@ -214,7 +227,7 @@ def _place_risk(path: str, replaces: bool) -> PathRisk | None:
     if any(within(path, root) for root in state_roots()):
         return PathRisk("app-state", "hermes-tui's own state (HERMES_HOME)", Severity.HARDLINE)
     device = device_kind(path)
-    if raw_disk(path):
+    if RAW_DISK.match(path) or device == "block":
         return PathRisk("disk", "a raw disk or memory device", Severity.HARDLINE)
     if replaces and device:
         return PathRisk("device", f"a {device} device (it would be replaced)", Severity.HARDLINE)
@@ -251,11 +264,12 @@ def credential(path: str) -> bool:
     rest = _home_rest(path)
     if rest is not None and _CREDENTIAL_ANY_HOME.match(rest):
         return True
-    if any(within(path, root) for root in state_roots()):
-        name = path.rsplit("/", 1)[-1]
-        if name in (".env", "auth.json") or "/mcp-tokens" in path:
-            return True
-    return bool(_ENV_FILE.search(path)) or path in ("/etc/shadow", "/etc/gshadow")
+    if _ENV_FILE.search(path) or path in ("/etc/shadow", "/etc/gshadow"):
+        return True
+    name = path.rsplit("/", 1)[-1]
+    if name == "auth.json" or "/mcp-tokens" in path:  # Hermes's own secrets, in its home
+        return any(within(path, root) for root in state_roots())
+    return False
 
 
 def holds_credentials(directory: str) -> bool:

@@ -1,0 +1,101 @@
+"""Fail closed: what the analyser cannot fully follow asks, run for real with no one to ask.
+
+Each command targets a real file `f` in a scratch project through `hermes-tui call terminal`
+with no terminal, so an ask is a denial and the file must survive. Benign commands that are
+fully understood still run unasked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.calls import terminal
+from workbench.core.safety import analyze_command
+
+BYPASSES = [
+    "shopt -s expand_aliases; alias r=rm; r f",
+    "shopt -s expand_aliases\nalias r='rm -f'\nr f",
+    'w(){ "$@"; }; w rm f',
+    'bash <<< "rm f"',
+    "bash <<EOF\nrm f\nEOF",
+    "python3 <<< \"import os; os.remove('f')\"",
+    "python3 - <<'EOF'\nimport shutil as s, os\ns.move('f', '/dev/null') if False else os.unlink('f')\nEOF",
+    'make -f - <<< "all:\n\trm f"',
+    "printf 'all:\\n\\trm f\\n' | make -f -",
+    "python3 -c \"__import__('os').remove('f')\"",
+    "python3 -c \"import os as o; o.remove('f')\"",
+    "python3 -c \"from os import unlink as u; u('f')\"",
+    "python3 -c \"o = open; o('f', 'w').write('')\"",
+    "python3 -c \"import pathlib; pathlib.Path('f').unlink()\"",
+    "python3 -c \"import shutil; shutil.rmtree('d')\"",
+    "python3 -c \"getattr(__import__('os'), 'remove')('f')\"",
+    "python3 -c \"exec('import os; os.remove(chr(102))')\"",
+    "awk 'BEGIN{system(\"rm f\")}'",
+    'awk \'BEGIN{print "" > "f"}\'',
+    "sed -n '1e rm f' f",
+    "sed -n 's/.*/rm f/e' f",
+    "git -c alias.x='!rm f' x",
+    "strace -o /dev/null rm f",
+    'script -qc "rm f" /dev/null',
+    "ssh-agent rm f",
+    "fakeroot rm f",
+    "setpriv rm f",
+    "runuser -u root -- rm f",
+    'watch -n 1 -g "rm f"',
+    'env -S "rm f"',
+    "taskset 0x1 rm f",
+    "tar -cf f d",
+    "ex -sc '%d|x' f",
+    'foo-runner <<< "rm f"',
+]
+
+
+@pytest.mark.parametrize("command", BYPASSES)
+def test_what_is_not_understood_asks(scratch, capsys, command: str) -> None:
+    f = scratch.project / "f"
+    f.write_text("precious\n")
+    (scratch.project / "d").mkdir()
+    (scratch.project / "d" / "kept").write_text("kept")
+    out = terminal(capsys, command, scratch.project)
+    assert out.status == "denied", (command, out.stdout)
+    assert f.read_text() == "precious\n" and (scratch.project / "d" / "kept").exists()
+
+
+BENIGN = [
+    "alias ll='ls -la'; ll",
+    "python3 -c 'print(sum(range(10)))'",
+    "python3 -c \"print('a'.replace('a', 'b'))\"",
+    'python3 -c "import os; print(os.getcwd())"',
+    'python3 <<< "print(6 * 7)"',
+    "bash <<< 'echo hi'",
+    "grep precious <<< precious",
+    "awk '{print $1}' f",
+    "awk '{print $1 > \"/dev/stderr\"}' f",
+    "sed -n '/pre/,/x/p' f",
+    "sed 's/a/b/g' f",
+    "git -c color.ui=never status --short",
+    "strace -V",
+    "rm --help",
+    "tar --version",
+    "rsync --dry-run -a d/ e/",
+    "git clean -n",
+    "tar -cf new.tar d",
+]
+
+
+@pytest.mark.parametrize("command", BENIGN)
+def test_fully_understood_commands_run_unasked(scratch, capsys, command: str) -> None:
+    (scratch.project / "f").write_text("precious\n")
+    (scratch.project / "d").mkdir()
+    (scratch.project / ".git").mkdir()  # `git status` needs none, but `git clean -n` does
+    assert not analyze_command(command, cwd=scratch.project).dangerous, command
+    out = terminal(capsys, command, scratch.project)
+    assert out.status != "denied", (command, out.stdout)
+
+
+def test_a_parser_failure_asks(tmp_path: Path) -> None:
+    deep = "(" * 3000 + "rm f" + ")" * 3000
+    verdict = analyze_command(deep, cwd=tmp_path)
+    assert verdict.dangerous and not verdict.hardline
