@@ -145,3 +145,49 @@ def test_a_nul_byte_path_is_a_clear_error(env) -> None:
     out = run(env, "call", "read_file", "--args", '{"path": "a\\u0000b"}')
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "contains a NUL byte" in json.loads(out.stdout)["message"]
+
+
+def test_a_long_chat_is_compressed_and_says_so_then_resumes(
+    env, fake: FakeOpenAI, home: Path, tmp_path: Path
+) -> None:
+    """A conversation of reads several times the server's window: no request refused, the
+    compression said on stderr, the context in use on each turn's line; resume goes on."""
+    import subprocess
+
+    from tests.conftest import BIN
+    from workbench.core.compress import SUMMARY_SYSTEM
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "model:\n  context_window: 6000\n  max_tokens: 1024\n"
+        "agent:\n  disabled_toolsets: [terminal, web]\n"
+    )
+    fake.window = 6000
+    fake.route(SUMMARY_SYSTEM[:40], *[text("The user had notes read.")] * 20)
+    prompts = []
+    for n in range(8):
+        (tmp_path / f"notes{n}.txt").write_text(
+            f"TOP{n}\n" + "".join(f"note {i}: keep calm and carry on\n" for i in range(900))
+        )
+        fake.add(tools(("read_file", {"path": f"notes{n}.txt"})), text(f"read {n}"))
+        prompts.append(f"read notes{n}.txt")
+    out = subprocess.run(
+        [str(BIN / "hermes-tui"), "chat", "--cwd", str(tmp_path)],
+        input="\n".join(prompts) + "\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [w for n in range(8) for w in ("read", str(n))]
+    assert fake.refused == [] and fake.overflows == []
+    assert "──── context compressed " in out.stderr
+    assert out.stderr.count(" / 6k]") == 8  # "· context 3.1k / 6k]" on each turn's line
+    fake.add(text("resumed"))
+    again = run(env, "chat", "--resume", "", "and now?")
+    assert again.returncode == 0 and again.stdout.strip() == "resumed"
+    sent = fake.requests[-1]["messages"]
+    assert sent[0]["content"] == "read notes0.txt" and sent[-1]["content"] == "and now?"
+    assert any("[Summary of the earlier conversation" in (m.get("content") or "") for m in sent)
+    assert fake.refused == []

@@ -59,6 +59,12 @@ class Printer:
                 else ""
             )
             _err(f"\n  ⚙ {event.name} {args[:200]}" + (" (parallel)" if event.parallel else ""))
+        elif kind == "ContextCompressed":
+            _err(f"\n  ──── {event.describe()} ────")
+            if event.problem:
+                _err(f"  ! {event.problem}")
+        elif kind == "ContextNotice":
+            _err(f"\n  ! {event.text}")
         elif kind == "ToolCallFinished":
             mark = "✔" if event.status == "ok" else "✖"
             note = f" → {event.spilled}" if event.spilled else ""
@@ -110,6 +116,8 @@ def _clarifier() -> Any:
 
 
 async def _converse(session: Any, prompt: str | None) -> int:
+    from workbench.core.context import short
+
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, session.cancel)
     code = EXIT_OK
@@ -129,9 +137,14 @@ async def _converse(session: Any, prompt: str | None) -> int:
                 break
             finished = await session.turn(text)
             sys.stdout.write("\n")
+            context = (
+                f" · context {short(finished.context)} / {short(finished.window)}"
+                if finished.window
+                else ""
+            )
             _err(
                 f"[{finished.reason} · {finished.prompt_tokens} in / {finished.completion_tokens} out tokens · "
-                f"{finished.elapsed:.1f} s · {finished.rounds} round(s)]"
+                f"{finished.elapsed:.1f} s · {finished.rounds} round(s){context}]"
             )
             if finished.error:
                 _err(f"hermes-tui: {finished.error}")

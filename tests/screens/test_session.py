@@ -176,3 +176,40 @@ async def test_sub_agents_get_lane_groups_and_their_conversation_opens(server) -
         assert reply.reply == "alpha: one line"
         await pilot.press("r")  # the raw transcript
         await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+
+
+async def test_the_context_in_use_shows_as_it_changes_and_compression_is_marked(
+    server, home: Path, tmp_path: Path
+) -> None:
+    from workbench.core.compress import SUMMARY_SYSTEM
+
+    (home / "config.yaml").write_text(
+        server.model_config()
+        + "  context_window: 6000\n  max_tokens: 1024\nagent:\n  disabled_toolsets: [terminal, web]\n"
+    )
+    server.window = 6000
+    server.route(SUMMARY_SYSTEM[:40], *[text("The user had notes read.")] * 20)
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        line = screen.query_one("#turn-line")
+        seen: list[str] = []
+        for n in range(8):
+            (tmp_path / f"notes{n}.txt").write_text(
+                f"TOP{n}\n" + "".join(f"note {i}: keep calm and carry on\n" for i in range(900))
+            )
+            server.add(tools(("read_file", {"path": f"notes{n}.txt"})), text(f"read {n}"))
+            await send(pilot, screen, f"read notes{n}.txt")
+            await wait_until(pilot, lambda n=n: not screen.busy and f"read {n}" in _replies(screen))
+            seen.append(str(line.content))
+            if screen.query(".divider"):
+                break
+        assert all(" / 6k" in s and s.startswith("answered · context ") for s in seen)
+        assert len(set(seen)) > 1  # it follows the conversation
+        (divider,) = screen.query(".divider")
+        assert "context compressed " in str(divider.content)
+        assert server.refused == []
+
+
+def _replies(screen: SessionScreen) -> str:
+    return " ".join(r.reply for r in screen.query(AssistantMessage))

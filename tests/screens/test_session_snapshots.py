@@ -12,7 +12,8 @@ from textual.app import App
 from tests.screens.test_approval import ModalHost, request
 from tests.screens.test_viewer import ViewerHost
 from workbench.app import WorkbenchApp
-from workbench.core.agent import TextDelta
+from workbench.core.agent import ContextUsage, TextDelta, TurnFinished
+from workbench.core.compress import ContextCompressed
 from workbench.core.executor import ToolCallFinished, ToolCallStarted
 from workbench.screens.session import SessionScreen
 from workbench.widgets.chat import ChatLog
@@ -67,6 +68,29 @@ async def replay(pilot) -> None:
 
 def test_session_with_cards_and_timeline(snap_compare) -> None:
     assert snap_compare(SessionHost(), terminal_size=SIZE, run_before=replay)
+
+
+async def compressed(pilot) -> None:
+    """A turn whose conversation was compressed: the divider, then the context in use."""
+    screen = pilot.app.screen
+    log = screen.query_one(ChatLog)
+    await log.remove_children()
+
+    async def play(event: object) -> None:
+        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(event))
+
+    await log.user("Read notes.txt and tell me what it says.")
+    await play(ContextUsage(25_130, 32_768))
+    await play(ContextCompressed(25_130, 9_840, 32_768, 6, 14, 0, "…", "threshold"))
+    await play(ContextUsage(9_840, 32_768))
+    await play(TextDelta("It says to keep calm and carry on."))
+    await screen._finish_reply()
+    screen._turn_line(TurnFinished("answered", "", 9_840, 12, 2.5, 2, "", 12_345, 32_768))
+    await pilot.pause()
+
+
+def test_session_with_a_compressed_context(snap_compare) -> None:
+    assert snap_compare(SessionHost(), terminal_size=SIZE, run_before=compressed)
 
 
 def test_approval_modal(snap_compare) -> None:

@@ -53,7 +53,7 @@ class ContextCompressed:
 
     before: int  # tokens before
     after: int  # tokens after
-    window: int  # the prompt's window, in tokens
+    window: int  # the model's context, in tokens
     stubbed: int  # old tool results replaced by their stubs
     summarised: int  # messages replaced by the summary
     trimmed: int  # messages cut to fit
@@ -64,15 +64,15 @@ class ContextCompressed:
     def describe(self) -> str:
         parts = []
         if self.stubbed:
-            parts.append(f"{self.stubbed} old tool result{'s' * (self.stubbed != 1)} stubbed")
+            parts.append(f"{self.stubbed} result{'s' * (self.stubbed != 1)} stubbed")
         if self.summarised:
             parts.append(f"{self.summarised} message{'s' * (self.summarised != 1)} summarised")
         if self.trimmed:
             parts.append(f"{self.trimmed} cut to fit")
-        done = ", ".join(parts) or "nothing to remove"
+        done = ", ".join(parts) or "nothing removed"
         return (
-            f"context compressed: {short(self.before)} → {short(self.after)} of "
-            f"{short(self.window)} tokens ({done})"
+            f"context compressed {short(self.before)} → {short(self.after)} / "
+            f"{short(self.window)}: {done}"
         )
 
 
@@ -120,7 +120,7 @@ class Compressor:
             summarised = len(middle)
         out, trimmed = self._trim(out, extra, definitions)
         event = ContextCompressed(
-            before, count(out), self.window.prompt, stubbed, summarised, trimmed,
+            before, count(out), self.window.context, stubbed, summarised, trimmed,
             summary, reason, problem,
         )  # fmt: skip
         return out, event

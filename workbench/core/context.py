@@ -168,7 +168,9 @@ def _number_after(text: str, patterns: tuple[str, ...]) -> int | None:
 
 
 def short(tokens: int) -> str:
-    """12345 → '12.3k', 32768 → '32.8k', 900 → '900'."""
+    """12345 → '12.3k', 900 → '900'; a window of 32768 → '32k', as context sizes are said."""
+    if tokens >= 1024 and tokens % 1024 == 0:
+        return f"{tokens // 1024}k"
     if tokens < 1000:
         return str(tokens)
     value = tokens / 1000

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from workbench.agent_thread import AgentThread
+from workbench.core.context import short
 from workbench.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
 from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Bar, Timeline
@@ -59,6 +60,9 @@ class SessionScreen(Screen[None]):
         self._pending = ""  # streamed text not yet on screen
         self._flush_timer: Any = None
         self._agent_thread: AgentThread | None = None
+        self._reason = ""  # how the last turn ended
+        self._turn_text = ""  # the last turn's figures
+        self._context_text = ""  # the context in use now, e.g. "context 12.3k / 32k"
 
     @property
     def agent_thread(self) -> AgentThread:
@@ -259,6 +263,16 @@ class SessionScreen(Screen[None]):
         elif kind == "ChildFinished":
             ended = f"🧩 {event.name} {event.reason}" + (f": {event.error}" if event.error else "")
             await log.note(Text(ended, style="cyan" if event.reason == "answered" else "red"))
+        elif kind == "ContextUsage":
+            self._context_text = f"context {short(event.used)} / {short(event.window)}"
+            self._render_turn_line()
+        elif kind == "ContextCompressed":
+            await self._finish_reply()
+            await log.note(Text(event.describe()), classes="divider")
+            if event.problem:
+                await log.note(Text(event.problem, style="yellow"))
+        elif kind == "ContextNotice":
+            await log.note(Text(event.text, style="yellow"))
         elif kind == "ToolCallFinished":
             card = log.cards.get(event.call_id)
             if card is not None:
@@ -292,14 +306,21 @@ class SessionScreen(Screen[None]):
             self.reply = None
 
     def _turn_line(self, finished: Any) -> None:
+        if finished.window:
+            self._context_text = f"context {short(finished.context)} / {short(finished.window)}"
+        self._turn_text = (
+            f"{finished.rounds} round{'s' * (finished.rounds != 1)} · "
+            f"{finished.elapsed:.1f} s · ↑ {finished.prompt_tokens:,} in · "
+            f"↓ {finished.completion_tokens:,} out"
+        )
+        self._reason = finished.reason
+        self._render_turn_line()
+
+    def _render_turn_line(self) -> None:
+        # The reason and the context lead: on a narrow pane the token counts are what gets cut.
+        parts = [self._reason, self._context_text, self._turn_text]
         self.query_one("#turn-line", Static).update(
-            Text(
-                # The reason leads: on a narrow pane the token counts are what gets cut.
-                f"{finished.reason} · {finished.rounds} round{'s' * (finished.rounds != 1)} · "
-                f"{finished.elapsed:.1f} s · ↑ {finished.prompt_tokens:,} in · "
-                f"↓ {finished.completion_tokens:,} out",
-                style="dim",
-            )
+            Text(" · ".join(p for p in parts if p), style="dim")
         )
 
     @on(Timeline.Selected)
