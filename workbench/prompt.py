@@ -6,6 +6,7 @@ import sys
 import threading
 
 from workbench.core.approval import ApprovalBroker, ApprovalRequest
+from workbench.core.printable import escape
 
 
 class TerminalPrompt:
@@ -20,12 +21,13 @@ class TerminalPrompt:
 
     def _ask(self, request: ApprovalRequest) -> None:
         with self._lock:
-            who = f" ({request.label})" if request.label else ""
-            lines = [f"\nhermes-tui: {request.tool}{who} needs your approval to run:", ""]
-            lines += [f"    {line}" for line in request.command.splitlines() or [""]]
-            lines += ["", f"  why:   {request.reason}", f"  where: {request.cwd}"]
+            who = f" ({escape(request.label)})" if request.label else ""
+            lines = [f"\nhermes-tui: {escape(request.tool)}{who} needs your approval to run:", ""]
+            # every line, each control character visible: a command cannot hide itself
+            lines += [f"    {line}" for line in escape(request.command).split("\n")]
+            lines += ["", f"  why:   {escape(request.reason)}", f"  where: {escape(request.cwd)}"]
             if request.writes:
-                lines.append(f"  writes: {', '.join(request.writes)}")
+                lines.append(f"  writes: {escape(', '.join(request.writes))}")
             lines.append(
                 f"Allow? [o]nce, [s]ession, [a]lways, [d]eny — anything else denies "
                 f"(denied in {request.timeout:g}s): "

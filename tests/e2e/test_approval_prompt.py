@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -45,3 +46,16 @@ def test_always_is_saved_and_not_asked_again(tmux_run, tmp_path: Path, home: Pat
     second = tmux_run("call", "terminal", "--args", '{"command": "rm -f a.log"}')
     shown = wait_for(second, "EXIT=")
     assert "Allow?" not in shown and "EXIT=0" in shown
+
+
+def test_a_command_cannot_hide_itself_in_the_prompt(tmux_run, tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text("x")
+    hidden = "rm -f data.txt #\r\x1b[2K\x1b[1A\x1b[2Kls -la\necho second line"
+    args = json.dumps({"command": hidden})
+    session = tmux_run("call", "terminal", "--args", args)
+    shown = wait_for(session, "Allow? [o]nce")
+    assert r"rm -f data.txt #\r\x1b[2K\x1b[1A\x1b[2Kls -la" in shown
+    assert "    echo second line" in shown  # every line of the command
+    subprocess.run(["tmux", "send-keys", "-t", session, "d", "Enter"], check=True)
+    wait_for(session, "EXIT=1")
+    assert (tmp_path / "data.txt").exists()

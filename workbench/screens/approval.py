@@ -19,16 +19,19 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from workbench.core.approval import ApprovalRequest, Choice
+from workbench.core.printable import escape, escape_with_spans
 
 CHOICE_KEYS = frozenset({"o", "s", "a", "d", "escape", "enter"})
 MOVE_KEYS = frozenset({"tab", "shift+tab", "left", "right", "up", "down"})
 
 
 def highlighted(request: ApprovalRequest) -> Text:
-    text = Text(request.command, style="bold")
-    if request.verdict is not None:
-        for start, end in request.verdict.spans:
-            text.stylize("reverse red", start, end)
+    """The whole command, control characters made visible, the dangerous parts marked."""
+    spans = request.verdict.spans if request.verdict is not None else []
+    shown, moved = escape_with_spans(request.command, spans)
+    text = Text(shown, style="bold")
+    for start, end in moved:
+        text.stylize("reverse red", start, end)
     return text
 
 
@@ -51,22 +54,22 @@ class ApprovalScreen(ModalScreen[Choice]):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        who = f" ({request.label})" if request.label else ""
+        who = f" ({escape(request.label)})" if request.label else ""
         with Vertical(id="approval-box"):
             yield Static(
-                Text(f"⚠ {request.tool}{who} needs your approval", style="bold"),
+                Text(f"⚠ {escape(request.tool)}{who} needs your approval", style="bold"),
                 id="approval-title",
             )
             with VerticalScroll(id="approval-command"):
                 yield Static(highlighted(request))
             facts = Text()
             facts.append("why    ", "dim")
-            facts.append(request.reason + "\n")
+            facts.append(escape(request.reason) + "\n")
             facts.append("where  ", "dim")
-            facts.append((request.cwd or "?") + "\n")
+            facts.append(escape(request.cwd or "?") + "\n")
             if request.writes:
                 facts.append("writes ", "dim")
-                facts.append(", ".join(request.writes) + "\n")
+                facts.append(escape(", ".join(request.writes)) + "\n")
             yield Static(facts, id="approval-facts")
             yield Static("", id="approval-countdown")
             with Horizontal(id="approval-buttons"):
