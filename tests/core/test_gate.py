@@ -61,6 +61,32 @@ def test_file_tools_never_change_hermes_home(scratch, capsys, tool: str) -> None
     assert config.read_text() == CONFIG
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp -t ~/.hermes/plugins evil.py",
+        "rsync -a plugin/ ~/.hermes/plugins/",
+        "install -m 644 evil.py ~/.hermes/plugins/evil.py",
+        "sort -o ~/.hermes/config.yaml evil.py",
+        "cd ~/.hermes && touch plugins/evil.py",
+        "python3 -c \"open('$HOME/.hermes/plugins/evil.py', 'w').write('x')\"",
+        "chmod 777 ~/.hermes",
+        "rm -rf ~/.hermes/sessions",
+    ],
+)
+def test_no_writer_reaches_the_state(scratch, capsys, command: str) -> None:
+    (scratch.project / "evil.py").write_text("import os")
+    (scratch.project / "plugin").mkdir()
+    (scratch.project / "plugin" / "evil.py").write_text("import os")
+    (scratch.hermes / "sessions").mkdir(exist_ok=True)
+    (scratch.hermes / "sessions" / "s.jsonl").write_text("{}")
+    before = sorted(p.relative_to(scratch.hermes) for p in scratch.hermes.rglob("*"))
+    out = terminal(capsys, command, scratch.project, yes=True)
+    assert out.status == "blocked", (command, out.stdout)
+    assert sorted(p.relative_to(scratch.hermes) for p in scratch.hermes.rglob("*")) == before
+    assert (scratch.hermes / "sessions" / "s.jsonl").exists()
+
+
 def test_a_link_planted_in_the_results_folder_is_refused(scratch, capsys) -> None:
     victim = scratch.root / "some-project"
     (victim / "src").mkdir(parents=True)

@@ -572,24 +572,37 @@ def _mv(ctx: Context, cmd: Cmd) -> None:
             tuple(o for o in operands[:-1] if o),
         )
         return
-    for source in operands[:-1]:
+    dest, sources = _destination(cmd)
+    for source in sources:
         ctx.place(cmd.node, source, "moves", delete=True)
         level, label = ctx.classify(source, True)
         if level is Severity.HARDLINE:
             ctx.flag("move", f"moves {label} away", cmd.node, Severity.HARDLINE, (source,))
-    if operands:
-        ctx.place(cmd.node, operands[-1], "moves onto")
+    if dest is not None:
+        ctx.place(cmd.node, dest, "moves onto")
     if cmd.has("--no-clobber", short="n") and operands and all(o for o in operands):
         return
-    dest = operands[-1] if operands else None
     severity = Severity.HIGH if ctx.sensitive(dest) else Severity.NORMAL
     ctx.flag(
         "move",
-        f"moves {_shown(operands[:-1])} onto {dest or '<computed>'} (may overwrite it)",
+        f"moves {_shown(sources)} onto {dest or '<computed>'} (may overwrite it)",
         cmd.node,
         severity,
         tuple(o for o in operands if o),
     )
+
+
+def _destination(cmd: Cmd) -> tuple[str | None, list[str | None]]:
+    """cp/mv/install: where they write (the last operand, or -t DIR) and what they take."""
+    args = cmd.args
+    for i, arg in enumerate(args):
+        if arg in ("-t", "--target-directory") and i + 1 < len(args):
+            rest = [a for j, a in enumerate(args) if j != i + 1 and (a is None or a[:1] != "-")]
+            return args[i + 1], rest
+        if arg and arg.startswith("--target-directory="):
+            return arg.split("=", 1)[1], [a for a in cmd.operands]
+    operands = cmd.operands
+    return (operands[-1], operands[:-1]) if len(operands) >= 2 else (None, operands)
 
 
 @rule("cp", "install")
@@ -598,15 +611,14 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
         for target in cmd.operands:
             ctx.place(cmd.node, target, "install creates")
         return
-    if len(cmd.operands) >= 2:
-        ctx.place(cmd.node, cmd.operands[-1], f"{cmd.name} writes")
+    dest, sources = _destination(cmd)
+    if dest is None:
+        return
     if cmd.has("--no-clobber", short="n") or any(a == "--update=none" for a in cmd.args if a):
+        ctx.place(cmd.node, dest, f"{cmd.name} writes")  # a new file: only where it lands
         return
-    operands = cmd.operands
-    if len(operands) < 2:
-        return
-    dest = operands[-1]
-    if "/dev/null" in operands[:-1]:
+    if "/dev/null" in sources:
+        ctx.place(cmd.node, dest, f"{cmd.name} empties")
         ctx.flag(
             "truncate",
             f"empties {dest} by copying /dev/null over it",
@@ -616,6 +628,17 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
         )
         return
     _overwrite(ctx, cmd.node, dest, f"{cmd.name} may overwrite")
+
+
+@rule("sort", "uniq")
+def _sort(ctx: Context, cmd: Cmd) -> None:
+    for i, arg in enumerate(cmd.args):
+        if arg in ("-o", "--output") and i + 1 < len(cmd.args):
+            _overwrite(ctx, cmd.node, cmd.args[i + 1], f"{cmd.name} -o overwrites")
+        elif arg and arg.startswith("--output="):
+            _overwrite(ctx, cmd.node, arg.split("=", 1)[1], f"{cmd.name} -o overwrites")
+    if cmd.name == "uniq" and len(cmd.operands) == 2:
+        _overwrite(ctx, cmd.node, cmd.operands[1], "uniq overwrites")
 
 
 @rule("tee")
@@ -831,6 +854,12 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
         _ran_file(ctx, cmd, script)
 
 
+def _names_app_state(code: str) -> bool:
+    from workbench.core.safety.places import state_roots
+
+    return "HERMES_HOME" in code or ".hermes" in code or any(r in code for r in state_roots())
+
+
 def code_finding(ctx: Context, node: Node, program: str, language: str, code: str | None) -> None:
     """Flag interpreter code that changes files, runs programs or cannot be followed."""
     if code is None:
@@ -841,6 +870,9 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
         return
     if found.fork_bomb:
         ctx.flag("fork-bomb", f"{program} {found.what}", node, Severity.HARDLINE)
+    elif _names_app_state(code):
+        reason = f"{program} code that changes files ({found.what}) names hermes-tui's own state"
+        ctx.flag("app-state", reason, node, Severity.HARDLINE)
     else:
         ctx.flag("inline-code", f"{program} code: {found.what}", node)
 
@@ -1276,6 +1308,10 @@ def _history(ctx: Context, cmd: Cmd) -> None:
 
 @rule("rsync")
 def _rsync(ctx: Context, cmd: Cmd) -> None:
+    operands = cmd.operands
+    dest = operands[-1] if len(operands) >= 2 else None
+    if dest is not None and not re.match(r"^[^/]*:", dest):  # host:path is another machine
+        ctx.place(cmd.node, dest, "rsync writes into")
     if any(
         a and (a.startswith("--delete") or a in ("--remove-source-files", "--del"))
         for a in cmd.args
