@@ -19,9 +19,7 @@ from workbench.core.safety.commands import (
     RULES,
     SHELLS,
     STDIN_INTERPRETERS,
-    Cmd,
     code_finding,
-    unwrap,
 )
 from workbench.core.safety.inline_code import DB_CLIENTS, destructive_sql, language_of
 from workbench.core.safety.parser import WORD_TYPES, Source, error_nodes, home_dir, word_value
@@ -33,6 +31,8 @@ from workbench.core.safety.places import (
     write_risk,
 )
 from workbench.core.safety.verdict import Finding, Severity
+from workbench.core.safety.words import Cmd
+from workbench.core.safety.wrappers import unwrap
 
 Node = Any
 MAX_DEPTH = 6

@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from workbench.core.safety.inline_code import (
     DB_CLIENTS,
@@ -19,7 +18,9 @@ from workbench.core.safety.inline_code import (
     judge_code,
     language_of,
 )
+from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_danger, sed_danger
 from workbench.core.safety.verdict import Severity
+from workbench.core.safety.words import Cmd, Context
 
 Node = Any
 
@@ -47,402 +48,6 @@ STDIN_INTERPRETERS = SHELLS | frozenset(
     }
 )
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "nc", "ncat", "aria2c", "http", "xh"})
-
-
-class Context(Protocol):
-    def flag(
-        self,
-        rule: str,
-        reason: str,
-        node: Node,
-        severity: Severity = ...,
-        writes: tuple[str, ...] = ...,
-        contextual: bool = ...,
-    ) -> None: ...
-    def classify(self, value: str | None, recursive: bool) -> tuple[Severity, str]: ...
-    def place(
-        self,
-        node: Node,
-        value: str | None,
-        verb: str,
-        *,
-        delete: bool = ...,
-        follow: bool = ...,
-        contents: bool = ...,
-    ) -> Any: ...
-    def link(self, link: str | None, target: str | None) -> None: ...
-    def resolve(self, value: str | None) -> str | None: ...
-    def reads(self, node: Node, cmd_name: str, values: list[str | None]) -> None: ...
-    def sensitive(self, value: str | None) -> bool: ...
-    def shell_payload(self, node: Node, value: str | None) -> None: ...
-    def wrote(self, value: str | None) -> None: ...
-    def ran_written_file(self, value: str | None) -> tuple[bool, bool]: ...
-    def set_cwd(self, value: str | None) -> None: ...
-    def judge(self, cmd: Cmd) -> None: ...
-
-
-@dataclass
-class Cmd:
-    name: str
-    args: list[str | None]
-    nodes: list[Node]
-    node: Node  # the whole command, for spans
-
-    def rest(self, start: int) -> Cmd | None:
-        if start >= len(self.args):
-            return None
-        value = self.args[start]
-        name = value.rsplit("/", 1)[-1] if value else ""
-        return (
-            Cmd(name, self.args[start + 1 :], self.nodes[start + 1 :], self.node) if value else None
-        )
-
-    @property
-    def flags(self) -> list[str]:
-        return [a for a in self.args if a and a.startswith("-")]
-
-    @property
-    def operands(self) -> list[str | None]:
-        return [a for a in self.args if a is None or not a.startswith("-") or a == "-"]
-
-    def has(self, *options: str, short: str = "") -> bool:
-        """A long option (or `--x=...`) or a short letter, bundled or not (`-rf` has r and f)."""
-        for arg in self.args:
-            if not arg or not arg.startswith("-") or arg == "-":
-                continue
-            if arg.startswith("--"):
-                if arg.split("=", 1)[0] in options:
-                    return True
-            elif (
-                short and any(c in arg[1:] for c in short) and not arg[1:].isdigit()
-            ) or arg in options:
-                return True
-        return False
-
-    def sub(self, skip_options_with_values: frozenset[str] = frozenset()) -> tuple[str, int]:
-        """The first operand (a subcommand such as `git push`) and its index."""
-        skip = False
-        for i, arg in enumerate(self.args):
-            if skip:
-                skip = False
-                continue
-            if arg is None:
-                return "", i
-            if arg.startswith("-"):
-                skip = arg in skip_options_with_values
-                continue
-            return arg, i
-        return "", len(self.args)
-
-
-# -- wrappers -----------------------------------------------------------------------------
-
-_WRAPPER_VALUE_OPTIONS = {
-    "sudo": frozenset(
-        [
-            "-u",
-            "-g",
-            "-C",
-            "-h",
-            "-p",
-            "-r",
-            "-t",
-            "-U",
-            "-D",
-            "-T",
-            "--user",
-            "--group",
-            "--host",
-            "--prompt",
-        ]
-    ),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "exec": frozenset({"-a"}),
-    "chrt": frozenset(),
-    "taskset": frozenset(),
-    "xargs": frozenset(
-        [
-            "-n",
-            "-I",
-            "-i",
-            "-P",
-            "-d",
-            "-L",
-            "-l",
-            "-a",
-            "-E",
-            "-e",
-            "-s",
-            "--max-args",
-            "--replace",
-            "--max-procs",
-            "--delimiter",
-            "--max-lines",
-            "--arg-file",
-            "--eof",
-            "--max-chars",
-        ]
-    ),
-    "watch": frozenset({"-n", "-d", "--interval"}),
-    "flock": frozenset({"-w", "-E", "--timeout", "-c"}),
-    "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "--delay", "--timeout"}),
-    "chroot": frozenset({"--userspec", "--groups"}),
-    # tracers, privilege and namespace tools, launchers: each runs the command it is given
-    "strace": frozenset(
-        ["-o", "-e", "-p", "-s", "-u", "-E", "-P", "-I", "-b", "-a", "-X", "-S", "-U", "-O"]
-    ),
-    "ltrace": frozenset(
-        ["-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-L", "-A", "-D", "-F"]
-    ),
-    "ssh-agent": frozenset({"-a", "-E", "-t", "-P", "-O"}),
-    "fakeroot": frozenset({"-l", "-s", "-i", "-b", "--lib", "--faked"}),
-    "setpriv": frozenset(
-        [
-            "--ruid",
-            "--euid",
-            "--rgid",
-            "--egid",
-            "--reuid",
-            "--regid",
-            "--groups",
-            "--inh-caps",
-            "--ambient-caps",
-            "--bounding-set",
-            "--securebits",
-            "--pdeathsig",
-            "--selinux-label",
-            "--apparmor-profile",
-            "--landlock-access",
-            "--landlock-rule",
-        ]
-    ),
-    "runuser": frozenset(
-        [
-            "-u",
-            "-g",
-            "-G",
-            "-s",
-            "-w",
-            "--user",
-            "--group",
-            "--supp-group",
-            "--shell",
-            "--whitelist-environment",
-        ]
-    ),
-    "unshare": frozenset(
-        [
-            "-S",
-            "-G",
-            "-R",
-            "-w",
-            "--setuid",
-            "--setgid",
-            "--root",
-            "--wd",
-            "--propagation",
-            "--map-user",
-            "--map-group",
-            "--map-users",
-            "--map-groups",
-        ]
-    ),
-    "nsenter": frozenset(
-        ["-t", "-S", "-G", "-r", "-w", "--target", "--setuid", "--setgid", "--root", "--wd"]
-    ),
-    "firejail": frozenset(),
-    "systemd-run": frozenset(
-        [
-            "-p",
-            "-u",
-            "-E",
-            "-M",
-            "-H",
-            "--property",
-            "--unit",
-            "--setenv",
-            "--machine",
-            "--host",
-            "--description",
-            "--slice",
-            "--uid",
-            "--gid",
-            "--working-directory",
-            "--nice",
-            "--on-calendar",
-            "--on-active",
-        ]
-    ),
-    "prlimit": frozenset({"-p", "--pid"}),
-    "numactl": frozenset(
-        [
-            "-C",
-            "-N",
-            "-m",
-            "-p",
-            "-i",
-            "-P",
-            "--physcpubind",
-            "--cpunodebind",
-            "--membind",
-            "--preferred",
-            "--interleave",
-        ]
-    ),
-    "cgexec": frozenset({"-g"}),
-    "valgrind": frozenset(),
-    "xvfb-run": frozenset(
-        ["-n", "-s", "-f", "-e", "-p", "-w", "--server-num", "--server-args", "--auth-file"]
-    ),
-    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}),
-    "sshpass": frozenset({"-p", "-f", "-d", "-P"}),
-    "torsocks": frozenset({"-u", "-p", "-a", "-P"}),
-    "proxychains": frozenset({"-f"}),
-    "proxychains4": frozenset({"-f"}),
-    "faketime": frozenset(),
-    "trickle": frozenset({"-d", "-u", "-w", "-t", "-l", "-n"}),
-    "cpulimit": frozenset({"-l", "-p", "-e", "--limit", "--pid", "--exe"}),
-    "time": frozenset({"-o", "-f", "--output", "--format"}),
-    "rlwrap": frozenset({"-a", "-f", "-H", "-l", "-p", "-s", "-S", "-t", "-w", "-z"}),
-}
-# Wrappers whose option hands a whole command line to a shell: `su -c`, `script -qc CMD`.
-_PAYLOAD_OPTIONS = {
-    "runuser": ("-c", "--command"),
-    "script": ("-c", "--command"),
-    "flock": ("-c", "--command"),
-    "sg": ("-c",),
-    "env": ("-S", "--split-string"),
-}
-_SIMPLE_WRAPPERS = frozenset(
-    {
-        "nohup",
-        "command",
-        "builtin",
-        "setsid",
-        "busybox",
-        "unbuffer",
-        "pkexec",
-        "run0",
-        "caffeinate",
-        "catchsegv",
-        "eatmydata",
-        "nocache",
-        "chronic",
-        "ifne",
-        "tsp",
-        "with-contenv",
-        "dbus-launch",
-    }
-)
-
-
-def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
-    """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
-    for _ in range(16):
-        if cmd.name == "sudo" or cmd.name == "doas":
-            _sudo_findings(ctx, cmd)
-        if cmd.name == "command" and cmd.has("-v", "-V"):
-            return None  # `command -v x` only looks x up
-        if cmd.name in _PAYLOAD_OPTIONS and _payload_option(ctx, cmd):
-            return None
-        if cmd.name in ("script", "sg"):
-            return _group_shell(ctx, cmd) if cmd.name == "sg" else None
-        if cmd.name in _SIMPLE_WRAPPERS:
-            start = next((i for i, a in enumerate(cmd.args) if not (a and a.startswith("-"))), None)
-        elif cmd.name in _WRAPPER_VALUE_OPTIONS:
-            start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS[cmd.name])
-        else:
-            return cmd
-        if start is None:
-            return None
-        inner = cmd.rest(start)
-        if inner is None:
-            if start < len(cmd.args):  # the wrapped program's name is computed at run time
-                ctx.flag(
-                    "dynamic-command",
-                    "runs a program whose name is computed at run time",
-                    cmd.nodes[start],
-                )
-            return None
-        if re.search(r"\s|[;&|<>()$`]", inner.name):  # `watch "rm f"`: a command line
-            ctx.shell_payload(cmd.node, " ".join(a for a in cmd.args[start:] if a))
-            return None
-        cmd = inner
-    return cmd
-
-
-def _payload_option(ctx: Context, cmd: Cmd) -> bool:
-    """Judge the shell code given to `-c` (bundled as in `-qc`, or `--command=...`)."""
-    names = _PAYLOAD_OPTIONS[cmd.name]
-    letters = "".join(n[1] for n in names if len(n) == 2)
-    for i, arg in enumerate(cmd.args):
-        if arg is None:
-            continue
-        for name in names:
-            if name.startswith("--") and arg.startswith(name + "="):
-                ctx.shell_payload(cmd.node, arg[len(name) + 1 :])
-                return True
-        bundled = bool(re.fullmatch(rf"-[a-zA-Z]*[{letters}]", arg)) if letters else False
-        if arg in names or bundled:
-            value = cmd.args[i + 1] if i + 1 < len(cmd.args) else None
-            node = cmd.nodes[i + 1] if i + 1 < len(cmd.nodes) else cmd.node
-            ctx.shell_payload(node, value)
-            return True
-    return False
-
-
-def _group_shell(ctx: Context, cmd: Cmd) -> None:
-    """`sg GROUP COMMAND`: the command is one string run by a shell."""
-    operands = [a for a in cmd.args if a != "-"]
-    if len(operands) >= 2:
-        ctx.shell_payload(
-            cmd.node, " ".join(a for a in operands[1:] if a) if all(operands) else None
-        )
-    return None
-
-
-def _after_options(cmd: Cmd, with_values: frozenset[str]) -> int | None:
-    skip = False
-    for i, arg in enumerate(cmd.args):
-        if skip:
-            skip = False
-            continue
-        if arg is None:
-            return i
-        if cmd.name == "env" and "=" in arg and not arg.startswith("-"):
-            continue  # NAME=value
-        if cmd.name in _OPERAND_FIRST and not arg.startswith("-"):
-            return i + 1  # a duration, a new root, a lock file, a CPU mask or a time first
-        if cmd.name in ("nice", "ionice", "chrt", "taskset") and re.fullmatch(r"-?\d+", arg):
-            continue
-        if arg == "--":
-            return i + 1 if i + 1 < len(cmd.args) else None
-        if arg.startswith("-") and arg != "-":
-            # a value option, alone or last in a bundle (`strace -fo out cmd`)
-            skip = arg in with_values or (
-                not arg.startswith("--") and len(arg) > 2 and f"-{arg[-1]}" in with_values
-            )
-            continue
-        return i
-    return None
-
-
-_OPERAND_FIRST = frozenset({"timeout", "chroot", "flock", "taskset", "faketime"})
-
-
-def _sudo_findings(ctx: Context, cmd: Cmd) -> None:
-    if cmd.has("--stdin", short="S"):
-        ctx.flag("sudo-stdin", "sudo reads a password from standard input", cmd.node, Severity.HIGH)
-    if cmd.has("--askpass", short="A"):
-        ctx.flag("sudo-askpass", "sudo uses an askpass program", cmd.node)
-    start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS["sudo"])
-    if start is None and cmd.has("--login", "--shell", short="is"):
-        ctx.flag("root-shell", "opens an interactive root shell", cmd.node, Severity.HIGH)
 
 
 # -- program rules ------------------------------------------------------------------------
@@ -740,86 +345,6 @@ def _sed_scripts(cmd: Cmd) -> list[str | None]:
     return scripts
 
 
-_SED_COMMANDS = set("{}=aicdDeFgGhHlLnNpPqQrRstTvwWxyz:#b")
-
-
-def sed_danger(script: str) -> str:
-    """What a sed script does besides editing text: `e` runs commands, `w` writes files."""
-    i, n = 0, len(script)
-    while i < n:
-        while i < n and script[i] in " \t\n;!}{":
-            i += 1
-        i = _sed_address(script, i)
-        while i < n and script[i] in " \t!":
-            i += 1
-        if i >= n:
-            break
-        c = script[i]
-        if c not in _SED_COMMANDS:
-            return f"script it cannot read (at {script[i : i + 10]!r})"
-        if c == "e":
-            return "runs a command (the e command)"
-        if c in "wW":
-            return "writes a file (the w command)"
-        if c in "sy":
-            i, flags = _sed_substitute(script, i + 1, c == "s")
-            if "e" in flags:
-                return "runs the result as a command (s///e)"
-            if "w" in flags:
-                return "writes a file (s///w)"
-            continue
-        if c in "aicrR:btT#":  # text, file names and labels run to the end of the line
-            end = script.find("\n", i)
-            if c in ":btT":
-                end = min(x for x in (script.find(";", i), end, n) if x >= 0)
-            i = n if end < 0 else end
-            continue
-        i += 1
-    return ""
-
-
-def _sed_address(script: str, i: int) -> int:
-    n = len(script)
-    for _ in range(2):
-        if i < n and script[i] in "/\\":
-            delimiter = "/" if script[i] == "/" else (script[i + 1] if i + 1 < n else "/")
-            i += 1 if script[i] == "/" else 2
-            while i < n and script[i] != delimiter:
-                i += 2 if script[i] == "\\" else 1
-            i += 1
-            while i < n and script[i] in "IM":
-                i += 1
-        else:
-            match = re.match(r"\$|[0-9]+(?:~[0-9]+)?|\+[0-9]+|~[0-9]+", script[i:])
-            if match:
-                i += match.end()
-        if i < n and script[i] == ",":
-            i += 1
-            continue
-        break
-    return i
-
-
-def _sed_substitute(script: str, i: int, with_flags: bool) -> tuple[int, str]:
-    n = len(script)
-    if i >= n:
-        return n, ""
-    delimiter, i, parts = script[i], i + 1, 0
-    while i < n and parts < 2:
-        if script[i] == "\\":
-            i += 2
-            continue
-        if script[i] == delimiter:
-            parts += 1
-        i += 1
-    start = i
-    while with_flags and i < n and script[i] not in ";\n}":
-        if script[i] == "w":  # the rest of the line is the file name
-            return n, script[start : i + 1]
-        i += 1
-    return i, script[start:i]
-
-
 def _sed_in_place(ctx: Context, cmd: Cmd) -> None:
     if any(
         a and (a.startswith("--in-place") or re.fullmatch(r"-[nEerszu]*i\S*", a)) for a in cmd.args
@@ -970,14 +495,6 @@ def _ssh(ctx: Context, cmd: Cmd) -> None:
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
-_GIT_PROGRAM_KEYS = re.compile(
-    r"^(?:core\.(?:sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)|diff\.external|"
-    r"sequence\.editor|pager\..*|include\.path|includeif\..*|interactive\.difffilter|"
-    r"web\.browser|.*\.(?:textconv|command|cmd|clean|smudge|process|driver|program|helper|"
-    r"uploadpack|receivepack|packobjectshook|path))$"
-)
-
-
 def _git_config(ctx: Context, cmd: Cmd) -> dict[str, str]:
     """`git -c key=value`: aliases it defines; a program it sets asks."""
     aliases: dict[str, str] = {}
@@ -992,7 +509,7 @@ def _git_config(ctx: Context, cmd: Cmd) -> dict[str, str]:
         key = key.lower()
         if key.startswith("alias."):
             aliases[key[len("alias.") :]] = value
-        elif arg == "--config-env" or _GIT_PROGRAM_KEYS.match(key):
+        elif arg == "--config-env" or GIT_PROGRAM_KEYS.match(key):
             ctx.flag("git-config", f"git -c {key}: sets a program for git to run", cmd.node)
     return aliases
 
@@ -1476,24 +993,9 @@ def _awk(ctx: Context, cmd: Cmd) -> None:
                     )
                     return
             break
-    what = _awk_danger(program or "")
+    what = awk_danger(program or "")
     if what:
         ctx.flag("inline-code", f"{cmd.name} program {what}", cmd.node)
-
-
-_AWK_SINKS = ("/dev/stdout", "/dev/stderr", "-")
-
-
-def _awk_danger(program: str) -> str:
-    """What an awk program does besides reading: runs commands or writes files."""
-    if re.search(r"\bsystem\s*\(", program):
-        return "runs a command (system)"
-    if re.search(r"\|\s*&?\s*getline|\bprintf?\b[^;{}]*\|", program):
-        return "runs a command through a pipe"
-    for match in re.finditer(r"\bprintf?\b[^;{}]*?>>?\s*(\"([^\"]*)\"|[^\s;}]+)", program):
-        if match.group(2) not in _AWK_SINKS:
-            return f"writes to {match.group(1)}"
-    return ""
 
 
 @rule("ex", "ed", "red", "vim", "vi", "nvim", "view", "gvim", "emacs")

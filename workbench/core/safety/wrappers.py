@@ -1,0 +1,321 @@
+"""Programs that run the command they are given: peeled off so the command itself is judged.
+
+`sudo`, `env`, `nice`, `timeout`, `xargs`, tracers (`strace`), privilege and namespace tools
+(`setpriv`, `runuser`, `unshare`), launchers (`fakeroot`, `ssh-agent`)... A wrapper that
+hands a whole command line to a shell (`script -qc`, `runuser -c`, `env -S`, `watch "..."`)
+has that line judged as shell code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workbench.core.safety.verdict import Severity
+from workbench.core.safety.words import Cmd, Context
+
+_WRAPPER_VALUE_OPTIONS = {
+    "sudo": frozenset(
+        [
+            "-u",
+            "-g",
+            "-C",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-D",
+            "-T",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+        ]
+    ),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "exec": frozenset({"-a"}),
+    "chrt": frozenset(),
+    "taskset": frozenset(),
+    "xargs": frozenset(
+        [
+            "-n",
+            "-I",
+            "-i",
+            "-P",
+            "-d",
+            "-L",
+            "-l",
+            "-a",
+            "-E",
+            "-e",
+            "-s",
+            "--max-args",
+            "--replace",
+            "--max-procs",
+            "--delimiter",
+            "--max-lines",
+            "--arg-file",
+            "--eof",
+            "--max-chars",
+        ]
+    ),
+    "watch": frozenset({"-n", "-d", "--interval"}),
+    "flock": frozenset({"-w", "-E", "--timeout", "-c"}),
+    "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "--delay", "--timeout"}),
+    "chroot": frozenset({"--userspec", "--groups"}),
+    # tracers, privilege and namespace tools, launchers: each runs the command it is given
+    "strace": frozenset(
+        ["-o", "-e", "-p", "-s", "-u", "-E", "-P", "-I", "-b", "-a", "-X", "-S", "-U", "-O"]
+    ),
+    "ltrace": frozenset(
+        ["-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-L", "-A", "-D", "-F"]
+    ),
+    "ssh-agent": frozenset({"-a", "-E", "-t", "-P", "-O"}),
+    "fakeroot": frozenset({"-l", "-s", "-i", "-b", "--lib", "--faked"}),
+    "setpriv": frozenset(
+        [
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--reuid",
+            "--regid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+        ]
+    ),
+    "runuser": frozenset(
+        [
+            "-u",
+            "-g",
+            "-G",
+            "-s",
+            "-w",
+            "--user",
+            "--group",
+            "--supp-group",
+            "--shell",
+            "--whitelist-environment",
+        ]
+    ),
+    "unshare": frozenset(
+        [
+            "-S",
+            "-G",
+            "-R",
+            "-w",
+            "--setuid",
+            "--setgid",
+            "--root",
+            "--wd",
+            "--propagation",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+        ]
+    ),
+    "nsenter": frozenset(
+        ["-t", "-S", "-G", "-r", "-w", "--target", "--setuid", "--setgid", "--root", "--wd"]
+    ),
+    "firejail": frozenset(),
+    "systemd-run": frozenset(
+        [
+            "-p",
+            "-u",
+            "-E",
+            "-M",
+            "-H",
+            "--property",
+            "--unit",
+            "--setenv",
+            "--machine",
+            "--host",
+            "--description",
+            "--slice",
+            "--uid",
+            "--gid",
+            "--working-directory",
+            "--nice",
+            "--on-calendar",
+            "--on-active",
+        ]
+    ),
+    "prlimit": frozenset({"-p", "--pid"}),
+    "numactl": frozenset(
+        [
+            "-C",
+            "-N",
+            "-m",
+            "-p",
+            "-i",
+            "-P",
+            "--physcpubind",
+            "--cpunodebind",
+            "--membind",
+            "--preferred",
+            "--interleave",
+        ]
+    ),
+    "cgexec": frozenset({"-g"}),
+    "valgrind": frozenset(),
+    "xvfb-run": frozenset(
+        ["-n", "-s", "-f", "-e", "-p", "-w", "--server-num", "--server-args", "--auth-file"]
+    ),
+    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}),
+    "sshpass": frozenset({"-p", "-f", "-d", "-P"}),
+    "torsocks": frozenset({"-u", "-p", "-a", "-P"}),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "faketime": frozenset(),
+    "trickle": frozenset({"-d", "-u", "-w", "-t", "-l", "-n"}),
+    "cpulimit": frozenset({"-l", "-p", "-e", "--limit", "--pid", "--exe"}),
+    "time": frozenset({"-o", "-f", "--output", "--format"}),
+    "rlwrap": frozenset({"-a", "-f", "-H", "-l", "-p", "-s", "-S", "-t", "-w", "-z"}),
+}
+# Wrappers whose option hands a whole command line to a shell: `su -c`, `script -qc CMD`.
+_PAYLOAD_OPTIONS = {
+    "runuser": ("-c", "--command"),
+    "script": ("-c", "--command"),
+    "flock": ("-c", "--command"),
+    "sg": ("-c",),
+    "env": ("-S", "--split-string"),
+}
+_SIMPLE_WRAPPERS = frozenset(
+    {
+        "nohup",
+        "command",
+        "builtin",
+        "setsid",
+        "busybox",
+        "unbuffer",
+        "pkexec",
+        "run0",
+        "caffeinate",
+        "catchsegv",
+        "eatmydata",
+        "nocache",
+        "chronic",
+        "ifne",
+        "tsp",
+        "with-contenv",
+        "dbus-launch",
+    }
+)
+
+
+def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
+    """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
+    for _ in range(16):
+        if cmd.name == "sudo" or cmd.name == "doas":
+            _sudo_findings(ctx, cmd)
+        if cmd.name == "command" and cmd.has("-v", "-V"):
+            return None  # `command -v x` only looks x up
+        if cmd.name in _PAYLOAD_OPTIONS and _payload_option(ctx, cmd):
+            return None
+        if cmd.name in ("script", "sg"):
+            return _group_shell(ctx, cmd) if cmd.name == "sg" else None
+        if cmd.name in _SIMPLE_WRAPPERS:
+            start = next((i for i, a in enumerate(cmd.args) if not (a and a.startswith("-"))), None)
+        elif cmd.name in _WRAPPER_VALUE_OPTIONS:
+            start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS[cmd.name])
+        else:
+            return cmd
+        if start is None:
+            return None
+        inner = cmd.rest(start)
+        if inner is None:
+            if start < len(cmd.args):  # the wrapped program's name is computed at run time
+                ctx.flag(
+                    "dynamic-command",
+                    "runs a program whose name is computed at run time",
+                    cmd.nodes[start],
+                )
+            return None
+        if re.search(r"\s|[;&|<>()$`]", inner.name):  # `watch "rm f"`: a command line
+            ctx.shell_payload(cmd.node, " ".join(a for a in cmd.args[start:] if a))
+            return None
+        cmd = inner
+    return cmd
+
+
+def _payload_option(ctx: Context, cmd: Cmd) -> bool:
+    """Judge the shell code given to `-c` (bundled as in `-qc`, or `--command=...`)."""
+    names = _PAYLOAD_OPTIONS[cmd.name]
+    letters = "".join(n[1] for n in names if len(n) == 2)
+    for i, arg in enumerate(cmd.args):
+        if arg is None:
+            continue
+        for name in names:
+            if name.startswith("--") and arg.startswith(name + "="):
+                ctx.shell_payload(cmd.node, arg[len(name) + 1 :])
+                return True
+        bundled = bool(re.fullmatch(rf"-[a-zA-Z]*[{letters}]", arg)) if letters else False
+        if arg in names or bundled:
+            value = cmd.args[i + 1] if i + 1 < len(cmd.args) else None
+            node = cmd.nodes[i + 1] if i + 1 < len(cmd.nodes) else cmd.node
+            ctx.shell_payload(node, value)
+            return True
+    return False
+
+
+def _group_shell(ctx: Context, cmd: Cmd) -> None:
+    """`sg GROUP COMMAND`: the command is one string run by a shell."""
+    operands = [a for a in cmd.args if a != "-"]
+    if len(operands) >= 2:
+        ctx.shell_payload(
+            cmd.node, " ".join(a for a in operands[1:] if a) if all(operands) else None
+        )
+    return None
+
+
+def _after_options(cmd: Cmd, with_values: frozenset[str]) -> int | None:
+    skip = False
+    for i, arg in enumerate(cmd.args):
+        if skip:
+            skip = False
+            continue
+        if arg is None:
+            return i
+        if cmd.name == "env" and "=" in arg and not arg.startswith("-"):
+            continue  # NAME=value
+        if cmd.name in _OPERAND_FIRST and not arg.startswith("-"):
+            return i + 1  # a duration, a new root, a lock file, a CPU mask or a time first
+        if cmd.name in ("nice", "ionice", "chrt", "taskset") and re.fullmatch(r"-?\d+", arg):
+            continue
+        if arg == "--":
+            return i + 1 if i + 1 < len(cmd.args) else None
+        if arg.startswith("-") and arg != "-":
+            # a value option, alone or last in a bundle (`strace -fo out cmd`)
+            skip = arg in with_values or (
+                not arg.startswith("--") and len(arg) > 2 and f"-{arg[-1]}" in with_values
+            )
+            continue
+        return i
+    return None
+
+
+_OPERAND_FIRST = frozenset({"timeout", "chroot", "flock", "taskset", "faketime"})
+
+
+def _sudo_findings(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has("--stdin", short="S"):
+        ctx.flag("sudo-stdin", "sudo reads a password from standard input", cmd.node, Severity.HIGH)
+    if cmd.has("--askpass", short="A"):
+        ctx.flag("sudo-askpass", "sudo uses an askpass program", cmd.node)
+    start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS["sudo"])
+    if start is None and cmd.has("--login", "--shell", short="is"):
+        ctx.flag("root-shell", "opens an interactive root shell", cmd.node, Severity.HIGH)
