@@ -86,3 +86,61 @@ def test_disabling_never_runs_plugin_code_in_safe_mode_too(cli_env, home: Path) 
     assert not (home / "state" / "plugin-probes.json").exists()  # nothing was probed
     enabled = run(safe, "plugins", "enable", "looper")
     assert enabled.returncode == 0 and "not loaded: HERMES_SAFE_MODE is set" in enabled.stdout
+
+
+MCP_FIXTURES = Path(__file__).resolve().parent / "core" / "mcp"
+
+
+def mcp_config(home: Path, markers: Path, **servers: str) -> None:
+    import sys
+
+    lines = ["mcp_discovery_timeout: 2", "mcp_servers:"]
+    for name, script in servers.items():
+        lines += [
+            f"  {name}:",
+            f"    command: {sys.executable}",
+            f"    args: [{MCP_FIXTURES / script}]",
+            f"    env: {{FIXTURE_MARKERS: {markers}}}",
+        ]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("\n".join(lines) + "\n")
+
+
+def test_commands_that_need_no_mcp_never_start_it(cli_env, home: Path, tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    mcp_config(home, markers, silent="silent_server.py")
+    (tmp_path / "a.txt").write_text("alpha\n")
+    for args in (
+        ["call", "read_file", "--args", '{"path": "a.txt"}'],
+        ["toolsets", "list"],
+        ["plugins", "list"],
+        ["sessions"],
+    ):
+        out = run(cli_env, *args, cwd=tmp_path)
+        assert out.returncode == 0, (args, out.stderr)
+    assert list(markers.iterdir()) == []  # the server was never started
+
+
+def test_a_server_that_never_answers_is_named_with_what_it_waits_for(
+    cli_env, home: Path, tmp_path: Path
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    mcp_config(home, markers, silent="silent_server.py")
+    doctor = run(cli_env, "doctor")
+    assert "silent: starting — no answer to initialize after 2 s" in doctor.stdout
+    call = run(cli_env, "call", "mcp__silent__ping")
+    assert "MCP server silent is not ready: no answer to initialize after 2 s" in call.stderr
+    tools = run(cli_env, "tools", "--json")
+    assert any("no answer to initialize" in p for p in json.loads(tools.stdout)["problems"])
+
+
+def test_a_server_printing_garbage_costs_one_line(cli_env, home: Path, tmp_path: Path) -> None:
+    mcp_config(home, tmp_path, noisy="noisy_server.py")
+    call = run(cli_env, "call", "mcp__noisy__ping")
+    assert call.returncode == 0 and json.loads(call.stdout) == {"result": "pong"}
+    assert call.stderr == ""  # nothing of the SDK's parse errors reaches the terminal
+    doctor = run(cli_env, "doctor")
+    assert "1000 line(s) of its output were not JSON-RPC messages" in doctor.stdout
+    assert len(doctor.stdout.splitlines()) < 40 and "Traceback" not in doctor.stdout

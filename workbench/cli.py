@@ -104,13 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.core.runtime import load_runtime
 
     runtime = load_runtime(load_plugins=_runs_plugins(args))
-    if args.command in ("tools", "call", "doctor", "chat") and runtime.config.get("mcp_servers"):
-        wait = runtime.config.get("mcp_discovery_timeout")
-        manager = runtime.start_mcp()
-        if manager is not None:
-            manager.wait_settled(
-                float(wait) if isinstance(wait, int | float) and wait > 0 else 10.0
-            )
+    if _needs_mcp(runtime, args):
+        _start_mcp(runtime, args)
     handler = {
         "tools": cmd_tools,
         "call": cmd_call,
@@ -127,6 +122,39 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     finally:
         runtime.stop_mcp()
+
+
+def _needs_mcp(runtime: Runtime, args: argparse.Namespace) -> bool:
+    """Only what shows or calls MCP tools starts the servers: `call read_file` never waits
+    for a server that does not answer."""
+    if not runtime.config.get("mcp_servers"):
+        return False
+    if args.command == "call":
+        return runtime.registry.get_entry(args.name) is None  # maybe one of theirs
+    return args.command in ("tools", "doctor", "chat")
+
+
+def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
+    """Start the servers and wait a bounded time (`mcp_discovery_timeout`, default 10 s) for
+    them; name each one still not ready and what it has not answered."""
+    from workbench.core.mcp.names import tool_name
+
+    wait = runtime.config.get("mcp_discovery_timeout")
+    manager = runtime.start_mcp()
+    if manager is None:
+        return
+    only = None
+    if args.command == "call":  # only the server that would own the tool
+        only = [c.name for c in manager.configs if args.name.startswith(tool_name(c.name, ""))]
+    settled = manager.wait_settled(
+        float(wait) if isinstance(wait, int | float) and wait > 0 else 10.0, only
+    )
+    if not settled and args.command in ("call", "chat"):  # tools and doctor list problems
+        for status in manager.statuses():
+            if status.state in ("starting", "reconnecting") and (
+                only is None or status.name in only
+            ):
+                _err(f"MCP server {status.name} is not ready: {status.error or status.state}")
 
 
 def _runs_plugins(args: argparse.Namespace) -> bool:

@@ -237,3 +237,14 @@ def _log_to_file(home: Path) -> None:
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     root.propagate = False
+    # The MCP SDK logs each line a server prints that is not JSON-RPC, with a traceback;
+    # with no handler of its own that would reach the terminal, thousands of lines of it.
+    # Our server handle counts those lines and says it once; the rest goes to our log.
+    sdk = logging.getLogger("mcp")
+    sdk.addHandler(handler)
+    sdk.propagate = False
+    logging.getLogger("mcp.client.stdio").addFilter(_not_parse_noise)  # where it is logged
+
+
+def _not_parse_noise(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Failed to parse JSONRPC message")

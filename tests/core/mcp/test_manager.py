@@ -254,7 +254,7 @@ def test_a_server_that_never_answers_is_bounded(start, reg: ToolRegistry) -> Non
         }
     )
     assert status(manager, "fx").state == "ready"
-    assert "no answer within 1s" in status(manager, "silent").error
+    assert "no answer to initialize within 1 s (connect_timeout)" in status(manager, "silent").error
     assert time.monotonic() - began < 10
 
 
@@ -348,3 +348,39 @@ def test_repeated_failures_park_the_server_until_restarted(
     manager.restart("flaky")
     wait_until(lambda: status(manager, "flaky").state == "ready")
     assert reg.availability("mcp__flaky__add").available
+
+
+SILENT = [sys.executable, str(HERE / "silent_server.py")]
+NOISY = [sys.executable, str(HERE / "noisy_server.py")]
+
+
+def test_a_server_that_never_answers_says_what_it_waits_for_and_stops_at_once(
+    tmp_path, reg: ToolRegistry, markers: Path
+) -> None:
+    manager = MCPManager.from_config(
+        reg,
+        {"silent": stdio(SILENT, env={"FIXTURE_MARKERS": str(markers)})},
+        log_dir=tmp_path / "logs",
+    )
+    manager.start()
+    wait_until(lambda: list(markers.glob("pid-*")))
+    assert manager.wait_settled(0.5) is False
+    silent = status(manager, "silent")
+    assert silent.state == "starting"
+    assert silent.error.startswith("no answer to initialize after ")
+    assert "connect_timeout, 60 s" in silent.error
+    (pid,) = [int(p.name.split("-")[1]) for p in markers.glob("pid-*")]
+    began = time.monotonic()
+    manager.stop()
+    assert time.monotonic() - began < 3  # the SDK's own escalation alone takes over 4 s
+    wait_until(lambda: not alive(pid), timeout=5)
+
+
+def test_garbage_lines_are_counted_and_said_once(start, reg: ToolRegistry) -> None:
+    manager, _ = start({"noisy": stdio(NOISY)})
+    assert status(manager, "noisy").state == "ready"
+    assert reg.dispatch("mcp__noisy__ping", {}) == '{"result": "pong"}'
+    wait_until(lambda: manager.handles["noisy"].noise == 1001)
+    (warning,) = status(manager, "noisy").warnings
+    assert warning.startswith("1001 line(s) of its output were not JSON-RPC messages")
+    assert "'DEBUG 0: starting up, this is not JSON'" in warning

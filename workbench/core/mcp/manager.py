@@ -24,6 +24,8 @@ from workbench.core.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 
+STOP_GRACE = 0.5  # seconds a server that never became ready gets to go by itself on stop
+
 
 @dataclass(frozen=True)
 class ServerChanged:
@@ -67,7 +69,7 @@ class MCPManager:
         self.original_names: dict[str, tuple[str, str]] = {}  # registry name -> (server, tool)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._tasks: list[asyncio.Future[Any]] = []
+        self._tasks: dict[str, asyncio.Future[Any]] = {}  # each server's owner task
 
     @classmethod
     def from_config(
@@ -98,19 +100,21 @@ class MCPManager:
             handle = ServerHandle(config, self.log_dir, self._publish, self._state_changed)
             self.handles[config.name] = handle
             if handle.state == "new":
-                self._tasks.append(asyncio.ensure_future(handle.run()))
+                self._tasks[config.name] = asyncio.ensure_future(handle.run())
             else:
                 handle.settled.set()
                 if handle.state == "invalid":
                     logger.warning("MCP server %s not started: %s", config.name, handle.error)
 
-    def wait_settled(self, timeout: float) -> bool:
-        """Wait until every server has finished its first connect attempt (or `timeout`)."""
+    def wait_settled(self, timeout: float, names: list[str] | None = None) -> bool:
+        """Wait until every server (or those named) has finished its first connect attempt,
+        or `timeout`; True if they all have."""
         if self._loop is None:
             return True
+        handles = [h for n, h in self.handles.items() if names is None or n in names]
 
         async def settled() -> None:
-            await asyncio.gather(*(h.settled.wait() for h in self.handles.values()))
+            await asyncio.gather(*(h.settled.wait() for h in handles))
 
         future = asyncio.run_coroutine_threadsafe(settled(), self._loop)
         try:
@@ -128,8 +132,17 @@ class MCPManager:
         async def stop_all() -> None:
             for handle in self.handles.values():
                 handle.stop()
-            if self._tasks:
-                await asyncio.wait(self._tasks, timeout=timeout)
+            ready = [t for n, t in self._tasks.items() if self.handles[n].state == "ready"]
+            others = [t for t in self._tasks.values() if t not in ready]
+            for task in others:  # connecting, or waiting to: nothing it owes is worth a wait
+                task.cancel()
+            if ready:  # a session that works is closed properly
+                await asyncio.wait(ready, timeout=timeout)
+            if others:
+                # The SDK's own shutdown of a server that never answered takes seconds
+                # (grace, SIGTERM, SIGKILL); ending this loop's thread below kills it at
+                # once instead (each stdio server dies with the thread that started it).
+                await asyncio.wait(others, timeout=STOP_GRACE)
 
         try:
             asyncio.run_coroutine_threadsafe(stop_all(), self._loop).result(timeout + 1)

@@ -14,6 +14,7 @@ import json
 import logging
 import shutil
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,12 +78,22 @@ class ServerHandle:
         self._restart = asyncio.Event()
         self._dead: asyncio.Event | None = None
         self.settled = asyncio.Event()  # the first connect attempt ended (ready or not)
+        self.phase = ""  # what a connect in progress waits for (initialize, tools/list)
+        self._phase_since = 0.0  # time.monotonic() when it began waiting for it
+        self.noise = 0  # lines of its output that were not JSON-RPC messages
+        self._first_noise = ""
 
     # -- status ------------------------------------------------------------------------
 
     def status(self) -> ServerStatus:
         transport = self.config.transport if self.config.url else "stdio"
         tail = self.stderr_tail() if self.state not in ("ready", "disabled") else []
+        warnings = list(self.config.warnings)
+        if self.noise:
+            warnings.append(
+                f"{self.noise} line(s) of its output were not JSON-RPC messages "
+                f"(ignored; the first: {self._first_noise})"
+            )
         return ServerStatus(
             self.name,
             self.state,
@@ -90,11 +101,24 @@ class ServerHandle:
             len(self.tools),
             self.protocol,
             self.restarts,
-            self.error,
+            "; again: ".join(filter(None, (self.error, self.waiting()))),
             tail,
             list(self.refused),
-            list(self.config.warnings),
+            warnings,
         )
+
+    def waiting(self) -> str:
+        """What a connect in progress waits for, and how long: why it is still starting."""
+        if self.state not in ("starting", "reconnecting") or not self.phase:
+            return ""
+        waited = time.monotonic() - self._phase_since
+        return (
+            f"no answer to {self.phase} after {waited:.0f} s "
+            f"(gives up after connect_timeout, {self.config.connect_timeout:g} s)"
+        )
+
+    def _waiting_for(self, phase: str) -> None:
+        self.phase, self._phase_since = phase, time.monotonic()
 
     def stderr_tail(self) -> list[str]:
         try:
@@ -123,6 +147,7 @@ class ServerHandle:
                 error = "" if self._stop.is_set() else "the server closed the connection"
             except Exception as exc:
                 error = self._describe(root_cause(exc))
+            self.phase = ""  # the attempt is over: its error says what happened
             self.settled.set()
             if self._stop.is_set():
                 break
@@ -166,8 +191,11 @@ class ServerHandle:
                 message_handler=functools.partial(self._on_message, refresh=refresh),
             )
             async with asyncio.timeout(self.config.connect_timeout):
+                self._waiting_for("initialize")
                 await stack.enter_async_context(client)
+                self._waiting_for("tools/list")
                 tools = await self._list(client)
+            self.phase = ""
             self.client, self.protocol = client, str(getattr(client, "protocol_version", "") or "")
             self.tools = tools
             self._publish(self, tools)
@@ -231,8 +259,15 @@ class ServerHandle:
 
         if isinstance(message, types.ToolListChangedNotification):
             refresh.set()  # never re-list here: the refresher coalesces bursts
-        elif isinstance(message, Exception):
-            logger.debug("MCP server %s: transport noise: %r", self.name, message)
+        elif isinstance(message, Exception):  # a line that is not JSON-RPC: counted, said once
+            self.noise += 1
+            if self.noise == 1:
+                self._first_noise = _noise_text(message)
+                logger.warning(
+                    "MCP server %s: its output has a line that is not JSON-RPC (ignored): %s",
+                    self.name,
+                    self._first_noise,
+                )
 
     async def _refresher(self, client: Any, refresh: asyncio.Event) -> None:
         while True:
@@ -313,13 +348,30 @@ class ServerHandle:
 
     def _describe(self, exc: BaseException) -> str:
         if isinstance(exc, TimeoutError):
-            text = f"no answer within {self.config.connect_timeout:g}s (connect_timeout)"
+            text = (
+                f"no answer to {self.phase or 'the connection'} within "
+                f"{self.config.connect_timeout:g} s (connect_timeout)"
+            )
         elif isinstance(exc, FileNotFoundError):
             text = f"command not found: {self.config.command}"
         else:
             text = f"{type(exc).__name__}: {exc}"
         tail = self.stderr_tail()[-3:] if not self.config.url else []
         return text + (f" — stderr: {' | '.join(tail)}" if tail else "")
+
+
+def _noise_text(exc: Exception) -> str:
+    """The offending line, short, from the SDK's parse error."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            value = errors()[0].get("input")
+        except Exception:
+            value = None
+        if isinstance(value, str | bytes):
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            return repr(text[:120] + ("…" if len(text) > 120 else ""))
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}"
 
 
 def _file_safe(name: str) -> str:
