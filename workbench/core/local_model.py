@@ -40,6 +40,8 @@ class ModelSpec:
     parts: tuple[str, ...]  # module names exposing get_part_path(), in order
     size: int
     sha256: str
+    context: int = 8192  # the window the server runs with and the budgets assume
+    reply: int = 512  # max_tokens: a cap on a reply (small models ramble otherwise)
 
 
 MODELS = {
@@ -61,7 +63,14 @@ MODELS = {
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 # The context the server runs with unless model.context_window says otherwise: the session
 # passes the same number to the server (n_ctx) and to its budgets, so they always agree.
-DEFAULT_CONTEXT = 4096
+DEFAULT_CONTEXT = MODELS[DEFAULT_MODEL].context
+
+
+def default_threads() -> int:
+    """All cores but one: llama.cpp's threads wait for each other at every step, so on a
+    busy machine one thread that loses its core stalls the others (measured on 2 cores
+    under load: 1 thread decoded about 10x faster than 2), and the app needs a core too."""
+    return max(1, (os.cpu_count() or 2) - 1)
 
 
 class LocalModelError(Exception):
@@ -157,7 +166,7 @@ def start(
         "alias": spec.key,
         "ctx": ctx,
         "max_tokens": max_tokens,
-        "threads": threads or max(1, (os.cpu_count() or 2)),
+        "threads": threads or default_threads(),
         "api_key": api_key,
         "template": TEMPLATE.read_text(encoding="utf-8"),
     }

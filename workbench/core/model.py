@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from workbench.core.config import Config
-from workbench.core.local_model import DEFAULT_CONTEXT, DEFAULT_MODEL, MODELS
+from workbench.core.local_model import DEFAULT_MODEL, MODELS
 
-DEFAULTS = {"temperature": 0.2, "max_tokens": 2048, "max_rounds": 8}
+DEFAULTS = {"temperature": 0.2, "max_tokens": 2048, "max_rounds": 8, "turn_timeout": 900.0}
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,9 @@ class ModelSettings:
     max_tokens: int = DEFAULTS["max_tokens"]
     max_rounds: int = DEFAULTS["max_rounds"]
     source: str = "config"  # where the endpoint came from: config, environment, flags, local
+    # a small model's profile (core.guards): lean prompt, the shared tools only, nudges
+    lean: bool = False
+    turn_timeout: float = DEFAULTS["turn_timeout"]  # a turn's wall time, then it must answer
 
     @property
     def local(self) -> bool:
@@ -67,19 +70,30 @@ def resolve(config: Config, env: dict[str, str] | None = None, **flags: Any) -> 
             flags.get("max_rounds") or _number(section.get("max_rounds"), DEFAULTS["max_rounds"])
         ),
         source=source,
+        lean=section.get("lean") is True,
+        turn_timeout=_number(section.get("turn_timeout"), DEFAULTS["turn_timeout"]),
     )
     if settings.local:
         key = str(section.get("local") or DEFAULT_MODEL)
         key = key if key in MODELS else DEFAULT_MODEL
-        return replace(
-            settings,
-            model=key,
-            source="local",
-            context_window=settings.context_window or DEFAULT_CONTEXT,
-        )
+        return _local(settings, section, key)
     if not settings.model:
         settings = replace(settings, model="gpt-4o-mini")
     return settings
+
+
+def _local(settings: ModelSettings, section: dict[str, Any], key: str) -> ModelSettings:
+    """The bundled model's tuned defaults (bench/bench_local_tasks.py); config still wins."""
+    spec = MODELS[key]
+    configured = isinstance(section.get("max_tokens"), int | float)
+    return replace(
+        settings,
+        model=key,
+        source="local",
+        context_window=settings.context_window or spec.context,  # the server's n_ctx too
+        max_tokens=settings.max_tokens if configured else spec.reply,
+        lean=section.get("lean") is not False,
+    )
 
 
 def _int(value: Any) -> int | None:

@@ -56,6 +56,7 @@ class ChatSession:
         self.broker = broker
         self.on_event = on_event
         self.local: local_model.LocalServer | None = None
+        self._owns_local = True
         self.notes: list[str] = []  # what a front end should tell the user at the start
         self._running: asyncio.Task[Any] | None = None
         history: list[dict[str, Any]] = []
@@ -181,12 +182,21 @@ class ChatSession:
     def id(self) -> str:
         return self.transcript.session_id
 
-    async def start(self) -> None:
-        """Connect to the endpoint, starting the bundled local model when there is none."""
+    async def start(self, server: local_model.LocalServer | None = None) -> None:
+        """Connect to the endpoint, starting the bundled local model when there is none.
+
+        `server`: a bundled model's server already running (for this model and window) to
+        share; its prompt cache then already holds the system prompt and the tools. Whoever
+        started it stops it.
+        """
         import openai
 
         settings = self.settings
-        if settings.local:
+        self._owns_local = server is None
+        if settings.local and server is not None:
+            self.local = server
+            base_url, api_key = server.base_url, server.api_key
+        elif settings.local:
             spec = local_model.MODELS[settings.model]
             log = self.runtime.home / "logs" / "local-model.log"
             # one number: the server's context is the window the budgets assume
@@ -196,6 +206,7 @@ class ChatSession:
                 models_dir(self.runtime.home),
                 log=log,
                 ctx=self.window.context,
+                max_tokens=self.window.reply,
             )
             base_url, api_key = self.local.base_url, self.local.api_key
         else:
@@ -229,7 +240,7 @@ class ChatSession:
             await asyncio.to_thread(self.agent.memory.end, list(self.agent.messages))
         if self.agent.client is not None:
             await self.agent.client.close()
-        if self.local is not None:
+        if self.local is not None and self._owns_local:
             self.local.stop()
         self.executor.shutdown()
         self.transcript.close()

@@ -1,0 +1,73 @@
+"""Keeping a turn on track: repeated calls refused, and the lean profile for small models.
+
+Every model gets the repeated-call guard: a call with the same name and arguments as one
+already run in this turn is not run again (nothing has changed since, so neither would its
+result); the model is told so and to answer or do something else. A successful write
+(write_file, patch) clears what was seen, since a file read before it may now read
+differently.
+
+A small model (the bundled one) gets a lean profile: a short system prompt that says how
+to work, only the shared tools (it misuses the agent's own: clarify, memory, todo,
+delegate_task, session_search), and after tool results a one-line nudge to answer if it
+can. Measured on bench/bench_local_tasks.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+WRITERS = frozenset({"write_file", "patch"})
+
+REPEATED = (
+    "Not run: you already called {name} with these same arguments in this turn, and its "
+    "result is above. Do not call it again. Answer the user now from what you have, or do "
+    "something different."
+)
+
+LEAN_SYSTEM = (
+    "You are a coding assistant working in the user's project directory; paths are relative "
+    "to it. Use the tools to look at files and run commands; never guess or invent what a "
+    "file says. To find text in files or a large file, use search_files rather than reading "
+    "it whole. To change part of a file use patch; to create a file use write_file. As soon "
+    "as you have what the user asked for, stop calling tools and answer in one or two plain "
+    "sentences."
+)
+
+NUDGE = (
+    "[If the results above answer the request, reply to the user now in plain text without "
+    "calling a tool.]"
+)
+
+
+def call_key(name: str, arguments: Any) -> str:
+    """The same call whatever its JSON's spacing or key order."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return f"{name}\0{arguments.strip()}"
+    return f"{name}\0{json.dumps(arguments, sort_keys=True, ensure_ascii=False)}"
+
+
+class RepeatGuard:
+    """The calls run in this turn, to refuse an identical one."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def reset(self) -> None:
+        self._seen.clear()
+
+    def repeated(self, name: str, arguments: Any) -> bool:
+        """Whether this call already ran; if not, it is remembered as run."""
+        key = call_key(name, arguments)
+        if key in self._seen:
+            return True
+        self._seen.add(key)
+        return False
+
+    def wrote(self, name: str, ok: bool) -> None:
+        """A successful write changes what reads return: earlier calls may run again."""
+        if ok and name in WRITERS:
+            self._seen.clear()
