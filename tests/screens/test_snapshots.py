@@ -29,8 +29,11 @@ def ready(tool: str | None = None, tab: str | None = None):
             await pilot.press(tab)
             form = screen.query_one(RunToolForm)
             await wait_until(pilot, lambda: form.tool == tool and form.query("#arg-path"))
-            # the footer depends on the focus, which F2 gives the first field a moment later
-            form.query_one("#arg-path").focus()
+            # the footer depends on the focus, which F2 gives the first field a moment later;
+            # a blinking cursor would be drawn or not by when the picture is taken
+            field = form.query_one("#arg-path")
+            field.cursor_blink = False
+            field.focus()
         await pilot.pause()
 
     return run_before
