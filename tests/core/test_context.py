@@ -215,3 +215,24 @@ async def test_a_first_request_larger_than_the_window_is_cut_not_refused(
     sent = conversation_requests(fake)[-1]["messages"][0]["content"]
     assert sent.startswith("START ") and "cut to fit the model's context window" in sent
     await session.close()
+
+
+async def test_other_results_over_their_share_are_spilled_with_a_stub_that_fits(
+    make_session, fake: FakeOpenAI, workdir: Path, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [web]\n")
+    fake.window = 4096
+    (workdir / "big.txt").write_text("".join(f"needle {i}\n" for i in range(3000)))
+    fake.add(
+        tools(("search_files", {"pattern": "needle", "path": "big.txt", "limit": 1000})),
+        text("found them"),
+    )
+    session, _ = await make_session(context_window=4096, max_tokens=1024)
+    finished = await session.turn("find the needles")
+    assert finished.reason == "answered" and fake.refused == [] and fake.overflows == []
+    stub = tool_messages(conversation_requests(fake)[-1])[-1]["content"]
+    assert stub.startswith("<persisted-output>") and "needle 0" in stub
+    shown = int(stub.split("Preview (first ")[1].split(" chars)")[0])
+    assert shown < 1000  # its preview is sized to the small window, not 1,500 characters
+    await session.close()
