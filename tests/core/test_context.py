@@ -236,3 +236,34 @@ async def test_other_results_over_their_share_are_spilled_with_a_stub_that_fits(
     shown = int(stub.split("Preview (first ")[1].split(" chars)")[0])
     assert shown < 1000  # its preview is sized to the small window, not 1,500 characters
     await session.close()
+
+
+async def test_the_users_interrupt_stops_a_summary_and_changes_nothing(
+    make_session, fake: FakeOpenAI, workdir: Path, home: Path
+) -> None:
+    import asyncio
+
+    small_toolset(home)
+    fake.route(SUMMARISER, text("too late", delay=30))
+    session, _ = await make_session(context_window=8192, max_tokens=1024)
+    background = "the sky is blue. " * 100
+    for n in range(5):
+        fake.add(text(f"noted {n}"))
+        await session.turn(f"Remember this, part {n}: {background}")
+    before = list(session.agent.messages)
+    assert not summary_requests(fake)
+    session.agent.window.threshold = 0.2  # the next request must be compressed first
+    fake.add(text("never asked for"))
+    turn = asyncio.create_task(session.turn("what did I say?"))
+    for _ in range(200):
+        if summary_requests(fake):
+            break
+        await asyncio.sleep(0.05)
+    assert summary_requests(fake)
+    session.cancel()
+    finished = await asyncio.wait_for(turn, 10)  # not the summary's 30 s
+    assert finished.reason == "cancelled", finished.error
+    assert session.agent.messages[: len(before)] == before  # nothing compressed away
+    kinds = [r["kind"] for r in transcript.read(session.transcript.path)]
+    assert "compressed" not in kinds
+    await session.close()

@@ -204,6 +204,7 @@ class FakeOpenAI:
             }
             return handler.send_json(reply.status, payload)
         if not body.get("stream"):
+            time.sleep(reply.delay)  # a slow answer
             return handler.send_json(200, self._completion(reply, body))
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")

@@ -125,7 +125,7 @@ class Agent:
         self._context = ""  # this turn's system text from the memory provider
         self.last_offered: list[str] = []
         self.overhead: list[float] = []  # our own time per round (excludes model and tools)
-        self._stream_task: asyncio.Task[_Reply] | None = None
+        self._stream_task: asyncio.Task[Any] | None = None  # the reply (or summary) awaited
         self._cancelled = False
         self._timed_out = False  # the turn's hard wall-time cap stopped it
         self.guard = RepeatGuard()
@@ -314,14 +314,23 @@ class Agent:
         return event
 
     async def _summarise(self, system: str, text: str, max_tokens: int) -> str:
-        """The summariser: the same model, no tools, one reply."""
-        response = await self.client.chat.completions.create(
-            model=self.settings.model,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": text}],
-            temperature=self.settings.temperature,
-            max_tokens=max_tokens,
-            stream=False,
+        """The summariser: the same model, no tools, one reply (the user's interrupt stops it)."""
+        self._stream_task = asyncio.ensure_future(
+            self.client.chat.completions.create(
+                model=self.settings.model,
+                messages=[
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": text},
+                ],
+                temperature=self.settings.temperature,
+                max_tokens=max_tokens,
+                stream=False,
+            )
         )
+        try:
+            response = await self._stream_task
+        finally:
+            self._stream_task = None
         choices = getattr(response, "choices", None) or []
         return str(choices[0].message.content or "") if choices else ""
 
