@@ -139,6 +139,15 @@ def test_a_character_device_is_refused(tmp_path: Path, device: str) -> None:
     )
 
 
+def test_a_socket_is_refused(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "sock"))
+        out = call("read_file", tmp_path, path="sock")
+    assert "is a socket" in out["error"]
+
+
 def test_reading_a_fifo_leaves_no_thread_behind_and_the_process_exits(
     tmp_path: Path, fifo: Path
 ) -> None:

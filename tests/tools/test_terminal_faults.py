@@ -81,6 +81,13 @@ def test_returns_when_bash_exits_and_no_background_job_survives(
     assert processes_with(marker) == []  # killed and reaped before the call returned
 
 
+def test_a_lone_background_job_returns_at_once_and_is_reaped(tmp_path: Path) -> None:
+    marker = unique_sleep()
+    out = run(f"sleep {marker} >/dev/null 2>&1 &", tmp_path, timeout=60)
+    assert out == {"output": "", "exit_code": 0, "error": None}
+    assert processes_with(marker) == []
+
+
 def test_a_timeout_kills_jobs_that_left_the_process_group(tmp_path: Path) -> None:
     marker = unique_sleep()
     out = run(f"setsid sleep {marker} & echo waiting; sleep 600", tmp_path, timeout=1)
