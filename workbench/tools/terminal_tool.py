@@ -34,6 +34,7 @@ DEFAULT_TIMEOUT = 180
 MAX_TIMEOUT = 600
 MAX_OUTPUT_BYTES = 50_000  # head and tail the model reads; the whole output is saved
 READ_CHUNK = 1 << 20
+READS_PER_WAKE = 16
 DRAIN_GRACE = 1.0  # after the command's exit, how long a pipe still held open may keep us
 STOP_GRACE = 3.0
 F_SETPIPE_SZ = 1031
@@ -199,8 +200,8 @@ def _pump(proc: subprocess.Popen[bytes], capture: OutputCapture, timeout: float)
 
 
 def _read_available(fd: int, capture: OutputCapture) -> bool:
-    """Read what the pipe holds now; True at end of file."""
-    while True:
+    """Read what the pipe holds now, up to a few chunks; True at end of file."""
+    for _ in range(READS_PER_WAKE):  # a writer faster than us must not keep us from the clock
         try:
             chunk = os.read(fd, READ_CHUNK)
         except BlockingIOError:
@@ -208,6 +209,7 @@ def _read_available(fd: int, capture: OutputCapture) -> bool:
         if not chunk:
             return True
         capture.feed(chunk)
+    return False
 
 
 def _exit_watch(proc: subprocess.Popen[bytes]) -> int | None:
