@@ -72,6 +72,12 @@ def test_file_tools_never_change_hermes_home(scratch, capsys, tool: str) -> None
         "python3 -c \"open('$HOME/.hermes/plugins/evil.py', 'w').write('x')\"",
         "chmod 777 ~/.hermes",
         "rm -rf ~/.hermes/sessions",
+        "H=~/.hermes; echo 'approvals: {mode: off}' >> $H/config.yaml",
+        "echo 'approvals: {mode: off}' >> ~/.herme?/config.yaml",
+        "cd ~/.hermes && git init",
+        "git clone ../plugin ~/.hermes/plugins/evil",
+        "find ~/.hermes -name '*.jsonl' -exec truncate -s 0 {} +",
+        "ln ~/.hermes/config.yaml hard-link",
     ],
 )
 def test_no_writer_reaches_the_state(scratch, capsys, command: str) -> None:
@@ -85,6 +91,14 @@ def test_no_writer_reaches_the_state(scratch, capsys, command: str) -> None:
     assert out.status == "blocked", (command, out.stdout)
     assert sorted(p.relative_to(scratch.hermes) for p in scratch.hermes.rglob("*")) == before
     assert (scratch.hermes / "sessions" / "s.jsonl").exists()
+
+
+def test_the_state_can_still_be_read(scratch, capsys) -> None:
+    _config(scratch)
+    out = terminal(
+        capsys, "cat ~/.hermes/config.yaml && find ~/.hermes -name '*.yaml'", scratch.project
+    )
+    assert out.ran and "mode: ask" in out.stdout
 
 
 def test_a_link_planted_in_the_results_folder_is_refused(scratch, capsys) -> None:

@@ -8,6 +8,7 @@ is seen to delete the home directory.
 
 from __future__ import annotations
 
+import glob
 import os
 import posixpath
 import re
@@ -28,6 +29,8 @@ from workbench.core.safety.places import (
     PathRisk,
     credential,
     sensitive_path,
+    state_roots,
+    within,
     write_risk,
 )
 from workbench.core.safety.verdict import Finding, Severity
@@ -64,6 +67,56 @@ SYSTEM_DIRS = frozenset(
 )
 SAFE_SINKS = SINKS | {"-"}
 UNKNOWN_CWD = "/.unknown-working-directory"  # stands for it in paths judged by name only
+# Programs that only read what they are given: hermes-tui's own state may be shown to them.
+_STATE_READERS = frozenset(
+    [
+        "cat",
+        "less",
+        "more",
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "wc",
+        "file",
+        "stat",
+        "ls",
+        "tree",
+        "du",
+        "diff",
+        "cmp",
+        "jq",
+        "yq",
+        "sha256sum",
+        "sha1sum",
+        "md5sum",
+        "b2sum",
+        "realpath",
+        "readlink",
+        "test",
+        "[",
+        "[[",
+        "echo",
+        "printf",
+        "basename",
+        "dirname",
+        "view",
+        "bat",
+        "hexdump",
+        "xxd",
+        "od",
+        "strings",
+        "column",
+        "sort",
+        "uniq",
+        "cut",
+        "nl",
+        "tac",
+    ]
+)
 # Programs that take a credential file's name without showing its contents to anyone.
 _KEY_USERS = frozenset(
     {
@@ -119,6 +172,7 @@ class Analyzer:
         self.write_roots = write_roots  # None: the session's directory is unknown
         self.links: dict[str, str] = {}  # links an earlier part of the command makes
         self.aliases: dict[str, str | None] = {}
+        self.vars: dict[str, str | None] = {}  # variables assigned earlier in the command
         self.looked = False  # the verdict depends on the filesystem (links, devices, files)
         self.depth = depth
         self.base = base  # where this text starts in the outermost command, if known exactly
@@ -209,7 +263,10 @@ class Analyzer:
         if path is None:
             return []
         real = self.real(path, follow)
-        return [path] if real == path else [path, real]
+        found = [path] if real == path else [path, real]
+        if any(c in path for c in "*?["):  # a glob: judge what it matches now too
+            found += [self.real(m, follow) for m in glob.glob(path)[:64]]
+        return found
 
     def classify(self, value: str | None, recursive: bool) -> tuple[Severity, str]:
         """How precious a delete/overwrite target is: (severity, label for the reason)."""
@@ -298,6 +355,14 @@ class Analyzer:
             target = posixpath.join(posixpath.dirname(path), target)
         self.links[path] = self.resolve(target) or "/"
 
+    def _inside_state(self, cmd: Cmd) -> None:
+        """A program that may write, run with hermes-tui's own state as its directory."""
+        if self.cwd is None or cmd.name in _STATE_READERS or cmd.name in ("cd", "pushd", "popd"):
+            return
+        if any(within(self.cwd, root) for root in state_roots()):
+            reason = f"{cmd.name} runs inside hermes-tui's own state ({self.cwd})"
+            self.flag("app-state", reason, cmd.node, Severity.HARDLINE)
+
     def _read_candidates(self, value: str) -> list[str]:
         """Like `candidates`, but a path that does not exist is only judged by its name."""
         path = self.resolve(value)
@@ -306,13 +371,24 @@ class Analyzer:
         return [path]
 
     def reads(self, node: Node, cmd_name: str, values: list[str | None]) -> None:
-        """A credential file named to a program that may show its contents asks."""
+        """A credential file named to a program that may show its contents asks; so does
+        hermes-tui's own state handed to a program not known to only read it never runs."""
         if cmd_name in _KEY_USERS:
             return
         for value in values:
             if not value or value.startswith("-") or "\n" in value or len(value) > 4096:
                 continue
-            if any(credential(p) for p in self._read_candidates(value)):
+            places = self._read_candidates(value)
+            if cmd_name not in _STATE_READERS and any(
+                within(p, root) for p in places for root in state_roots()
+            ):
+                self.flag(
+                    "app-state",
+                    f"{cmd_name} is given {value}, hermes-tui's own state, and may change it",
+                    node,
+                    Severity.HARDLINE,
+                )
+            if any(credential(p) for p in places):
                 self.flag(
                     "credential-read",
                     f"{cmd_name} reads {value}: a credential file",
@@ -364,6 +440,7 @@ class Analyzer:
             fallback=self._map((start, end)),
         )
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
+        inner.vars = self.vars
         for finding in inner.run():
             self._add(finding)
         self.looked = self.looked or inner.looked
@@ -382,8 +459,19 @@ class Analyzer:
             self.heredoc(node)
         elif kind == "function_definition":
             self.function(node)
+        elif kind == "variable_assignment":
+            self.assign(node)
         for child in node.children:
             self.visit(child)
+
+    def assign(self, node: Node) -> None:
+        name = next((c for c in node.children if c.type == "variable_name"), None)
+        value = next((c for c in node.children if c.type in WORD_TYPES), None)
+        if name is not None:
+            text = name.text.decode("utf-8", errors="replace")
+            new = word_value(value, self.vars) if value is not None else ""
+            # assigned twice (in two branches, say): which one holds is known at run time
+            self.vars[text] = new if self.vars.get(text, new) == new else None
 
     def to_cmd(self, node: Node) -> Cmd | None:
         name_node = next((c for c in node.children if c.type == "command_name"), None)
@@ -391,7 +479,7 @@ class Analyzer:
             return None
         parts = [name_node.children[0] if name_node.children else name_node]
         parts += [c for c in node.children if c.type in WORD_TYPES]
-        values = [word_value(p) for p in parts]
+        values = [word_value(p, self.vars) for p in parts]
         name = values[0]
         if name is None:
             self.flag(
@@ -413,7 +501,8 @@ class Analyzer:
         inner = unwrap(self, cmd)
         if inner is None:
             return
-        self.reads(inner.node, inner.name, inner.args)
+        self.reads(inner.node, _only_reads(inner).name, inner.args)
+        self._inside_state(_only_reads(inner))
         if inner.name in ("alias", "unalias"):
             self._alias(inner)
             return
@@ -479,7 +568,7 @@ class Analyzer:
         target = targets[0]  # tree-sitter may attach a following `0>&1` to the same node
         if target.type == "number" and operator in (">&", "<&"):
             return  # 2>&1: duplicating a stream writes no file
-        value = word_value(target)
+        value = word_value(target, self.vars)
         if operator.startswith("<"):
             self.reads(node, "a redirection", [value])
             return
@@ -576,7 +665,7 @@ class Analyzer:
         word = next((c for c in redirect.children if c.type in WORD_TYPES), None)
         inner = unwrap(_Quiet(self), cmd)
         if inner is not None and word is not None:
-            self.fed(inner, word, word_value(word), True)
+            self.fed(inner, word, word_value(word, self.vars), True)
 
     def fed(self, cmd: Cmd, body: Node, text: str | None, direct: bool) -> None:
         """`cmd` reads `text` on standard input (a heredoc or a here-string)."""
@@ -625,6 +714,14 @@ class Analyzer:
                 node,
                 Severity.HARDLINE,
             )
+
+
+def _only_reads(cmd: Cmd) -> Cmd:
+    """`find` without -exec or -delete only reads; its name stands in for the readers'."""
+    acting = ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fls")
+    if cmd.name == "find" and not any(a in acting for a in cmd.args):
+        return Cmd("ls", cmd.args, cmd.nodes, cmd.node)
+    return cmd
 
 
 def _makefile_from_stdin(cmd: Cmd) -> bool:

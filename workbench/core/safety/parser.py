@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ WORD_TYPES = frozenset(
         "translated_string",
     }
 )
+_PLAIN_VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
 _KNOWN_VARS = re.compile(r"^\$\{?(HOME|HERMES_HOME)(?:[:?+=-][^}]*)?\}?$")
 
 
@@ -77,8 +79,12 @@ def _hermes_home() -> str:
     return str(hermes_home())
 
 
-def word_value(node: Node) -> str | None:
-    """The literal value of a word node, HOME expanded; None when only run time knows it."""
+def word_value(node: Node, env: Mapping[str, str | None] | None = None) -> str | None:
+    """The literal value of a word node, HOME expanded; None when only run time knows it.
+
+    `env` holds variables the command assigned earlier (`H=~/.hermes; ... $H/x`). A brace
+    expansion (`{a,b}`) stands for several words, so its value is None.
+    """
     kind = node.type
     text = node.text.decode("utf-8", errors="replace")
     if kind == "word":
@@ -90,10 +96,15 @@ def word_value(node: Node) -> str | None:
     if kind == "ansi_c_string":
         return _ansi_c(text[2:-1])
     if kind == "string":
-        return _join(c for c in node.children if c.type not in ('"',))
+        return _join((c for c in node.children if c.type not in ('"',)), env)
     if kind == "concatenation":
-        return _join(node.children)
+        if any(c.type == "word" and c.text in (b"{", b"}") for c in node.children):
+            return None
+        return _join(node.children, env)
     if kind in ("simple_expansion", "expansion"):
+        assigned = _PLAIN_VAR.match(text)
+        if env and assigned and assigned.group(1) in env:
+            return env[assigned.group(1)]
         known = _KNOWN_VARS.match(text)
         if known is None:
             return None
@@ -103,10 +114,10 @@ def word_value(node: Node) -> str | None:
     return None
 
 
-def _join(children: Any) -> str | None:
+def _join(children: Any, env: Mapping[str, str | None] | None = None) -> str | None:
     parts = []
     for child in children:
-        value = word_value(child)
+        value = word_value(child, env)
         if value is None:
             return None
         parts.append(value)
