@@ -267,3 +267,55 @@ async def test_the_users_interrupt_stops_a_summary_and_changes_nothing(
     kinds = [r["kind"] for r in transcript.read(session.transcript.path)]
     assert "compressed" not in kinds
     await session.close()
+
+
+async def test_a_memory_providers_huge_text_is_cut_to_a_share_of_the_window(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    small_toolset(home)
+    fake.window = 8192
+
+    class Chatty:
+        name = "chatty"
+
+        def get_tool_schemas(self) -> list[dict]:
+            return []
+
+        def handle_tool_call(self, name: str, args: dict, **_: object) -> str:
+            return "{}"
+
+        def system_prompt_block(self) -> str:
+            return "NOTES-START " + "remember everything " * 20_000
+
+    fake.add(text("hello"), text("again"))
+    session, _ = await make_session(context_window=8192, max_tokens=1024)
+    session.runtime.memory.install("chatty", Chatty())
+    for prompt in ("hi", "hi again"):
+        finished = await session.turn(prompt)
+        assert finished.reason == "answered", finished.error
+    system = conversation_requests(fake)[-1]["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith("NOTES-START ")
+    assert "memory provider's text was cut" in system["content"]
+    assert len(system["content"]) < 8192  # a quarter of the window, not 400,000 characters
+    assert fake.refused == [] and fake.overflows == []
+    await session.close()
+
+
+async def test_a_huge_call_of_the_model_is_cut_in_the_history_and_stays_valid_json(
+    make_session, fake: FakeOpenAI, workdir: Path, home: Path
+) -> None:
+    small_toolset(home)
+    fake.window = 8192
+    fake.route(SUMMARISER, *[text("summary")] * 5)
+    content = "A" * 60_000
+    fake.add(tools(("write_file", {"path": "out.txt", "content": content})), text("written"))
+    session, _ = await make_session(context_window=8192, max_tokens=1024)
+    finished = await session.turn("write a big file")
+    assert finished.reason == "answered", finished.error
+    assert (workdir / "out.txt").read_text() == content  # the call itself ran whole
+    assert fake.refused == [] and fake.overflows == []
+    sent = conversation_requests(fake)[-1]["messages"]
+    call = next(m for m in sent if m.get("tool_calls"))["tool_calls"][0]["function"]
+    arguments = json.loads(call["arguments"])  # still JSON: servers parse past calls
+    assert arguments["path"] == "out.txt" and len(arguments["content"]) < 20_000
+    await session.close()

@@ -167,7 +167,8 @@ class Agent:
         watchdog = asyncio.get_running_loop().call_later(limit + TIME_GRACE, self._time_up)
         tokens = [0, 0]
         if self.memory is not None:
-            self._context = await asyncio.to_thread(self.memory.context, prompt)
+            context = await asyncio.to_thread(self.memory.context, prompt)
+            self._context = await asyncio.to_thread(self._bounded_context, context)
         self._append({"role": "user", "content": prompt})
         rounds, text, reason, error = 0, "", "answered", ""
         try:
@@ -254,6 +255,18 @@ class Agent:
             definitions += layer.get_definitions(offered)
             names |= offered
         return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
+
+    def _bounded_context(self, text: str) -> str:
+        """A memory provider's text takes at most a quarter of the window: it is sent on
+        every request and no compression can shrink it."""
+        share = self.window.prompt // 4
+        if self.meter.corrected(self.meter.text(text)) <= share:
+            return text
+        keep = int(share * self.meter.chars_per_token() * 0.9)
+        return (
+            text[:keep] + f"\n[… the memory provider's text was cut to fit the model's context "
+            f"window: {len(text) - keep:,} more characters]"
+        )
 
     def _extra(self) -> list[dict[str, Any]]:
         """The system text: the lean profile's and this turn's from the memory provider.
