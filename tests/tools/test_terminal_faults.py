@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.budget import SpillSlot, SpillStore
+from workbench.core.budget import BudgetConfig, SpillSlot, SpillStore
 from workbench.core.executor import Executor, ToolCallFinished
 from workbench.core.registry import registry
 from workbench.tools.capture import OutputCapture
@@ -241,3 +241,23 @@ def test_through_the_executor_the_call_records_the_full_output_file(tmp_path: Pa
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert finished[-1].spilled == outcome.spilled
     assert str(outcome.spilled) in json.loads(outcome.content)["output"]
+
+
+def test_a_saved_outputs_head_and_tail_still_count_in_the_turn_budget(tmp_path: Path) -> None:
+    # The head and tail are not a stub: over the turn's budget they are spilled like any
+    # result, and the call still points the viewer at the whole output.
+    executor = Executor(
+        registry,
+        budget=BudgetConfig(result_chars=100_000, turn_chars=20_000),
+        store=SpillStore(tmp_path / "results", "session-1"),
+        cwd=str(tmp_path),
+    )
+    call = {"id": "call_7", "name": "terminal", "arguments": {"command": "seq 1 200000"}}
+    try:
+        (outcome,) = asyncio.run(executor.run([call]))
+    finally:
+        executor.shutdown()
+    assert outcome.content.startswith("<persisted-output>") and len(outcome.content) < 20_000
+    assert outcome.spilled is not None
+    assert outcome.spilled.read_text() == "".join(f"{i}\n" for i in range(1, 200001))
+    assert len(list((tmp_path / "results" / "session-1").iterdir())) == 2

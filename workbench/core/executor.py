@@ -99,6 +99,7 @@ class CallOutcome:
     finished: float | None = None
     spilled: Path | None = None
     decision: Decision | None = None
+    stubbed: bool = False  # the content is already the stub of a spilled result
 
 
 @dataclass
@@ -372,7 +373,7 @@ class Executor:
                 apply_result_budget, budgeted, threshold, self.store, budget.preview_chars
             )
         # A tool's own spill file holds its whole output: that is what the viewer opens.
-        outcome.content = budgeted.content
+        outcome.content, outcome.stubbed = budgeted.content, budgeted.spilled is not None
         outcome.spilled = outcome.spilled or budgeted.spilled
 
     async def _decide(self, name: str, verdict: Any, *, shown: str, reason: str = "") -> Decision:
@@ -505,10 +506,16 @@ class Executor:
         return CallOutcome(call, "skipped", content, segment, finished=now)
 
     def _turn_budget(self, outcomes: list[CallOutcome]) -> list[CallOutcome]:
-        results = [Budgeted(o.call.name, o.call.id, o.content, 0, o.spilled) for o in outcomes]
+        # Only a stub is exempt: a tool's head and tail of an output it saved still count.
+        results = [
+            Budgeted(o.call.name, o.call.id, o.content, 0, o.spilled if o.stubbed else None)
+            for o in outcomes
+        ]
         budgeted = enforce_turn_budget(results, self._budget_now(), self.store)
         return [
-            replace(o, content=b.content, spilled=b.spilled)
+            replace(
+                o, content=b.content, spilled=o.spilled or b.spilled, stubbed=b.spilled is not None
+            )
             for o, b in zip(outcomes, budgeted, strict=True)
         ]
 
