@@ -81,3 +81,42 @@ def fake():
     server = FakeOpenAI().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def full_filesystem(tmp_path: Path):
+    """A small tmpfs mounted for the test; `fill()` takes its last free byte (root only)."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root")
+    mount = tmp_path / "small-fs"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+
+    def fill() -> None:
+        fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError:  # ENOSPC: full
+            pass
+        finally:
+            os.close(fd)
+
+    yield mount, fill
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.fixture
+def other_user():
+    """Run a command as `nobody` (`setpriv`), to meet files root made private (root only)."""
+    import shutil
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("running as another user needs root and setpriv")
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]

@@ -191,3 +191,70 @@ def test_a_long_chat_is_compressed_and_says_so_then_resumes(
     assert sent[0]["content"] == "read notes0.txt" and sent[-1]["content"] == "and now?"
     assert any("[Summary of the earlier conversation" in (m.get("content") or "") for m in sent)
     assert fake.refused == []
+
+
+def test_a_full_disk_keeps_the_session_going_in_memory(
+    env, fake: FakeOpenAI, full_filesystem
+) -> None:
+    mount, fill = full_filesystem
+    home = mount / "home"
+    env = {**env, "HERMES_HOME": str(home)}
+    assert run(env, "tools").returncode == 0  # the home is made while there is room
+    fill()
+    fake.add(tools(("read_file", {"path": str(home / "config.yaml")})), text("It is a config."))
+    out = run(env, "chat", "what is in my config?")
+    assert out.returncode == 0 and out.stdout.strip() == "It is a config."
+    assert "The transcript is not being saved (cannot write" in out.stderr
+    assert "No space left on device); the session goes on in memory." in out.stderr
+    assert "Traceback" not in out.stderr and "Logging error" not in out.stderr
+    assert "✔ read_file ok" in out.stderr  # the tools still ran
+    doctor = run(env, "doctor")
+    assert doctor.returncode == 1 and "cannot be written (No space left on device)" in doctor.stdout
+
+
+def test_a_read_only_home_keeps_the_session_going(
+    env, fake: FakeOpenAI, home: Path, make_read_only
+) -> None:
+    assert run(env, "tools").returncode == 0
+    make_read_only(home)
+    fake.add(text("hello"))
+    out = run(env, "chat", "hi")
+    assert out.returncode == 0 and out.stdout.strip() == "hello"
+    assert "The transcript is not being saved" in out.stderr and "Traceback" not in out.stderr
+    doctor = run(env, "doctor")
+    assert doctor.returncode == 1 and "cannot be written" in doctor.stdout
+
+
+def test_a_home_the_user_cannot_read(env, fake: FakeOpenAI, other_user) -> None:
+    """Root's private home met by another user: every command reports it, none crashes."""
+    import os
+    import subprocess
+    import tempfile
+
+    from tests.conftest import BIN
+
+    shared = Path(tempfile.mkdtemp(prefix="hermes-other-"))
+    try:
+        os.chmod(shared, 0o755)
+        home = shared / "home"
+        env = {**env, "HERMES_HOME": str(home)}
+        assert run(env, "tools").returncode == 0  # made by root, 0700
+        fake.add(text("hello"))
+        for args in (["doctor"], ["tools"], ["sessions"], ["chat", "hi"]):
+            out = subprocess.run(
+                [*other_user, str(BIN / "hermes-tui"), *args],
+                env=env,
+                cwd=shared,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
+            assert "Traceback" not in out.stderr, (args, out.stderr)
+            if args == ["doctor"]:
+                assert "cannot be read (Permission denied)" in out.stdout
+            if args == ["chat", "hi"]:
+                assert out.returncode == 0 and out.stdout.strip() == "hello"
+                assert "The transcript is not being saved" in out.stderr
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)])

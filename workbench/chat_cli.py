@@ -65,6 +65,10 @@ class Printer:
                 _err(f"  ! {event.problem}")
         elif kind == "ContextNotice":
             _err(f"\n  ! {event.text}")
+        elif kind == "TranscriptFailed":
+            from workbench.core.transcript import not_saved
+
+            _err(f"\nhermes-tui: {not_saved(event.reason)}")
         elif kind == "ToolCallFinished":
             mark = "✔" if event.status == "ok" else "✖"
             note = f" → {event.spilled}" if event.spilled else ""
@@ -157,7 +161,8 @@ async def _converse(session: Any, prompt: str | None) -> int:
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await session.close()
-        _err(f"[resume with: hermes-tui chat --resume {session.id}]")
+        if not session.transcript.failure:  # nothing to resume from otherwise
+            _err(f"[resume with: hermes-tui chat --resume {session.id}]")
     return code
 
 

@@ -389,18 +389,17 @@ def _select_memory(runtime: Runtime, name: str | None) -> int:
 
 
 def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
-    import os
 
-    from workbench.core.report import collect_problems, home_exposure
+    from workbench.core.report import collect_problems, home_exposure, home_io_problem
 
     home = runtime.home
-    writable = os.access(home, os.W_OK)
+    io_problem = home_io_problem(home)
     private = "private" if not home_exposure(home) else "READABLE BY OTHERS"
-    _out(
-        f"home      {home} ({'writable' if writable else 'NOT writable: choices cannot be saved'}"
-        f", {private})"
-    )
-    config_state = "missing (defaults in use)" if not runtime.config.path.exists() else "ok"
+    _out(f"home      {home} ({'NOT usable' if io_problem else 'writable'}, {private})")
+    try:
+        config_state = "ok" if runtime.config.path.exists() else "missing (defaults in use)"
+    except OSError as exc:
+        config_state = f"cannot be read: {exc.strerror or exc}"
     _out(f"config    {runtime.config.path}: {runtime.config.error or config_state}")
     tools, modules = len(runtime.registry.snapshot()), len(runtime.discovery.loaded)
     offered = len(runtime.effective_tools())
@@ -413,7 +412,7 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         _out(f"          unavailable {name}: {reason}")
     for line in _sources_report(runtime) + _approvals_report(runtime):
         _out(line)
-    problems = collect_problems(runtime)
+    problems = ([io_problem] if io_problem else []) + collect_problems(runtime)
     _out("")
     _out("no problems found" if not problems else f"{len(problems)} problem(s):")
     for problem in problems:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,34 @@ def home_exposure(home: Path) -> str:
         f"{home} is mode {stat.S_IMODE(info.st_mode):o}: others can read your sessions, logs "
         f"and results (it is not yours to tighten, or could not be: chmod 700 it)"
     )
+
+
+def home_io_problem(home: Path) -> str:
+    """Why HERMES_HOME cannot be read or written now, found by trying: "" when it can.
+
+    A full disk still lets a file be created, and a read-only or immutable folder can look
+    writable to a permission check; one byte written, synced and removed tells the truth.
+    """
+    import tempfile
+
+    try:
+        os.listdir(home)
+    except OSError as exc:
+        return f"{home} cannot be read ({exc.strerror or exc}): nothing of yours can be loaded"
+    try:
+        fd, name = tempfile.mkstemp(dir=home, prefix=".doctor-")
+        try:
+            os.write(fd, b"x")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(name)
+    except OSError as exc:
+        return (
+            f"{home} cannot be written ({exc.strerror or exc}): sessions run in memory, "
+            "their transcripts, large results and your choices are not saved"
+        )
+    return ""
 
 
 def collect_problems(runtime: Runtime) -> list[str]:

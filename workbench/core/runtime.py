@@ -234,6 +234,9 @@ def _log_to_file(home: Path) -> None:
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # A log that cannot be written (a full disk) must not print tracebacks over the
+    # terminal for every record; what matters is said by the front ends themselves.
+    handler.handleError = lambda record: None  # type: ignore[method-assign]
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     root.propagate = False

@@ -76,6 +76,9 @@ class ChatSession:
         self.transcript = transcript.Transcript(
             transcript.sessions_dir(runtime.home) / f"{session_id}.jsonl"
         )
+        if self.transcript.failure:
+            self.notes.append(transcript.not_saved(self.transcript.failure))
+        self.transcript.on_failure = self._tell  # a full disk later in the session
         if resume is None:
             self.transcript.record("session", id=session_id, model=settings.describe(), cwd=cwd)
         else:
@@ -83,7 +86,7 @@ class ChatSession:
         self.state = SessionState(runtime.home, clarify=clarify)
         self.cwd = cwd
         # sub-agents started, for their names: a resumed session goes on from its last one
-        self._children = [len(list(self._children_dir().glob("sub-agent-*.jsonl")))]
+        self._children = [_count(self._children_dir(), "sub-agent-*.jsonl")]
         self.tools = self._tools(self.state, depth=0, offered=runtime.effective_tools)
         self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
         self.executor.registry = self.tools
@@ -111,6 +114,10 @@ class ChatSession:
         self.executor.on_event = self.agent.observe
         if broker is not None:
             broker.add_listener(self.agent.observe)
+
+    def _tell(self, event: object) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
 
     def _tools(self, state: SessionState, depth: int, offered: Any) -> SessionTools:
         runtime = self.runtime
@@ -153,7 +160,7 @@ class ChatSession:
     def _spawn(self, task: ChildTask) -> Any:
         """A sub-agent: its own conversation and transcript, the session's model and tools."""
         path = self._children_dir() / f"{task.name.replace(' ', '-')}.jsonl"
-        record = transcript.Transcript(path)
+        record = transcript.Transcript(path, on_failure=self._tell)
         record.record("session", id=f"{self.id}/{task.name}", model=self.settings.describe(),
                       cwd=self.cwd, parent=task.call_id, goal=task.goal)  # fmt: skip
         state = SessionState(self.runtime.home)
@@ -266,6 +273,13 @@ def _forward_child_event(event: object, observe: Callable[[object], None]) -> No
     """A child's tool calls reach the parent (transcript, timeline); its text stays its own."""
     if isinstance(event, ToolCallStarted | ToolCallFinished):
         observe(event)
+
+
+def _count(directory: Path, pattern: str) -> int:
+    try:
+        return len(list(directory.glob(pattern)))
+    except OSError:  # unreadable: the names start again, in a transcript not saved anyway
+        return 0
 
 
 def _resume_notes(path: Path, skipped: int, repaired: int) -> list[str]:

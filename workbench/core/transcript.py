@@ -8,13 +8,15 @@ usage) is there for the UI, search and export.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
+import logging
 import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,33 +24,76 @@ from typing import Any
 from workbench.core import errors
 from workbench.core.private import open_private
 
+logger = logging.getLogger(__name__)
+
 SESSION_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 
 
+@dataclass(frozen=True)
+class TranscriptFailed:
+    """The transcript cannot be written (a full disk, a read-only or unreadable home)."""
+
+    reason: str
+
+
+def not_saved(reason: str) -> str:
+    """What a front end tells the user when the transcript stops being written."""
+    return f"The transcript is not being saved ({reason}); the session goes on in memory."
+
+
 class Transcript:
-    def __init__(self, path: Path) -> None:
+    """A session's records, appended as they happen. When the file cannot be written, the
+    session goes on in memory: `failure` says why, and `on_failure` is told once."""
+
+    def __init__(
+        self, path: Path, on_failure: Callable[[TranscriptFailed], None] | None = None
+    ) -> None:
         self.path = path
-        self._file = open_private(path)  # kept open for the session
+        self.failure = ""
+        self.on_failure = on_failure
+        self._file: Any = None
+        try:
+            self._file = open_private(path)  # kept open for the session
+        except OSError as exc:
+            self._fail(exc)
 
     @property
     def session_id(self) -> str:
         return self.path.stem
 
     def record(self, kind: str, **data: Any) -> None:
-        if self._file.closed:  # a straggler after the session closed: nowhere to write it
+        if self._file is None or self._file.closed:  # failed, or a straggler after close
             return
         line = json.dumps(
             {"kind": kind, "at": time.time(), **data}, ensure_ascii=False, default=str
         )
-        self._file.write(line + "\n")
-        self._file.flush()
+        try:
+            self._file.write(line + "\n")
+            self._file.flush()
+        except OSError as exc:  # a torn last line, if any, is skipped on read
+            self._fail(exc)
 
     def sync(self) -> None:
         """Make the records durable (end of a turn), not only safe from a process crash."""
-        os.fsync(self._file.fileno())
+        if self._file is None or self._file.closed:
+            return
+        try:
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            self._fail(exc)
 
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            with contextlib.suppress(OSError):  # what the buffer held is lost either way
+                self._file.close()
+
+    def _fail(self, exc: OSError) -> None:
+        self.failure = f"cannot write {self.path}: {exc.strerror or exc}"
+        logger.warning("transcript not saved from now on: %s", self.failure)
+        self.close()
+        self._file = None
+        if self.on_failure is not None:
+            self.on_failure(TranscriptFailed(self.failure))
 
 
 class Records(list):

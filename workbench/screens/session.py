@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header, Static
 
 from workbench.agent_thread import AgentThread
 from workbench.core.context import short
+from workbench.core.transcript import not_saved
 from workbench.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
 from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Bar, Timeline
@@ -190,6 +191,8 @@ class SessionScreen(Screen[None]):
                 clarify=self._ask_from_agent,
                 on_event=lambda e: self.post_message(self.AgentEvent(e)),
             )
+            for note in self.session.notes:
+                await log.note(Text(note, style="yellow"))
             if settings.local:
                 await log.note(Text("Starting the local model…", style="dim"))
             await self.agent_thread.run(self.session.start())
@@ -273,6 +276,8 @@ class SessionScreen(Screen[None]):
                 await log.note(Text(event.problem, style="yellow"))
         elif kind == "ContextNotice":
             await log.note(Text(event.text, style="yellow"))
+        elif kind == "TranscriptFailed":
+            await log.note(Text(not_saved(event.reason), style="yellow"))
         elif kind == "ToolCallFinished":
             card = log.cards.get(event.call_id)
             if card is not None:
