@@ -28,10 +28,10 @@ from workbench.core.safety.places import (
     SINKS,
     PathRisk,
     credential,
+    place_risk,
     sensitive_path,
     state_roots,
     within,
-    write_risk,
 )
 from workbench.core.safety.verdict import Finding, Severity
 from workbench.core.safety.words import Cmd
@@ -174,6 +174,8 @@ class Analyzer:
         self.aliases: dict[str, str | None] = {}
         self.vars: dict[str, str | None] = {}  # variables assigned earlier in the command
         self.looked = False  # the verdict depends on the filesystem (links, devices, files)
+        self.state = state_roots()
+        self._real_roots: list[str] | None = None
         self.depth = depth
         self.base = base  # where this text starts in the outermost command, if known exactly
         self.fallback = fallback  # otherwise every finding points at the whole payload
@@ -317,16 +319,17 @@ class Analyzer:
         (`contents` False) of a credential asks, where writing one is refused.
         """
         found = None
-        for path in self.candidates(value, follow=follow and not delete):
-            risk = write_risk(path, cwd=None) if path != "-" else None
-            if risk is None and self.write_roots is not None and self._outside(path):
-                risk = PathRisk(
-                    "outside-write",
-                    "outside the working directory and the write roots",
-                    Severity.NORMAL,
-                )
+        paths = self.candidates(value, follow=follow and not delete)
+        for path in paths:  # as written and as resolved: both are judged
+            risk = place_risk(path) if path != "-" else None
             if risk is not None and (found is None or risk.severity > found.severity):
                 found = risk
+        if found is None and self.write_roots is not None and paths and self._outside(paths[-1]):
+            found = PathRisk(
+                "outside-write",
+                "outside the working directory and the write roots",
+                Severity.NORMAL,
+            )
         if found is None:
             return None
         if (delete or not contents) and found.rule == "refused-write":
@@ -334,10 +337,10 @@ class Analyzer:
         self.flag(found.rule, f"{verb} {value}: {found.reason}", node, found.severity, (value,))
         return found
 
-    def _outside(self, path: str) -> bool:
-        real = os.path.realpath(path)
-        roots = [os.path.realpath(r) for r in self.write_roots or ()]
-        return not any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+    def _outside(self, real: str) -> bool:
+        if self._real_roots is None:
+            self._real_roots = [os.path.realpath(r).rstrip("/") for r in self.write_roots or ()]
+        return not any(real == r or real.startswith(r + "/") for r in self._real_roots)
 
     def link(self, link: str | None, target: str | None) -> None:
         """`ln` made `link` point at `target`: later parts of the command write through it."""
@@ -359,7 +362,7 @@ class Analyzer:
         """A program that may write, run with hermes-tui's own state as its directory."""
         if self.cwd is None or cmd.name in _STATE_READERS or cmd.name in ("cd", "pushd", "popd"):
             return
-        if any(within(self.cwd, root) for root in state_roots()):
+        if any(within(self.cwd, root) for root in self.state):
             reason = f"{cmd.name} runs inside hermes-tui's own state ({self.cwd})"
             self.flag("app-state", reason, cmd.node, Severity.HARDLINE)
 
@@ -368,7 +371,7 @@ class Analyzer:
         path = self.resolve(value)
         if path is None or path in self.links or os.path.lexists(path):
             return self.candidates(value)
-        return [path]
+        return [path]  # nothing there: nothing to read, and no link to follow
 
     def reads(self, node: Node, cmd_name: str, values: list[str | None]) -> None:
         """A credential file named to a program that may show its contents asks; so does
@@ -380,7 +383,7 @@ class Analyzer:
                 continue
             places = self._read_candidates(value)
             if cmd_name not in _STATE_READERS and any(
-                within(p, root) for p in places for root in state_roots()
+                within(p, root) for p in places for root in self.state
             ):
                 self.flag(
                     "app-state",

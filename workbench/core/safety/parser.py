@@ -70,7 +70,7 @@ class Source:
 
 
 def home_dir() -> str:
-    return os.path.expanduser("~")
+    return os.environ.get("HOME") or os.path.expanduser("~")
 
 
 def _hermes_home() -> str:
@@ -124,8 +124,11 @@ def _join(children: Any, env: Mapping[str, str | None] | None = None) -> str | N
     return "".join(parts)
 
 
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
 def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
+    return _ESCAPED.sub(r"\1", text) if "\\" in text else text
 
 
 def _ansi_c(text: str) -> str | None:

@@ -165,8 +165,15 @@ def _home_rest(path: str) -> str | None:
     return match.group(1) if match else None
 
 
+@functools.lru_cache(maxsize=8)
+def _matcher(entries: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for a list of names (`.bashrc`) and directories (`.ssh/`, with contents)."""
+    parts = [re.escape(e.rstrip("/")) + ("(?:/.*)?" if e.endswith("/") else "") for e in entries]
+    return re.compile("(?:" + "|".join(parts) + ")", re.DOTALL)
+
+
 def _under(rest: str, entries: tuple[str, ...]) -> bool:
-    return any(rest == e.rstrip("/") or (e.endswith("/") and rest.startswith(e)) for e in entries)
+    return _matcher(entries).fullmatch(rest) is not None
 
 
 def _path_dirs() -> frozenset[str]:
@@ -209,7 +216,7 @@ def write_risk(
     """
     real = os.path.realpath(path)
     for place in dict.fromkeys((real, posixpath.normpath(path))):
-        risk = _place_risk(place, replaces)
+        risk = place_risk(place, replaces)
         if risk is not None:
             return risk
     if cwd is not None and not any(within(real, r) for r in _roots(cwd, roots)):
@@ -223,7 +230,8 @@ def _roots(cwd: str, roots: tuple[str, ...]) -> list[str]:
     return [os.path.realpath(r) for r in (cwd, *roots)]
 
 
-def _place_risk(path: str, replaces: bool) -> PathRisk | None:
+def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
+    """How writing at `path` (already resolved as the writer resolves it) is judged."""
     if any(within(path, root) for root in state_roots()):
         return PathRisk("app-state", "hermes-tui's own state (HERMES_HOME)", Severity.HARDLINE)
     device = device_kind(path)
@@ -282,7 +290,7 @@ def holds_credentials(directory: str) -> bool:
 
 def sensitive_path(path: str) -> bool:
     """A write there needs more than the ordinary approval (kept for the shell analyser)."""
-    risk = _place_risk(path, False)
+    risk = place_risk(path, False)
     return risk is not None and risk.severity >= Severity.HIGH
 
 
