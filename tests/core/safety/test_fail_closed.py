@@ -49,7 +49,25 @@ BYPASSES = [
     "tar -cf f d",
     "ex -sc '%d|x' f",
     'foo-runner <<< "rm f"',
+    "trap 'rm f' EXIT",
+    "coproc rm f",
+    "hash -p /bin/rm r; r f",
+    "H=f; rm $H",
+    "printf -v c rm; $c f",
 ]
+
+
+def test_git_settings_that_run_programs_later_ask(scratch, capsys) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(scratch.project)], check=True)
+    f = scratch.project / "f"
+    f.write_text("precious\n")
+    for command in ("git config alias.x '!rm f'", "git config core.hooksPath /tmp"):
+        out = terminal(capsys, command, scratch.project)
+        assert out.status == "denied", (command, out.stdout)
+    assert "alias" not in (scratch.project / ".git" / "config").read_text()
+    assert terminal(capsys, "git config user.name me", scratch.project).ran
 
 
 @pytest.mark.parametrize("command", BYPASSES)

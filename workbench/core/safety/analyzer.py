@@ -521,6 +521,10 @@ class Analyzer:
         if inner.name == "find":
             self._find_exec(inner)
 
+    def alias(self, name: str | None, value: str | None) -> None:
+        if name is not None:
+            self.aliases[name] = value
+
     def _alias(self, cmd: Cmd) -> None:
         """`alias r=rm`: later commands named `r` are judged as what they stand for."""
         for arg in cmd.args:

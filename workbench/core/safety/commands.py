@@ -492,6 +492,18 @@ def _ssh(ctx: Context, cmd: Cmd) -> None:
             ctx.flag("dynamic-command", "runs a remote command computed at run time", cmd.node)
 
 
+def _git_config_sets_a_program(cmd: Cmd) -> bool:
+    """`git config alias.x '!rm f'` or `core.hooksPath`: later git calls would run it unasked."""
+    keys = [a for a in cmd.operands if a]
+    key = keys[0].lower() if keys else ""
+    if (
+        cmd.has("--get", "--get-all", "--list", "--unset", "--get-regexp", short="l")
+        or len(keys) < 2
+    ):
+        return False
+    return key.startswith("alias.") or bool(GIT_PROGRAM_KEYS.match(key))
+
+
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 
@@ -539,6 +551,8 @@ def _git(ctx: Context, cmd: Cmd) -> None:
 
 def _git_reason(sub: str, cmd: Cmd) -> str:
     ops = cmd.operands
+    if sub == "config" and _git_config_sets_a_program(cmd):
+        return "saves a setting that runs a program (an alias or a command key) for later git calls"
     if sub == "reset" and cmd.has("--hard", "--merge", "--keep"):
         return "discards uncommitted changes"
     if sub == "clean" and (cmd.has("--force", short="f") or not cmd.has("--dry-run", short="n")):
@@ -775,6 +789,38 @@ def _power(ctx: Context, cmd: Cmd) -> None:
     ctx.flag(
         "power", f"{cmd.name}: shuts down or restarts the machine", cmd.node, Severity.HARDLINE
     )
+
+
+@rule("trap")
+def _trap(ctx: Context, cmd: Cmd) -> None:
+    """`trap 'CODE' SIGNAL`: the code runs later, in this shell."""
+    operands = [a for a in cmd.args if a is None or not a.startswith("-") or a == "-"]
+    if len(operands) >= 2 and operands[0] != "-":
+        ctx.shell_payload(cmd.nodes[cmd.args.index(operands[0])], operands[0])
+
+
+@rule("coproc")
+def _coproc(ctx: Context, cmd: Cmd) -> None:
+    if "{" in cmd.args or "(" in cmd.args or not cmd.args:
+        ctx.flag("unparsable", "coproc with a compound command cannot be checked", cmd.node)
+    elif cmd.args[0] is not None:
+        inner = cmd.rest(0)
+        if inner is not None:
+            ctx.judge(inner)
+
+
+@rule("hash")
+def _hash(ctx: Context, cmd: Cmd) -> None:
+    """`hash -p /bin/rm r` makes `r` run rm: like an alias."""
+    for i, arg in enumerate(cmd.args[:-2]):
+        if arg == "-p":
+            ctx.alias(cmd.args[i + 2], cmd.args[i + 1])
+
+
+@rule("enable")
+def _enable(ctx: Context, cmd: Cmd) -> None:
+    if cmd.has(short="f"):
+        ctx.flag("inline-code", "enable -f loads a builtin from a shared library", cmd.node)
 
 
 @rule("kexec")
