@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import wait_for
+from tests.e2e.conftest import wait_for, wait_until
 from workbench.core.config import load_config
 
 pytestmark = pytest.mark.e2e
@@ -27,17 +27,18 @@ def test_toggle_run_and_quit(tmux_run, home: Path, tmp_path: Path) -> None:
     marker = tmp_path / "first-frame.json"
     session = tmux_run(*[], env_prefix=f"HERMES_TUI_FIRST_FRAME={shlex.quote(str(marker))}")
     wait_for(session, "Built-in (7)")
+    wait_until(marker.exists, "the first frame's marker written")
     first = json.loads(marker.read_text())
     assert first["imported"] == {"openai": False, "mcp": False}  # heavy imports come later
     keys(session, "/", *"terminal", "Enter", "Space")  # Enter lands on the first match
-    shown = wait_for(session, "☐ terminal")
-    assert "Toolset terminal disabled" in shown or "☐ terminal" in shown
-    config = load_config(home / "config.yaml")
-    assert config.get("agent.disabled_toolsets") == ["terminal"]
+    wait_for(session, "☐ terminal")
+    wait_until(
+        lambda: load_config(home / "config.yaml").get("agent.disabled_toolsets") == ["terminal"],
+        "the toggle saved to config.yaml",
+    )
     keys(session, "/", *["BSpace"] * 8, *"read_file", "Enter", "F2")
     wait_for(session, "Run read_file")
     keys(session, *"notes.txt", "C-r")
-    shown = wait_for(session, "hello from notes")
-    assert "ok in" in shown
+    wait_for(session, "hello from notes", "ok in")
     keys(session, "C-q")
     wait_for(session, "EXIT=0")
