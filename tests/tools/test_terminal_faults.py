@@ -261,3 +261,31 @@ def test_a_saved_outputs_head_and_tail_still_count_in_the_turn_budget(tmp_path: 
     assert outcome.spilled is not None
     assert outcome.spilled.read_text() == "".join(f"{i}\n" for i in range(1, 200001))
     assert len(list((tmp_path / "results" / "session-1").iterdir())) == 2
+
+
+def test_cancelling_the_turn_kills_the_command_and_frees_the_next_call(tmp_path: Path) -> None:
+    marker = unique_sleep()
+    executor = Executor(registry, cwd=str(tmp_path))
+    command = f"setsid sleep {marker} & sleep 600"
+
+    async def cancel_once_running() -> list:
+        batch = asyncio.create_task(
+            executor.run([{"id": "t1", "name": "terminal", "arguments": {"command": command}}])
+        )
+        while not processes_with(marker):
+            await asyncio.sleep(0.05)
+        executor.cancel()
+        (outcome,) = await batch
+        # A terminal call left running would hold the next one back (it may touch anything).
+        (after,) = await executor.run(
+            [{"id": "t2", "name": "terminal", "arguments": {"command": "echo next"}}]
+        )
+        return [outcome, after]
+
+    try:
+        outcome, after = asyncio.run(asyncio.wait_for(cancel_once_running(), 90))
+    finally:
+        executor.shutdown()
+    assert outcome.status == "cancelled"
+    assert wait_until_gone(marker) == []
+    assert after.status == "ok" and json.loads(after.content)["output"] == "next\n"

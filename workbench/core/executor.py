@@ -21,6 +21,7 @@ import functools
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -134,6 +135,7 @@ class Executor:
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
         self._cancelled = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stops: set[threading.Event] = set()  # one per running call, set on cancel
         self._zombies: list[_Zombie] = []
         self._batch_budget: BudgetConfig | None = None
 
@@ -181,6 +183,8 @@ class Executor:
     def cancel(self) -> None:
         """The user's interrupt: cancel what runs, skip what has not started."""
         self._cancelled = True
+        for stop in list(self._stops):  # a sync tool that watches it stops its own work
+            stop.set()
         for task in list(self._tasks):
             task.cancel()
 
@@ -298,15 +302,25 @@ class Executor:
             args = await self._before(hooks, call.name, args, meta, outcome)
             if args is None:
                 return
-        # `spill`: where a tool streams a result too large to hold (the terminal's output).
-        slot = SpillSlot(self.store, call.id)
-        context: dict[str, Any] = {"cwd": self.cwd, "tool_call_id": call.id, "spill": slot}
+        # `spill`: where a tool streams a result too large to hold (the terminal's output);
+        # `cancel_event`: set when the user cancels, for a tool a thread cannot stop.
+        slot, stop = SpillSlot(self.store, call.id), threading.Event()
+        context: dict[str, Any] = {
+            "cwd": self.cwd,
+            "tool_call_id": call.id,
+            "spill": slot,
+            "cancel_event": stop,
+        }
         read_chars = self._budget_now().read_chars
         if call.name == "read_file" and read_chars:  # it never spills: it reads what fits
             context["max_chars"] = read_chars
         if not await self._approve(call.name, args, context, outcome):
             return
-        result = await self._dispatch(planned, args, context, outcome, hooks, meta)
+        self._stops.add(stop)
+        try:
+            result = await self._dispatch(planned, args, context, outcome, hooks, meta)
+        finally:
+            self._stops.discard(stop)
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return

@@ -19,6 +19,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ READ_CHUNK = 1 << 20
 READS_PER_WAKE = 16
 DRAIN_GRACE = 1.0  # after the command's exit, how long a pipe still held open may keep us
 STOP_GRACE = 3.0
+CANCEL_POLL = 0.1  # how soon a cancelled call notices
 F_SETPIPE_SZ = 1031
 REAPER = str(Path(__file__).with_name("reaper.py"))
 
@@ -82,7 +84,7 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
     if not cwd.is_dir():
         return tool_error(f"Working directory does not exist: {cwd}")
     timeout = min(int(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
-    return run_command(command, cwd, timeout, spill=kw.get("spill"))
+    return run_command(command, cwd, timeout, spill=kw.get("spill"), cancel=kw.get("cancel_event"))
 
 
 def _blocked(reason: str, status: str) -> str:
@@ -99,9 +101,10 @@ def run_command(
     timeout: float,
     spill: SpillSlot | None = None,
     env: dict[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> str:
     """Run a bash command; its result as the model reads it."""
-    return run_process(shell_argv(command), cwd, timeout, spill=spill, env=env)
+    return run_process(shell_argv(command), cwd, timeout, spill=spill, env=env, cancel=cancel)
 
 
 def run_process(
@@ -112,6 +115,7 @@ def run_process(
     spill: SpillSlot | None = None,
     env: dict[str, str] | None = None,
     limit: int = MAX_OUTPUT_BYTES,
+    cancel: threading.Event | None = None,
 ) -> str:
     """Run `argv` under the reaper; returns when it exits, with nothing it started left alive.
 
@@ -132,7 +136,7 @@ def run_process(
     except OSError as exc:
         return tool_error(f"Cannot start {argv[0]}: {exc.strerror or exc}")
     try:
-        timed_out = _pump(proc, capture, timeout)
+        ended = _pump(proc, capture, timeout, cancel)
     except BaseException:
         _stop(proc)
         capture.finish()  # closes the spill file
@@ -146,7 +150,15 @@ def run_process(
         extra["output_file"] = captured.saved_to
     if captured.total_bytes > limit:
         extra["output_bytes"] = captured.total_bytes
-    if timed_out:
+    if ended == "cancelled":
+        return tool_result(
+            output=captured.text,
+            exit_code=None,
+            error="Command cancelled by the user; it and everything it started were killed",
+            status="cancelled",
+            **extra,
+        )
+    if ended == "timeout":
         return tool_result(
             output=captured.text,
             exit_code=None,
@@ -157,15 +169,21 @@ def run_process(
     return tool_result(output=captured.text, exit_code=proc.returncode, error=None, **extra)
 
 
-def _pump(proc: subprocess.Popen[bytes], capture: OutputCapture, timeout: float) -> bool:
-    """Read output until the reaper exits, then what is left; True when the time ran out."""
+def _pump(
+    proc: subprocess.Popen[bytes],
+    capture: OutputCapture,
+    timeout: float,
+    cancel: threading.Event | None,
+) -> str | None:
+    """Read output until the reaper exits, then what is left; "timeout" or "cancelled" when
+    it was stopped."""
     assert proc.stdout is not None
     out = proc.stdout.fileno()
     os.set_blocking(out, False)
     with contextlib.suppress(OSError):
         fcntl.fcntl(out, F_SETPIPE_SZ, 1 << 20)  # fewer, larger reads
     deadline = time.monotonic() + timeout
-    timed_out, eof, drain_until = False, False, None
+    ended, eof, drain_until = None, False, None
     watch = _exit_watch(proc)
     with selectors.DefaultSelector() as selector:
         selector.register(out, selectors.EVENT_READ)
@@ -178,14 +196,16 @@ def _pump(proc: subprocess.Popen[bytes], capture: OutputCapture, timeout: float)
                     # buffered, but a pipe an escaped process holds open does not keep us.
                     drain_until = time.monotonic() + DRAIN_GRACE
                 now = time.monotonic()
-                if drain_until is None and now >= deadline:
-                    timed_out = True
+                if drain_until is None and (now >= deadline or (cancel and cancel.is_set())):
+                    ended = "timeout" if now >= deadline else "cancelled"
                     _stop(proc)
                     continue
                 end = deadline if drain_until is None else drain_until
                 if (eof and drain_until is not None) or now >= end:
                     break
                 wait = end - now if watch is not None or drain_until else min(end - now, 0.05)
+                if cancel is not None and drain_until is None:
+                    wait = min(wait, CANCEL_POLL)
                 for key, _ in selector.select(wait):
                     if key.fd == out and _read_available(out, capture):
                         eof = True
@@ -196,7 +216,7 @@ def _pump(proc: subprocess.Popen[bytes], capture: OutputCapture, timeout: float)
             if watch is not None:
                 os.close(watch)
     proc.wait()
-    return timed_out
+    return ended
 
 
 def _read_available(fd: int, capture: OutputCapture) -> bool:
