@@ -33,7 +33,15 @@ def reg() -> ToolRegistry:
 @pytest.fixture
 def cli_env(home: Path) -> dict[str, str]:
     """Environment for running the installed `hermes-tui` as a subprocess."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FIRECRAWL_")}
+    from workbench.core.providers import PROVIDERS
+
+    # the developer's own model keys must not choose the model a test talks to
+    model_vars = {v for p in PROVIDERS for v in (*p.key_vars, p.base_url_var)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("FIRECRAWL_", "OPENAI_")) and k not in model_vars
+    }
     env["HERMES_HOME"] = str(home)
     return env
 

@@ -258,3 +258,82 @@ def test_a_home_the_user_cannot_read(env, fake: FakeOpenAI, other_user) -> None:
                 assert "The transcript is not being saved" in out.stderr
     finally:
         subprocess.run(["rm", "-rf", str(shared)])
+
+
+# -- a Hermes user's model -----------------------------------------------------------------
+
+
+def first_line(stderr: str) -> str:
+    return stderr.lstrip("\n").splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("model", "name_from"),
+    [
+        ("model: hermes-model\n", "config.yaml model"),  # a plain string, with OPENAI_BASE_URL
+        ("model:\n  default: hermes-model\n  provider: custom\n  base_url: {url}\n"
+         "  api_key_env: FAKE_KEY\n", "config.yaml model.default"),
+        ("model:\n  model: hermes-model\n  provider: llama.cpp\n  base_url: {url}\n"
+         "  api_key_env: FAKE_KEY\n", "config.yaml model.model"),
+    ],
+    ids=["plain-string", "custom-default", "alias-model"],
+)  # fmt: skip
+def test_a_hermes_config_talks_to_its_endpoint_with_its_key_from_dotenv(
+    cli_env, fake: FakeOpenAI, home: Path, model: str, name_from: str
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(model.format(url=fake.url))
+    (home / ".env").write_text(
+        f"# keys\nexport FAKE_KEY='{fake.api_key}'\nOPENAI_BASE_URL={fake.url}\n"
+        f'OPENAI_API_KEY="{fake.api_key}"\n'
+    )
+    fake.add(text("hello from the configured model"))
+    out = run(cli_env, "chat", "hi")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "hello from the configured model"
+    assert fake.requests[0]["model"] == "hermes-model"  # the configured name, sent as is
+    assert fake.requests[0]["auth"] == f"Bearer {fake.api_key}"
+    said = first_line(out.stderr)
+    assert said.startswith(f"[hermes-model via custom ({fake.url}), key ")
+    assert "from $HERMES_HOME/.env" in said and f"model from {name_from}" in said
+    assert fake.api_key not in out.stderr  # the key's name is said, never the key
+
+
+def test_the_environment_wins_over_dotenv(cli_env, fake: FakeOpenAI, home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        f"model:\n  default: m\n  provider: custom\n  base_url: {fake.url}\n"
+        "  api_key_env: FAKE_KEY\n"
+    )
+    (home / ".env").write_text("FAKE_KEY=stale-key-from-the-file\n")
+    fake.add(text("ok"))
+    out = run({**cli_env, "FAKE_KEY": fake.api_key}, "chat", "hi")
+    assert out.returncode == 0, out.stderr
+    assert fake.requests[0]["auth"] == f"Bearer {fake.api_key}"
+    assert "key FAKE_KEY from the environment" in first_line(out.stderr)
+
+
+def test_a_missing_key_is_named_and_nothing_else_answers(
+    cli_env, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "model:\n  default: openai/gpt-4o-mini\n  provider: openrouter\n"
+    )
+    out = run(cli_env, "chat", "hi")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "OPENROUTER_API_KEY" in out.stderr and "$HERMES_HOME/.env" in out.stderr
+    assert "Traceback" not in out.stderr and not (home / "sessions").exists()
+
+
+def test_model_flags_override_the_config(cli_env, fake: FakeOpenAI, home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("model:\n  default: a/b\n  provider: anthropic\n")
+    fake.add(text("from the flags"))
+    out = run(
+        cli_env, "chat", "hi", "--model", "flag-model", "--base-url", fake.url,
+        "--api-key", fake.api_key,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert fake.requests[0]["model"] == "flag-model"
+    assert "key --api-key — model from --model, endpoint from --base-url" in out.stderr

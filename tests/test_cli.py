@@ -259,3 +259,42 @@ def test_safe_mode_lists_plugins_and_runs_none(cli_env, home: Path) -> None:
     out = run({**cli_env, "HERMES_SAFE_MODE": "1"}, "plugins")
     assert out.returncode == 0
     assert "[x] hello" in out.stdout and "not loaded: HERMES_SAFE_MODE is set" in out.stdout
+
+
+def test_doctor_says_which_model_and_why(cli_env, home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "model:\n  default: openai/gpt-4o-mini\n  provider: openrouter\n"
+    )
+    (home / ".env").write_text("OPENROUTER_API_KEY=sk-or-do-not-print\nthis line is junk\n")
+    out = run(cli_env, "doctor")
+    assert (
+        "model     openai/gpt-4o-mini via openrouter (https://openrouter.ai/api/v1), key "
+        "OPENROUTER_API_KEY from $HERMES_HOME/.env — model from config.yaml model.default, "
+        "endpoint from config.yaml model.provider"
+    ) in out.stdout
+    assert f"{home / '.env'}: line 2 is not KEY=VALUE (skipped)" in out.stdout
+    assert "sk-or-do-not-print" not in out.stdout + out.stderr and "junk" not in out.stdout
+    (home / ".env").unlink()
+    out = run(cli_env, "doctor")
+    assert out.returncode == 1
+    assert "model     CANNOT BE USED: model.provider is openrouter" in out.stdout
+    assert "- model: model.provider is openrouter (OpenRouter) but its API key is missing" in (
+        out.stdout
+    )
+
+
+def test_model_flags_are_refused_where_they_mean_nothing(cli_env) -> None:
+    out = run(cli_env, "--model", "m", "tools")
+    assert out.returncode == 2 and "apply to the workbench and `chat` only" in out.stderr
+
+
+def test_resume_at_the_top_level_keeps_the_model_flags(cli_env, fake, home: Path) -> None:
+    from tests.support.fake_openai import text
+
+    fake.add(text("first"), text("second"))
+    flags = ["--base-url", fake.url, "--api-key", fake.api_key, "--model", "resumed-model"]
+    assert run(cli_env, "chat", "hello", *flags).returncode == 0
+    out = run(cli_env, *flags, "--resume")  # stdin ends at once: the session is reopened only
+    assert out.returncode == 0, out.stderr
+    assert "[resumed-model via custom" in out.stderr

@@ -80,7 +80,7 @@ class WorkbenchApp(App[None]):
         Binding("f6", "chat", "Chat", id="app.chat"),
     ]
 
-    def __init__(self, view: Path | None = None) -> None:
+    def __init__(self, view: Path | None = None, model_flags: dict[str, str] | None = None) -> None:
         super().__init__()
         from workbench.widgets.timeline import TimelineModel
 
@@ -89,6 +89,7 @@ class WorkbenchApp(App[None]):
         self.runtime = None  # the core, once MainScreen has loaded it
         self.timeline_model = TimelineModel()  # every call: agent, run form, plugins
         self.view_path = view
+        self.model_flags = model_flags or {}  # --model, --base-url, --api-key for the session
 
     def attach_approvals(self, broker: ApprovalBroker) -> None:
         """Approval requests from now on open the modal, one at a time."""

@@ -26,14 +26,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resume", nargs="?", const="", metavar="ID", help="continue a session (latest if no ID)"
     )
-    parser.add_argument("--model", help="model name (overrides config.yaml)")
-    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (overrides OPENAI_BASE_URL)")
-    parser.add_argument("--api-key", help="API key (overrides OPENAI_API_KEY)")
+    add_model_arguments(parser)
     parser.add_argument("--max-rounds", type=int, help="tool-call rounds before a final answer")
     parser.add_argument("--cwd", help="working directory for the tools")
     parser.add_argument(
         "--yes", action="store_true", help="approve destructive actions without asking"
     )
+
+
+MODEL_FLAGS = ("model", "base_url", "api_key")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """--model, --base-url and --api-key, for `chat` and the full-screen app alike.
+
+    No defaults are set: a subcommand's parser would otherwise overwrite a value given
+    before the subcommand's name.
+    """
+    import argparse
+
+    unset = argparse.SUPPRESS
+    parser.add_argument("--model", default=unset, help="model name (overrides config.yaml)")
+    parser.add_argument(
+        "--base-url",
+        default=unset,
+        help="OpenAI-compatible endpoint (overrides model.provider, model.base_url and "
+        "OPENAI_BASE_URL)",
+    )
+    parser.add_argument(
+        "--api-key", default=unset, help="API key for the endpoint (overrides the configured one)"
+    )
+
+
+def model_flags(args: argparse.Namespace) -> dict[str, str]:
+    """The model arguments given on the command line (only those given)."""
+    return {k: v for k in MODEL_FLAGS if (v := getattr(args, k, None))}
 
 
 def _err(text: str) -> None:
@@ -76,11 +103,17 @@ class Printer:
 
 
 def run(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.model import resolve
+    from workbench.core.model import ModelConfigError, resolve
     from workbench.core.session import ChatSession, SessionError
 
-    flags = {k: getattr(args, k, None) for k in ("model", "base_url", "api_key", "max_rounds")}
-    settings = resolve(runtime.config, **{k: v for k, v in flags.items() if v})
+    flags = model_flags(args)
+    if args.max_rounds:
+        flags["max_rounds"] = args.max_rounds
+    try:
+        settings = resolve(runtime.config, **flags)
+    except ModelConfigError as exc:
+        _err(f"hermes-tui: the model cannot be used: {exc}")
+        return 2
     broker = _broker(runtime, args.yes)
     try:
         session = ChatSession(

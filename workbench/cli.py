@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="continue a session (the latest if no ID)",
     )
+    from workbench import chat_cli
+
+    chat_cli.add_model_arguments(parser)  # for the workbench's session (and --resume)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     tools = sub.add_parser("tools", help="list every tool by source and toolset, with availability")
@@ -70,8 +73,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plugins.add_argument("--json", action="store_true", help="machine-readable output (list)")
 
-    from workbench import chat_cli
-
     chat = sub.add_parser(
         "chat", help="talk to the model headless: the reply on stdout, tools on stderr"
     )
@@ -90,17 +91,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from workbench import chat_cli
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    flags = chat_cli.model_flags(args)
     if args.command is None and args.resume is not None:
         # A resumed session continues in this terminal (`hermes-tui chat --resume`).
-        args = build_parser().parse_args(
-            ["chat", "--resume", args.resume] if args.resume else ["chat", "--resume"]
-        )
+        args = parser.parse_args(["chat", "--resume", *([args.resume] if args.resume else [])])
+        vars(args).update(flags)
     if args.command is None:
-        return _run_app()
+        return _run_app(model_flags=flags)
+    if flags and args.command not in ("chat",):
+        parser.error("--model, --base-url and --api-key apply to the workbench and `chat` only")
     if args.command == "view":
         return _run_app(view=args.path)
-    from workbench import chat_cli
     from workbench.core.runtime import load_runtime
 
     runtime = load_runtime(load_plugins=_runs_plugins(args))
@@ -165,7 +170,7 @@ def _runs_plugins(args: argparse.Namespace) -> bool:
     return not (args.command == "plugins" and args.action == "disable")
 
 
-def _run_app(view: str | None = None) -> int:
+def _run_app(view: str | None = None, model_flags: dict[str, str] | None = None) -> int:
     from pathlib import Path
 
     if view is not None and not Path(view).is_file():
@@ -178,7 +183,7 @@ def _run_app(view: str | None = None) -> int:
         return EXIT_USAGE
     from workbench.app import WorkbenchApp
 
-    WorkbenchApp(view=Path(view) if view else None).run()
+    WorkbenchApp(view=Path(view) if view else None, model_flags=model_flags).run()
     return EXIT_OK
 
 
@@ -401,6 +406,8 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
     except OSError as exc:
         config_state = f"cannot be read: {exc.strerror or exc}"
     _out(f"config    {runtime.config.path}: {runtime.config.error or config_state}")
+    model_line, model_problems = _model_report(runtime)
+    _out(model_line)
     tools, modules = len(runtime.registry.snapshot()), len(runtime.discovery.loaded)
     offered = len(runtime.effective_tools())
     _out(f"tools     {tools} registered from {modules} modules, {offered} offered")
@@ -412,12 +419,27 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         _out(f"          unavailable {name}: {reason}")
     for line in _sources_report(runtime) + _approvals_report(runtime):
         _out(line)
-    problems = ([io_problem] if io_problem else []) + collect_problems(runtime)
+    problems = ([io_problem] if io_problem else []) + model_problems + collect_problems(runtime)
     _out("")
     _out("no problems found" if not problems else f"{len(problems)} problem(s):")
     for problem in problems:
         _out(f"  - {problem}")
     return EXIT_FAILED if problems else EXIT_OK
+
+
+def _model_report(runtime: Runtime) -> tuple[str, list[str]]:
+    """Which model a session would use and why, and what keeps the configured one from use."""
+    from workbench.core import envfile
+    from workbench.core.model import ModelConfigError, resolve
+
+    dotenv = envfile.load(runtime.home)
+    problems = list(dotenv.problems)
+    try:
+        line = f"model     {resolve(runtime.config, dotenv=dotenv.values).describe()}"
+    except ModelConfigError as exc:
+        line = f"model     CANNOT BE USED: {exc}"
+        problems.insert(0, f"model: {exc}")
+    return line, problems
 
 
 def _sources_report(runtime: Runtime) -> list[str]:

@@ -68,6 +68,13 @@ def test_a_fifo_named_config_yaml_never_blocks(tmp_path: Path) -> None:
         update_config(lambda d: set_path(d, "a", 1), path)
 
 
+def test_a_directory_named_config_yaml_is_named_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.mkdir()
+    config = load_config(path)
+    assert config.data == {} and config.error == f"{path}: not a regular file"
+
+
 def test_ordinary_anchors_and_merge_keys_still_load(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(

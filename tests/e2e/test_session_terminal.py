@@ -110,3 +110,35 @@ def test_sub_agents_in_a_real_terminal(
     assert sorted(p.name for p in child.iterdir()) == ["sub-agent-1.jsonl", "sub-agent-2.jsonl"]
     ended = [e["reason"] for e in events(home) if e["kind"] == "child_finished"]
     assert ended == ["answered", "answered"]
+
+
+def test_the_workbench_takes_the_model_flags(tmux_run, fake: FakeOpenAI, home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("model:\n  default: a/b\n  provider: anthropic\n")
+    fake.add(text("hello from the flags"))
+    session = tmux_run("--model", "flag-model", "--base-url", fake.url, "--api-key", fake.api_key)
+    wait_for(session, "Built-in (7)")
+    keys(session, "F6")
+    intro = wait_for(session, "Talking to flag-model via custom")
+    assert f"({fake.url})" in intro and "key --api-key" in intro
+    typed(session, "hi")
+    keys(session, "Enter")
+    wait_for(session, "hello from the flags", timeout=30)
+    keys(session, "C-q")
+    wait_for(session, "EXIT=0")
+    assert fake.requests[0]["model"] == "flag-model"
+
+
+def test_a_model_that_cannot_be_used_is_said_and_the_prompt_kept(tmux_run, home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("model:\n  default: a/b\n  provider: openrouter\n")
+    session = tmux_run()
+    wait_for(session, "Built-in (7)")
+    keys(session, "F6")
+    wait_for(session, "The configured model cannot be used")
+    typed(session, "my precious prompt")
+    keys(session, "Enter")
+    shown = wait_for(session, "│ my precious prompt")  # back in the prompt box
+    assert "OPENROUTER_API_KEY" in shown and "Starting the local model" not in shown
+    keys(session, "C-q")
+    wait_for(session, "EXIT=0")

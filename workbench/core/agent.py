@@ -597,7 +597,12 @@ def describe_error(exc: BaseException, settings: ModelSettings) -> str:
         cause = exc.__cause__ or exc
         return f"Cannot reach the model endpoint ({settings.base_url}): {cause}. Is it running?"
     if isinstance(exc, openai.AuthenticationError):
-        return f"The endpoint rejected the API key (401) for {where}. Check OPENAI_API_KEY or model.api_key."
+        used = (
+            f"Check {settings.key_source}."
+            if settings.key_source
+            else "No key was sent: set model.api_key_env (or the provider's key variable)."
+        )
+        return f"The endpoint rejected the API key (401) for {where}. {used}"
     if isinstance(exc, openai.NotFoundError):
         return f"Not found (404) at {where}: is the model name '{settings.model}' right? {_message(exc)}"
     if isinstance(exc, openai.RateLimitError):

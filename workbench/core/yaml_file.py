@@ -39,10 +39,11 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
         raise
     except OSError as exc:
         raise YAMLFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # checked first: a directory cannot even be wrapped
+        os.close(fd)
+        raise YAMLFileError(f"{path}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise YAMLFileError(f"{path}: not a regular file")
         if info.st_size > max_bytes:
             raise YAMLFileError(
                 f"{path}: {info.st_size:,} bytes, over the {max_bytes:,}-byte limit"

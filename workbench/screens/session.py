@@ -31,8 +31,10 @@ from workbench.widgets.timeline import Bar, Timeline
 
 FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
 CONFIGURE = (
-    "To use your own model, set `model.base_url`, `model.api_key` (or `api_key_env`) and "
-    "`model.name` in $HERMES_HOME/config.yaml, or OPENAI_BASE_URL and OPENAI_API_KEY."
+    "To use your own model, set `model.default` and `model.provider` in "
+    "$HERMES_HOME/config.yaml as in Hermes, with the provider's key in $HERMES_HOME/.env (or "
+    "`model.base_url` for any OpenAI-compatible endpoint), or start with --model, --base-url "
+    "and --api-key; `hermes-tui doctor` shows the choice."
 )
 
 
@@ -106,21 +108,29 @@ class SessionScreen(Screen[None]):
             return
         await self.query_one(ChatLog).note(self._introduction(runtime))
 
-    def _introduction(self, runtime: Any) -> Text:
-        from workbench.core import local_model
+    def _settings(self, runtime: Any) -> Any:
+        """The model chosen by config.yaml, $HERMES_HOME/.env, the environment and the flags."""
         from workbench.core.model import resolve
 
-        settings = resolve(runtime.config)
+        return resolve(runtime.config, **getattr(self.app, "model_flags", {}))
+
+    def _introduction(self, runtime: Any) -> Text:
+        from workbench.core import local_model
+        from workbench.core.model import ModelConfigError
+
+        try:
+            settings = self._settings(runtime)
+        except ModelConfigError as exc:
+            return Text(f"The configured model cannot be used: {exc}.", style="red")
+        chosen = settings.describe()
         if not settings.local:
             return Text(
-                f"Talking to {settings.describe()}. Enter sends, ctrl+j adds a line, Esc cancels.",
-                style="dim",
+                f"Talking to {chosen}. Enter sends, ctrl+j adds a line, Esc cancels.", style="dim"
             )
         if local_model.installed(local_model.MODELS[settings.model]):
             return Text(
-                f"No model endpoint is configured, so the bundled local model ({settings.model}) "
-                f"answers, offline; it starts with your first message (a few seconds). It is small: "
-                f"good at a first tool call, weak at long tasks. {CONFIGURE}",
+                f"Talking to {chosen}: it starts with your first message (a few seconds). It is "
+                f"small: good at a first tool call, weak at long tasks. {CONFIGURE}",
                 style="dim",
             )
         return Text(
@@ -147,6 +157,7 @@ class SessionScreen(Screen[None]):
         self.busy = True
         try:
             if self.session is None and not await self._start_session(log):
+                self.query_one(PromptArea).text = prompt  # nothing typed is lost
                 return
             finished = await self.agent_thread.run(self.session.turn(prompt))
             try:
@@ -175,14 +186,18 @@ class SessionScreen(Screen[None]):
             await log.note(Text(problem, style="yellow"))
 
     async def _start_session(self, log: ChatLog) -> bool:
-        from workbench.core.model import resolve
+        from workbench.core.model import ModelConfigError
         from workbench.core.session import ChatSession
 
         runtime = self.app.runtime
         if runtime is None:
             await log.note(Text("The workbench is still loading; send again in a moment."))
             return False
-        settings = resolve(runtime.config)
+        try:
+            settings = self._settings(runtime)
+        except ModelConfigError as exc:  # said, not replaced by another model
+            await log.note(Text(f"The configured model cannot be used: {exc}.", style="red"))
+            return False
         try:
             self.session = ChatSession(
                 runtime,
