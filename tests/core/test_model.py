@@ -9,7 +9,7 @@ import pytest
 
 from workbench.core import providers
 from workbench.core.config import load_config
-from workbench.core.local_model import DEFAULT_CONTEXT, DEFAULT_MODEL
+from workbench.core.local_model import DEFAULT_MODEL, MODELS
 from workbench.core.model import ModelConfigError, ModelSettings, resolve
 
 SECRET = "sk-or-secret-value"
@@ -192,7 +192,9 @@ def test_our_own_keys_keep_working(setup) -> None:
 def test_the_bundled_model(setup) -> None:
     nothing = setup("")
     assert nothing.local and nothing.model == DEFAULT_MODEL
-    assert nothing.context_window == DEFAULT_CONTEXT  # the number the server runs with
+    spec = MODELS[DEFAULT_MODEL]
+    assert nothing.context_window == spec.context  # the number the server runs with
+    assert nothing.max_tokens == spec.reply and nothing.lean
     assert nothing.describe().endswith("— no model endpoint configured")
     by_name = setup("model: qwen2.5-coder-1.5b\n", env={"OPENROUTER_API_KEY": "k"})
     assert by_name.local and by_name.model == "qwen2.5-coder-1.5b"
