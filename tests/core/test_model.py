@@ -227,3 +227,31 @@ def test_every_provider_is_complete_and_its_names_unique() -> None:
             ("https://", "http://127.")
         )
         assert provider.key_vars or provider.key_optional
+
+
+@pytest.mark.parametrize(
+    "url", ["file:///etc/passwd", "not a url", "javascript:alert(1)", "http://", "ftp://x/v1"]
+)
+def test_an_endpoint_that_is_not_http_is_refused(setup, url: str) -> None:
+    with pytest.raises(ModelConfigError, match=r"not an http\(s\) URL"):
+        setup(f"model:\n  default: m\n  provider: custom\n  base_url: '{url}'\n")
+
+
+@pytest.mark.parametrize("key", ["two words", "line\nbreak", "tab\there", "nul\x00", "ключ"])
+def test_a_key_no_server_could_take_is_refused_without_printing_it(setup, key: str) -> None:
+    with pytest.raises(ModelConfigError, match="MY_KEY from the environment") as caught:
+        setup(
+            "model:\n  default: m\n  provider: custom\n  base_url: http://x/v1\n"
+            "  api_key_env: MY_KEY\n",
+            env={"MY_KEY": key},
+        )
+    assert key not in str(caught.value)
+
+
+def test_credentials_in_a_url_are_never_shown(setup) -> None:
+    settings = setup(
+        "model:\n  default: m\n  provider: custom\n"
+        "  base_url: https://user:hunter2@proxy.example:8443/v1?token=abc\n"
+    )
+    assert "(https://proxy.example:8443/v1)" in settings.describe()
+    assert "hunter2" not in settings.describe() and "abc" not in settings.describe()

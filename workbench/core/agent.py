@@ -31,7 +31,7 @@ from workbench.core.delegate import ChildFinished, ChildStarted
 from workbench.core.executor import Executor, ToolCallFinished, ToolCallStarted
 from workbench.core.guards import LEAN_SYSTEM, NUDGE, REPEATED, RepeatGuard
 from workbench.core.memory import MemorySession
-from workbench.core.model import ModelSettings
+from workbench.core.model import ModelSettings, shown_url
 from workbench.core.tokens import Estimate, Meter
 from workbench.core.transcript import Transcript
 
@@ -595,7 +595,8 @@ def describe_error(exc: BaseException, settings: ModelSettings) -> str:
         return f"The conversation cannot fit the model's context window: {exc}."
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
-        return f"Cannot reach the model endpoint ({settings.base_url}): {cause}. Is it running?"
+        url = shown_url(settings.base_url or "")
+        return f"Cannot reach the model endpoint ({url}): {cause}. Is it running?"
     if isinstance(exc, openai.AuthenticationError):
         used = (
             f"Check {settings.key_source}."

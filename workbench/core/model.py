@@ -65,7 +65,7 @@ class ModelSettings:
             where = "the bundled local model (offline)"
         else:
             key = f"key {self.key_source}" if self.key_source else "no key"
-            where = f"{self.provider or 'endpoint'} ({self.base_url}), {key}"
+            where = f"{self.provider or 'endpoint'} ({shown_url(self.base_url or '')}), {key}"
         return f"{self.model} via {where}" + (f" — {self.source}" if self.source else "")
 
 
@@ -125,6 +125,7 @@ def resolve(
         )
     if not name:
         name, name_from = OPENAI_DEFAULT_MODEL, "the default"
+    _check(endpoint)
     return ModelSettings(
         model=name,
         base_url=endpoint.base_url.rstrip("/"),
@@ -134,6 +135,32 @@ def resolve(
         key_source=endpoint.key_source,
         **common,
     )
+
+
+def _check(endpoint: _Endpoint) -> None:
+    """Fail closed on an endpoint the client could only misuse (said without the secret)."""
+    url = urlparse(endpoint.base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ModelConfigError(
+            f"the endpoint from {endpoint.origin} is not an http(s) URL: give one like "
+            "https://host/v1"
+        )
+    key = endpoint.api_key
+    if key is not None and not (key.isascii() and key.isprintable() and " " not in key):
+        raise ModelConfigError(
+            f"the API key ({endpoint.key_source}) holds spaces, line breaks or characters no "
+            "key has: check how it is written"
+        )
+
+
+def shown_url(url: str) -> str:
+    """A URL as it may be printed: without a user name, password or query."""
+    parts = urlparse(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return parts._replace(netloc=netloc, query="", fragment="").geturl()
 
 
 def _section(value: Any) -> tuple[dict[str, Any], bool]:
