@@ -417,7 +417,7 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         (n, a.reason) for n, a in runtime.registry.availability_report().items() if not a.available
     ):
         _out(f"          unavailable {name}: {reason}")
-    for line in _sources_report(runtime) + _approvals_report(runtime):
+    for line in _terminal_report(runtime) + _sources_report(runtime) + _approvals_report(runtime):
         _out(line)
     problems = ([io_problem] if io_problem else []) + model_problems + collect_problems(runtime)
     _out("")
@@ -440,6 +440,17 @@ def _model_report(runtime: Runtime) -> tuple[str, list[str]]:
         line = f"model     CANNOT BE USED: {exc}"
         problems.insert(0, f"model: {exc}")
     return line, problems
+
+
+def _terminal_report(runtime: Runtime) -> list[str]:
+    """Where commands and file tools run, and what environment a command gets."""
+    backend = runtime.backend()
+    passed = ", ".join(backend.passthrough) or "nothing"
+    return [
+        f"terminal  {backend.describe()}",
+        f"          environment: the allowlist (PATH, HOME, locale, TERM, ...) + {passed} "
+        "(terminal.env_passthrough); API keys are never passed on",
+    ]
 
 
 def _sources_report(runtime: Runtime) -> list[str]:

@@ -36,6 +36,7 @@ class Choice(StrEnum):
     SESSION = "session"
     ALWAYS = "always"
     DENY = "deny"
+    OUTSIDE = "outside"  # once, outside the terminal's sandbox (offered only when it is on)
 
 
 _APPROVING = {
@@ -107,6 +108,8 @@ class ApprovalRequest:
     timeout: float
     deadline: float  # time.monotonic() at which silence becomes a denial
     allow_permanent: bool = True
+    where: str = ""  # where the command would run (the terminal's backend)
+    can_leave: bool = False  # the sandbox is on: the person may let this one command out
     future: asyncio.Future[Choice] | None = field(default=None, repr=False)
     loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
@@ -213,6 +216,8 @@ class ApprovalBroker:
         cwd: str = "",
         label: str = "",
         reason: str = "",
+        where: str = "",
+        can_leave: bool = False,
     ) -> Decision:
         """Ask (or answer from rules) whether `command` may run. Never raises but CancelledError."""
         reason = reason or "; ".join(verdict.reasons if verdict else []) or "needs approval"
@@ -222,17 +227,17 @@ class ApprovalBroker:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         rule = next((r for r in self.rules if r.covers(command, verdict)), None)
         if rule is not None:
-            where = "command_allowlist" if rule.permanent else "a rule approved this session"
-            return Decision(Choice.SESSION, f"allowed by {where}")
+            source = "command_allowlist" if rule.permanent else "a rule approved this session"
+            return Decision(Choice.SESSION, f"allowed by {source}")
         if not self._front_ends:
             return Decision(
                 Choice.DENY,
                 "denied: no one can be asked (headless; pass --yes or set approvals.mode: off "
                 "to allow destructive commands without asking)",
             )
-        return await self._ask(tool, command, verdict, cwd, label, reason)
+        return await self._ask(tool, command, verdict, cwd, label, reason, where, can_leave)
 
-    async def _ask(self, tool, command, verdict, cwd, label, reason) -> Decision:
+    async def _ask(self, tool, command, verdict, cwd, label, reason, where, can_leave) -> Decision:
         loop = asyncio.get_running_loop()
         request = ApprovalRequest(
             id=next(self._ids),
@@ -246,6 +251,8 @@ class ApprovalBroker:
             deadline=time.monotonic() + self.timeout,
             future=loop.create_future(),
             loop=loop,
+            where=where,
+            can_leave=can_leave,
         )
         self._pending[request.id] = request
         self._emit(ApprovalRequested(request))
@@ -257,7 +264,7 @@ class ApprovalBroker:
                 request.future.set_result(Choice.DENY) if not request.future.done() else None
         try:
             choice = await asyncio.wait_for(asyncio.shield(request.future), self.timeout)
-            decision = await self._apply(choice, command, verdict)
+            decision = await self._apply(choice, command, verdict, can_leave)
         except TimeoutError:
             decision = Decision(Choice.DENY, f"denied: no answer within {self.timeout:g}s")
         except asyncio.CancelledError:
@@ -272,9 +279,13 @@ class ApprovalBroker:
             request.future.set_result(Choice.DENY)
         self._emit(ApprovalAnswered(request, decision))
 
-    async def _apply(self, choice: Choice, command: str, verdict: Verdict | None) -> Decision:
-        if choice is Choice.DENY:
+    async def _apply(
+        self, choice: Choice, command: str, verdict: Verdict | None, can_leave: bool = False
+    ) -> Decision:
+        if choice is Choice.DENY or (choice is Choice.OUTSIDE and not can_leave):
             return Decision(Choice.DENY, "denied by the user")
+        if choice is Choice.OUTSIDE:  # never a rule: the next one asks again
+            return Decision(Choice.OUTSIDE, "approved once by the user, outside the sandbox")
         if choice is Choice.ONCE:
             return Decision(Choice.ONCE, "approved once by the user")
         rule = CommandRule(normalise(command), risks=verdict.rules if verdict else frozenset())

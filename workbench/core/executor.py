@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core import errors
-from workbench.core.approval import ApprovalBroker, Decision
+from workbench.core.approval import ApprovalBroker, Choice, Decision
+from workbench.core.backends import Backend
 from workbench.core.budget import (
     BudgetConfig,
     Budgeted,
@@ -130,6 +131,7 @@ class Executor:
     session_id: str = ""
     allowed: frozenset[str] | None = None  # only these may run (the tools the model was offered)
     write_roots: tuple[str, ...] = ()  # besides cwd, where writes need no approval
+    backend: Backend | None = None  # where terminal and file calls run (None: here, no sandbox)
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
@@ -314,6 +316,8 @@ class Executor:
         read_chars = self._budget_now().read_chars
         if call.name == "read_file" and read_chars:  # it never spills: it reads what fits
             context["max_chars"] = read_chars
+        if self.backend is not None:
+            context["backend"] = self.backend
         if not await self._approve(call.name, args, context, outcome):
             return
         self._stops.add(stop)
@@ -368,6 +372,8 @@ class Executor:
             return True
         decision = await self._decide(name, check.verdict, shown=check.shown)
         outcome.decision = decision
+        if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
+            context["outside_sandbox"] = True
         if not decision.approved:
             outcome.status = "blocked" if check.verdict.hardline else "denied"
             outcome.content = _refusal(name, decision, outcome.status)
@@ -392,15 +398,19 @@ class Executor:
 
     async def _decide(self, name: str, verdict: Any, *, shown: str, reason: str = "") -> Decision:
         if verdict is not None and verdict.hardline:
-            from workbench.core.approval import Choice
-
             return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
         if self.broker is None:
-            from workbench.core.approval import Choice
-
             return Decision(Choice.DENY, "denied: no approval channel in this session")
+        backend = self.backend
         return await self.broker.decide(
-            name, shown, verdict, cwd=self.cwd, label=self.label, reason=reason
+            name,
+            shown,
+            verdict,
+            cwd=self.cwd,
+            label=self.label,
+            reason=reason,
+            where=backend.describe() if backend is not None and name == "terminal" else "",
+            can_leave=name == "terminal" and backend is not None and backend.outside() is not None,
         )
 
     async def _dispatch(

@@ -98,6 +98,16 @@ def home_io_problem(home: Path) -> str:
     return ""
 
 
+def backend_problems(runtime: Runtime) -> list[str]:
+    """What is wrong with where commands run: a refused backend, a sandbox that cannot work."""
+    backend = runtime.backend()
+    problems = [f"terminal: {p}" for p in backend.problems]
+    works, why = backend.working()
+    if not works:  # a refused backend, or a sandbox that cannot start: never run unconfined
+        problems.append(why)
+    return problems
+
+
 def collect_problems(runtime: Runtime) -> list[str]:
     problems = list(runtime.home_problems)
     if exposed := home_exposure(runtime.home):
@@ -113,6 +123,7 @@ def collect_problems(runtime: Runtime) -> list[str]:
     for state in runtime.plugins.list() if runtime.plugins else []:
         if state.status == "failed":
             problems.append(f"plugin {state.key}: {state.error}")
+    problems.extend(backend_problems(runtime))
     memory = runtime.memory
     if memory.selected != BUILTIN and memory.plugin is None:
         problems.append(

@@ -20,6 +20,7 @@ from workbench.core.toolsets import ToolsetChoices, Toolsets
 
 if TYPE_CHECKING:
     from workbench.core.approval import ApprovalBroker
+    from workbench.core.backends import Backend
     from workbench.core.executor import Executor
     from workbench.core.mcp import MCPManager
     from workbench.core.plugins import PluginManager
@@ -85,6 +86,12 @@ class Runtime:
             self.mcp.stop()
             self.mcp = None
 
+    def backend(self) -> Backend:
+        """Where terminal and file calls run, from `terminal.*` in config.yaml."""
+        from workbench.core.backends import backend_from_config
+
+        return backend_from_config(self.config, self.home)
+
     def results_dir(self) -> Path:
         return self.home / "state" / "results"
 
@@ -119,6 +126,7 @@ class Runtime:
             on_event=on_event,
             hooks=hooks,
             write_roots=write_roots(self.config),
+            backend=self.backend(),
         )
 
     def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:

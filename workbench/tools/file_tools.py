@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 import errno
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from workbench.core.atomic import atomic_write_text, default_file_mode
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
+from workbench.tools.remote_files import run_elsewhere
 from workbench.tools.textio import LineReader, open_regular, read_bounded, refuse_unless_regular
 
 MAX_READ_CHARS = 100_000
@@ -117,6 +118,8 @@ def _is_binary(head: bytes) -> bool:
 
 
 def read_file(args: dict[str, Any], **kw: Any) -> str:
+    if (elsewhere := run_elsewhere("read_file", args, kw)) is not None:
+        return elsewhere
     path = _path(args, kw)
     offset, limit = int(args.get("offset") or 1), min(int(args.get("limit") or 500), MAX_READ_LINES)
     if path.is_dir():
@@ -185,6 +188,8 @@ def _read_lines(path: Path, reader: LineReader, offset: int, limit: int, max_cha
 
 
 def write_file(args: dict[str, Any], **kw: Any) -> str:
+    if (elsewhere := run_elsewhere("write_file", args, kw)) is not None:
+        return elsewhere
     path = _path(args, kw)
     content = args["content"]
     if path.is_dir():
@@ -207,9 +212,10 @@ def write_file(args: dict[str, Any], **kw: Any) -> str:
 
 
 def patch(args: dict[str, Any], **kw: Any) -> str:
+    if (elsewhere := run_elsewhere("patch", args, kw)) is not None:
+        return elsewhere
     path = _path(args, kw)
-    old, new = args["old_string"], args["new_string"]
-    if old == "":
+    if args["old_string"] == "":
         return tool_error("old_string is empty; use write_file to create or replace a file")
     try:
         text = read_bounded(path, MAX_PATCH_BYTES).decode("utf-8")
@@ -223,6 +229,19 @@ def patch(args: dict[str, Any], **kw: Any) -> str:
                 f"{exc.strerror}: patch edits files up to that size; use the terminal"
             )
         return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
+    change = patched(text, args, path)
+    if isinstance(change, str):
+        return change
+    try:
+        atomic_write_text(path, change[0], mode=default_file_mode())
+    except OSError as exc:
+        return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
+    return patch_result(path, text, *change, args)
+
+
+def patched(text: str, args: dict[str, Any], path: PurePath) -> tuple[str, int] | str:
+    """The new text and the number of replacements, or the error result (nothing changed)."""
+    old, new = args["old_string"], args["new_string"]
     count = text.count(old)
     if count == 0 and "\r\n" in text and "\n" in old:
         # A file with Windows line ends, matched as the model writes them; its ends are kept.
@@ -239,10 +258,10 @@ def patch(args: dict[str, Any], **kw: Any) -> str:
             "lines to make it unique, or set replace_all to true."
         )
     updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-    try:
-        atomic_write_text(path, updated, mode=default_file_mode())
-    except OSError as exc:
-        return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
+    return updated, count
+
+
+def patch_result(path: PurePath, text: str, updated: str, count: int, args: dict[str, Any]) -> str:
     diff = "".join(
         difflib.unified_diff(
             text.splitlines(keepends=True),

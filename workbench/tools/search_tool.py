@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import regex
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
+from workbench.tools.remote_files import run_elsewhere
 from workbench.tools.textio import kind_of
 
 SKIP_DIRS = frozenset(
@@ -153,6 +154,8 @@ class Deadline:
 
 
 def search_files(args: dict[str, Any], **kw: Any) -> str:
+    if (elsewhere := run_elsewhere("search_files", args, kw)) is not None:
+        return elsewhere
     cwd = Path(kw.get("cwd") or os.getcwd())
     root = resolve_path(args.get("path") or ".", cwd)
     if not root.exists():
@@ -246,16 +249,22 @@ def _read_text(path: str) -> str | None:
 
 
 def _grep(root, pattern, glob, cwd, args, limit, offset, deadline: Deadline) -> str:
+    texts = ((p, _display(p, cwd), _read_text(p)) for p in _candidates(root, glob))
+    return grep_texts(texts, pattern, args, limit, offset, deadline)
+
+
+def grep_texts(
+    texts: Iterable[tuple[str, str, str | None]], pattern, args, limit, offset, deadline: Deadline
+) -> str:
+    """The search's result over (path, path as shown, text or None when not searched)."""
     mode = args.get("output_mode") or "content"
     context = int(args.get("context") or 0)
     wanted = offset + limit
     matches: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
-    for path in _candidates(root, glob):
-        text = _read_text(path)
+    for path, shown, text in texts:
         if text is None or _search(pattern, text, deadline, path) is None:
             continue
-        shown = _display(path, cwd)
         if mode == "count":
             counts[shown] = sum(1 for _ in _finditer(pattern, text, deadline, path))
             continue

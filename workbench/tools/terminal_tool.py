@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from workbench.core.backends import BackendError, backend_for
 from workbench.core.budget import SpillSlot
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
@@ -81,10 +82,23 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
         return _blocked(
             f"needs the user's approval ({'; '.join(verdict.reasons)})", "approval_required"
         )
-    if not cwd.is_dir():
-        return tool_error(f"Working directory does not exist: {cwd}")
     timeout = min(int(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
-    return run_command(command, cwd, timeout, spill=kw.get("spill"), cancel=kw.get("cancel_event"))
+    backend = backend_for(kw)  # where it runs: here, in the sandbox or over ssh; never elsewhere
+    try:
+        spawn = backend.shell(command, backend.place(args.get("workdir"), str(cwd)), timeout)
+    except BackendError as exc:
+        return _blocked(str(exc), "refused")
+    if spawn.cwd is not None and not Path(spawn.cwd).is_dir():
+        return tool_error(f"Working directory does not exist: {cwd}")
+    local_cwd = Path(spawn.cwd) if spawn.cwd is not None else None
+    return run_process(
+        spawn.argv,
+        local_cwd,
+        timeout,
+        spill=kw.get("spill"),
+        env=spawn.env,
+        cancel=kw.get("cancel_event"),
+    )
 
 
 def _blocked(reason: str, status: str) -> str:
@@ -109,7 +123,7 @@ def run_command(
 
 def run_process(
     argv: list[str],
-    cwd: Path,
+    cwd: Path | None,
     timeout: float,
     *,
     spill: SpillSlot | None = None,

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from workbench.core.backends.environment import scrubbed_env
+
 KNOWN_KEYS = frozenset(
     {
         "command",
@@ -43,7 +45,6 @@ KNOWN_KEYS = frozenset(
         "elicitation",
     }
 )
-PASSED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -76,8 +77,7 @@ class ServerConfig:
         return tool not in self.exclude
 
     def child_env(self) -> dict[str, str]:
-        base = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith("XDG_")}
-        return {**base, **self.env}
+        return scrubbed_env(extra=self.env)
 
 
 def interpolate(value: Any) -> Any:

@@ -1,0 +1,105 @@
+"""The backend interface, the local backend and the refusal of a backend we do not run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from workbench.core.backends.environment import scrubbed_env
+
+if TYPE_CHECKING:
+    from workbench.core.backends.ssh import RemoteFiles
+
+
+class BackendError(Exception):
+    """This call cannot run where the user said commands run; nothing ran, the message says why."""
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """How to start one terminal command: argv, its whole environment, the local directory."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str | None  # None: a remote command changes directory itself
+
+
+@dataclass
+class Backend:
+    name: str = "local"
+    passthrough: tuple[str, ...] = ()  # terminal.env_passthrough
+    problems: list[str] = field(default_factory=list)  # reported by doctor, not fatal
+
+    # When set, nothing runs: every terminal and file call returns this.
+    refusal: str = ""
+
+    @property
+    def remote(self) -> RemoteFiles | None:
+        """Where the file tools run instead of here (None: here)."""
+        return None
+
+    @property
+    def sandboxed(self) -> bool:
+        return False
+
+    def working(self) -> tuple[bool, str]:
+        """Whether calls can run here at all, and why not."""
+        return not self.refusal, self.refusal
+
+    def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
+        raise NotImplementedError
+
+    def place(self, workdir: str | None, local_cwd: str) -> str:
+        """Where a call's command runs, from its `workdir` (the local one already resolved)."""
+        return local_cwd
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return scrubbed_env(self.passthrough, extra)
+
+    def describe(self) -> str:
+        """One line for the status line, the approval modal and doctor."""
+        return self.name
+
+    def label(self) -> str:
+        """A few words for a screen's header: where the terminal runs."""
+        return f"terminal: {self.name}"
+
+    def outside(self) -> Backend | None:
+        """The same place without the sandbox, for a command the user let out (None: none)."""
+        return None
+
+
+@dataclass
+class LocalBackend(Backend):
+    def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
+        return Spawn(["bash", "-c", command], self.env(), cwd)
+
+    def describe(self) -> str:
+        from workbench.core.backends.sandbox import bwrap_status
+
+        works = bwrap_status()[0]
+        hint = "bubblewrap works here: terminal.sandbox: true turns the sandbox on"
+        return "local (no sandbox" + (f"; {hint})" if works else ")")
+
+    def label(self) -> str:
+        return "terminal: local"
+
+
+@dataclass
+class RefusedBackend(Backend):
+    """A backend Hermes has and we do not run: refuse, never fall back to local."""
+
+    def __post_init__(self) -> None:
+        self.refusal = self.refusal or (
+            f"terminal.backend is '{self.name}', which hermes-tui does not run; nothing was "
+            "run (here or anywhere). Set terminal.backend to local or ssh in config.yaml."
+        )
+
+    def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
+        raise BackendError(self.refusal)
+
+    def describe(self) -> str:
+        return f"{self.name} (not run by hermes-tui: terminal and file tools refused)"
+
+    def label(self) -> str:
+        return f"terminal: {self.name} REFUSED"

@@ -1,0 +1,71 @@
+"""The environment a child process of ours gets: an allowlist, never our secrets.
+
+The terminal, MCP servers and the sandbox all start from `scrubbed_env`: what a shell needs
+to find programs, speak the user's language and draw on the terminal. API keys (`*_API_KEY`,
+`AWS_*`, tokens), `HERMES_HOME` and everything else stay behind unless the user names a
+variable in `terminal.env_passthrough` (the terminal) or a server's own `env` (MCP).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# Names a child gets as they are. PWD is left out on purpose: bash sets it from the real
+# working directory, and ours would be wrong for a command run elsewhere.
+ALLOWED_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "COLORTERM",
+        "NO_COLOR",
+        "TZ",
+        "TMPDIR",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+    }
+)
+ALLOWED_PREFIXES = ("LC_", "XDG_")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def allowed(name: str) -> bool:
+    return name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)
+
+
+def scrubbed_env(
+    passthrough: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+    source: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The allowlisted variables of `source` (default: ours), the named ones, then `extra`."""
+    source = os.environ if source is None else source
+    names = set(passthrough)
+    env = {k: v for k, v in source.items() if allowed(k) or k in names}
+    return {**env, **(extra or {})}
+
+
+def passthrough_names(value: Any) -> tuple[list[str], list[str]]:
+    """`terminal.env_passthrough` (Hermes's list of variable names) and what is wrong in it."""
+    if value is None:
+        return [], []
+    if isinstance(value, str):  # one name, or a comma-separated list, written by hand
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list):
+        return [], [f"terminal.env_passthrough must be a list of names, not {type(value).__name__}"]
+    names, problems = [], []
+    for item in value:
+        if isinstance(item, str) and _NAME.match(item):
+            names.append(item)
+        else:
+            problems.append(f"terminal.env_passthrough: {item!r} is not a variable name")
+    return names, problems

@@ -1,0 +1,77 @@
+"""The backend the user chose, read from config.yaml with Hermes's keys (or its TERMINAL_* env).
+
+```yaml
+terminal:
+  backend: local            # local (default) or ssh; docker, modal, ... are refused
+  sandbox: false            # true: local commands run under bubblewrap
+  sandbox_network: false    # true: the sandbox keeps the network
+  env_passthrough: [GITHUB_TOKEN]   # variables the terminal gets besides the allowlist
+  ssh_host: build.example.org
+  ssh_user: me
+  ssh_port: 22
+  ssh_key: ~/.ssh/id_ed25519
+  ssh_options: [UserKnownHostsFile=~/.ssh/known_hosts_work]   # more `ssh -o` options
+  cwd: /srv/project         # where remote commands run (default: the remote home)
+```
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from workbench.core.backends.base import Backend, LocalBackend, RefusedBackend
+from workbench.core.backends.environment import passthrough_names
+from workbench.core.backends.sandbox import SandboxBackend
+from workbench.core.config import Config, hermes_home
+
+KNOWN_ELSEWHERE = ("docker", "singularity", "modal", "daytona", "podman", "kubernetes", "e2b")
+_DEFAULT = LocalBackend()
+
+
+def backend_for(kw: dict[str, Any]) -> Backend:
+    """The backend a tool call runs in (the executor passes the session's)."""
+    backend = kw.get("backend")
+    backend = backend if isinstance(backend, Backend) else _DEFAULT
+    if kw.get("outside_sandbox"):  # the user let this one command out of the sandbox
+        return backend.outside() or backend
+    return backend
+
+
+def backend_from_config(config: Config, home: Path | None = None) -> Backend:
+    get = config.get
+    names, problems = passthrough_names(get("terminal.env_passthrough"))
+    passthrough = tuple(names)
+    name = str(_setting(get, "backend", "TERMINAL_ENV") or "local").strip().lower()
+    if name == "ssh":
+        from workbench.core.backends.ssh import ssh_backend
+
+        backend: Backend = ssh_backend(get, passthrough, problems)
+    elif name == "local":
+        backend = _local(get, passthrough, home or hermes_home(), problems)
+    else:
+        backend = RefusedBackend(name=name, passthrough=passthrough)
+    backend.problems.extend(problems)
+    return backend
+
+
+def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[str]) -> Backend:
+    sandbox = get("terminal.sandbox", False)
+    if sandbox is True:
+        network = get("terminal.sandbox_network", False)
+        if not isinstance(network, bool):
+            problems.append("terminal.sandbox_network must be true or false; the network is off")
+        return SandboxBackend(
+            passthrough=passthrough, network=network is True, hermes_home=home.absolute()
+        )
+    if sandbox not in (False, None):
+        # Fail closed: a value we cannot read may have meant "on".
+        problems.append(f"terminal.sandbox must be true or false, not {sandbox!r}: it is on")
+        return SandboxBackend(passthrough=passthrough, hermes_home=home.absolute())
+    return LocalBackend(passthrough=passthrough)
+
+
+def _setting(get: Any, key: str, env_name: str) -> Any:
+    value = get(f"terminal.{key}")
+    return value if value not in (None, "") else os.environ.get(env_name)
