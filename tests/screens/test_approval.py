@@ -96,3 +96,17 @@ async def test_control_characters_are_shown_escaped_and_spans_still_fit() -> Non
         assert text == "rm -rf x #\\r\\x1b[2K\\u202els -la\nsecond line"
         styled = [text[s.start : s.end] for s in rendered.spans if "red" in str(s.style)]
         assert "rm -rf x" in styled
+
+
+async def test_with_the_sandbox_on_x_runs_once_outside_it_and_says_where() -> None:
+    req = request()
+    req.where, req.can_leave = "sandbox (bubblewrap: writes only in the working directory)", True
+    assert await answer(["x"], req) == [Choice.OUTSIDE]
+    app = ModalHost(req)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        facts = str(app.screen.query_one("#approval-facts").render())
+        assert "runs   sandbox (bubblewrap" in facts
+        assert app.screen.query_one("#outside").label.plain == "Once, outside the sandbox (x)"
+        assert app.screen.focused.id == "deny"  # deny stays the default
+    assert await answer(["enter"], req) == [Choice.DENY]

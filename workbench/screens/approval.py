@@ -1,7 +1,8 @@
 """The approval modal: a destructive action waits for an explicit yes; everything else is no.
 
 Deny has the focus, and Enter, Esc, closing and the countdown all deny; allowing needs an
-explicit key: `o` once, `s` session, `a` always (`d` denies; so does any other key). The full command is shown,
+explicit key: `o` once, `s` session, `a` always, and, when the terminal's sandbox is on, `x`
+once outside it (`d` denies; so does any other key). The full command is shown,
 wrapped, never truncated, with the dangerous parts highlighted and the detector's reasons,
 the working directory and the files it would write.
 """
@@ -44,6 +45,7 @@ class ApprovalScreen(ModalScreen[Choice]):
         Binding("s", "choose('session')", "Allow this session", id="approval.session"),
         Binding("a", "choose('always')", "Always allow", id="approval.always"),
         Binding("d", "choose('deny')", "Deny", id="approval.deny"),
+        Binding("x", "choose('outside')", "Once, outside the sandbox", id="approval.outside"),
         Binding("escape", "choose('deny')", "Deny", id="approval.escape", show=False),
     ]
 
@@ -67,6 +69,9 @@ class ApprovalScreen(ModalScreen[Choice]):
             facts.append(escape(request.reason) + "\n")
             facts.append("where  ", "dim")
             facts.append(escape(request.cwd or "?") + "\n")
+            if request.where:
+                facts.append("runs   ", "dim")
+                facts.append(escape(request.where) + "\n", "bold" if request.can_leave else "")
             if request.writes:
                 facts.append("writes ", "dim")
                 facts.append(escape(", ".join(request.writes)) + "\n")
@@ -77,6 +82,8 @@ class ApprovalScreen(ModalScreen[Choice]):
                 yield Button("Once (o)", id="once")
                 yield Button("Session (s)", id="session")
                 yield Button("Always (a)", id="always", variant="warning")
+                if request.can_leave:
+                    yield Button("Once, outside the sandbox (x)", id="outside", variant="warning")
 
     def on_mount(self) -> None:
         self._tick()
@@ -94,11 +101,14 @@ class ApprovalScreen(ModalScreen[Choice]):
 
     def on_key(self, event: events.Key) -> None:
         # fail closed: a key that is not a choice or a way between the buttons denies
-        if event.key not in CHOICE_KEYS | MOVE_KEYS:
+        allowed = CHOICE_KEYS | MOVE_KEYS | ({"x"} if self.request.can_leave else set())
+        if event.key not in allowed:
             event.stop()
             self.dismiss(Choice.DENY)
 
     def action_choose(self, choice: str) -> None:
+        if choice == Choice.OUTSIDE and not self.request.can_leave:
+            choice = Choice.DENY  # no sandbox to leave: the key means nothing, so it denies
         self.dismiss(Choice(choice))
 
     @on(Button.Pressed)

@@ -273,6 +273,8 @@ class MainScreen(Screen[None]):
     def _update_header(self, offered: int) -> None:
         runtime = self.runtime
         parts = [f"{len(self._rows)} tools", f"{offered} offered"]
+        if runtime is not None:  # where commands run: local, sandboxed, ssh, refused
+            parts.append(runtime.backend().label())
         if runtime is not None and runtime.mcp is not None:
             servers = runtime.mcp.statuses()
             parts.append(f"MCP {sum(s.state == 'ready' for s in servers)}/{len(servers)} ready")

@@ -216,7 +216,11 @@ class SessionScreen(Screen[None]):
             self.session = None
             await log.note(Text(f"The model could not start: {exc}\n{CONFIGURE}", style="red"))
             return False
-        self.sub_title = f"{settings.describe()} · session {self.session.id}"
+        where = self.session.executor.backend or runtime.backend()
+        self.sub_title = f"{settings.describe()} · session {self.session.id} · {where.label()}"
+        works, why = where.working()
+        if not works:  # said before the first command is refused, not after
+            await log.note(Text(f"Commands will not run: {why}", style="yellow"))
         return True
 
     async def _ask_from_agent(self, question: str, choices: list[str]) -> str | None:
