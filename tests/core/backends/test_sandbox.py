@@ -184,3 +184,12 @@ async def test_outside_is_refused_where_there_is_no_sandbox_to_leave() -> None:
     broker.attach(lambda r: broker.answer(r.id, Choice.OUTSIDE))
     decision = await broker.decide("terminal", "rm -rf build", None, can_leave=False)
     assert decision.choice is Choice.DENY
+
+
+def test_a_link_in_the_project_does_not_lead_out(sandboxed, work: Path, tmp_path: Path) -> None:
+    """A symlink inside the working directory to a folder outside it is read-only in there."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (work / "door").symlink_to(outside)
+    out = term(sandboxed, work, "echo x > door/through.txt; echo $?")
+    assert not (outside / "through.txt").exists() and out["output"].strip().endswith("1")

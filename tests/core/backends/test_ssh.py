@@ -105,3 +105,15 @@ def test_a_backend_we_do_not_run_is_refused_by_name(
     assert list(tmp_path.iterdir()) == []
     doctor = run(cli_env, "doctor")
     assert doctor.returncode == 1 and f"terminal.backend is '{backend}'" in doctor.stdout
+
+
+def test_hostile_file_names_are_data_never_shell(cli_env, remote: Path, tmp_path: Path) -> None:
+    """Quotes, `$(...)`, globs and a leading dash in a path reach the remote side as one name."""
+    name = "we ird $(touch pwned) 'q' \"d\" *;.txt"
+    written = call(cli_env, tmp_path, "write_file", path=name, content="ok\n")
+    assert written["created"] is True, written
+    assert (remote / name).read_text() == "ok\n"
+    dashed = call(cli_env, tmp_path, "write_file", path="-rf", content="dash\n")
+    assert dashed["created"] is True and (remote / "-rf").read_text() == "dash\n"
+    assert call(cli_env, tmp_path, "read_file", path=name)["content"] == "     1|ok"
+    assert not (remote / "pwned").exists() and not (tmp_path / "pwned").exists()
