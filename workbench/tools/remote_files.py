@@ -135,6 +135,12 @@ def _search_files(remote: Any, args: dict[str, Any], kw: dict[str, Any]) -> str:
         return tool_result(files=page, total=len(found), truncated=offset + limit < len(found))
     glob = local._glob_matcher(args["file_glob"]) if args.get("file_glob") else None
     paths = [p for _, p in found if glob is None or glob.match(PurePosixPath(p).name)]
+    # For plain text on one line, grep there picks the files worth sending (exactly: such
+    # text cannot span lines). A regex may match across lines where grep, line by line,
+    # would miss it, so then every file is sent. The match is judged here, as locally.
+    if isinstance(pattern, re.Pattern) and "\n" not in args["pattern"]:
+        candidates = remote.grep(paths, args["pattern"], fixed=True)
+        paths = paths if candidates is None else candidates
     contents = remote.read_many(paths, local.MAX_FILE_BYTES)
     texts = ((p, p, _text(contents.get(p))) for p in sorted(paths))
     deadline = local.Deadline(float(kw.get("search_seconds") or local.DEFAULT_SEARCH_SECONDS))

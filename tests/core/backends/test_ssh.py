@@ -51,6 +51,8 @@ def test_terminal_and_file_tools_run_on_the_remote_machine(
 
     found = call(cli_env, here, "search_files", pattern="^s+h$")
     assert found["matches"] == [{"path": f"{remote}/notes/a.txt", "line": 2, "text": "ssh"}]
+    plain = call(cli_env, here, "search_files", pattern="over ssh", output_mode="files_only")
+    assert plain.get("files") == [f"{remote}/made.txt"], plain  # grep picked it, matched here
     names = call(cli_env, here, "search_files", pattern="*.txt", target="files")
     assert sorted(names["files"]) == [f"{remote}/made.txt", f"{remote}/notes/a.txt"]
 

@@ -23,8 +23,7 @@ from workbench.core.backends.base import Backend, BackendError, Spawn
 CONNECT_TIMEOUT = 15
 FILE_OP_TIMEOUT = 120.0
 KILL_GRACE = 5  # seconds the remote `timeout` waits after TERM before KILL
-# Skipped by search_files here as well as there (kept in step with tools/search_tool.py).
-MISSING, IS_DIR = 44, 45  # exit codes our scripts use to say what they found
+MISSING, IS_DIR, UNREADABLE = 44, 45, 46  # exit codes our scripts use to say what they found
 
 
 @dataclass
@@ -184,6 +183,22 @@ class RemoteFiles:
             if name:
                 found.append((float(stamp), name))
         return found
+
+    def grep(self, paths: list[str], pattern: str, fixed: bool) -> list[str] | None:
+        """The files among `paths` whose text grep finds `pattern` in (binary ones skipped),
+        so only those cross the network; None when the remote grep cannot read the pattern."""
+        if not paths:
+            return []
+        word = shlex.quote(pattern)
+        kind = "-F" if fixed else "-P"
+        script = (
+            f"printf '' | grep -q {kind} -e {word} 2>/dev/null; [ $? -eq 2 ] && exit {UNREADABLE}; "
+            f"xargs -0 grep -lIZs {kind} -e {word} --; exit 0"
+        )
+        done = self.backend.run(script, b"".join(p.encode() + b"\0" for p in paths))
+        if done.returncode == UNREADABLE:
+            return None
+        return [p.decode(errors="replace") for p in done.stdout.split(b"\0") if p]
 
     def read_many(self, paths: list[str], limit: int) -> dict[str, bytes]:
         """Several files at once (a tar stream), each cut at `limit` bytes."""
