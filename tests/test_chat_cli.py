@@ -191,6 +191,15 @@ def test_a_long_chat_is_compressed_and_says_so_then_resumes(
     assert sent[0]["content"] == "read notes0.txt" and sent[-1]["content"] == "and now?"
     assert any("[Summary of the earlier conversation" in (m.get("content") or "") for m in sent)
     assert fake.refused == []
+    exported = run(env, "export", listing_id(env))
+    assert (
+        "> *context compressed " in exported.stdout
+        and "## You\n\nread notes7.txt" in exported.stdout
+    )
+
+
+def listing_id(env: dict[str, str]) -> str:
+    return json.loads(run(env, "sessions", "--json").stdout)[-1]["id"]
 
 
 def test_a_full_disk_keeps_the_session_going_in_memory(

@@ -38,3 +38,32 @@ async def test_a_fifo_never_blocks_the_screen(home: Path, tmp_path: Path) -> Non
         await app.push_screen(screen)
         await wait_until(pilot, lambda: screen.loaded)
         assert notes(screen) == [f"cannot read {fifo}: not a regular file"]
+
+
+async def test_where_a_conversation_was_compressed_shows_as_a_divider(home: Path) -> None:
+    import json
+
+    path = home / "sessions" / "20260101-000000-abcdef.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = [
+        {"kind": "session", "id": path.stem, "model": "m"},
+        {"kind": "message", "message": {"role": "user", "content": "first"}},
+        {"kind": "compressed", "messages": [], "before": 25_100, "after": 9_800,
+         "window": 32_768, "stubbed": 6, "summarised": 14, "trimmed": 0},
+        {"kind": "context_refused", "message": "too long", "note": "The endpoint refused it."},
+        {"kind": "compressed", "before": "garbage", "window": None},  # damaged: still shown
+        {"kind": "message", "message": {"role": "user", "content": "second"}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        screen = ConversationScreen(path)
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.loaded)
+        dividers = [str(w.content) for w in screen.query(".divider")]
+        assert dividers[0] == (
+            "context compressed 25.1k → 9.8k / 32k: 6 results stubbed, 14 messages summarised"
+        )
+        assert len(dividers) == 2 and "The endpoint refused it." in notes(screen)
+        assert [str(w.content) for w in screen.query(".user")] == ["first", "second"]

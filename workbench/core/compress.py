@@ -61,6 +61,19 @@ class ContextCompressed:
     reason: str = "threshold"  # threshold, refused (the endpoint said too long), resumed
     problem: str = ""  # the summariser failed: what was done instead
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ContextCompressed:
+        """The event back from its transcript record (whatever a damaged record holds)."""
+
+        def number(key: str) -> int:
+            value = record.get(key)
+            return int(value) if isinstance(value, int | float) else 0
+
+        return cls(
+            number("before"), number("after"), number("window"), number("stubbed"),
+            number("summarised"), number("trimmed"), reason=str(record.get("reason") or ""),
+        )  # fmt: skip
+
     def describe(self) -> str:
         parts = []
         if self.stubbed:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core import errors
+from workbench.core.compress import ContextCompressed
 from workbench.core.private import open_private
 
 logger = logging.getLogger(__name__)
@@ -318,6 +319,8 @@ def export_markdown(records: list[dict[str, Any]]) -> str:
             )
         elif kind == "error":
             lines.append(f"> **error:** {record.get('message')}\n")
+        elif kind == "compressed":
+            lines.append(f"---\n\n> *{ContextCompressed.from_record(record).describe()}*\n")
     return "\n".join(lines) + "\n"
 
 

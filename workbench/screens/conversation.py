@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from workbench.core import transcript
+from workbench.core.compress import ContextCompressed
 from workbench.widgets.chat import MAX_MOUNTED, ChatLog, ToolCard
 from workbench.widgets.reply import AssistantMessage
 
@@ -104,6 +105,11 @@ class ConversationScreen(Screen[None]):
             await log.note(
                 Text(f"🧩 {record.get('name')} works on: {record.get('goal')}", style="cyan")
             )
+        elif kind == "compressed":
+            event = ContextCompressed.from_record(record)
+            await log.note(Text(event.describe()), classes="divider")
+        elif kind == "context_refused":
+            await log.note(Text(str(record.get("note") or ""), style="yellow"))
 
 
 def _shown(record: dict[str, Any]) -> bool:
@@ -113,4 +119,6 @@ def _shown(record: dict[str, Any]) -> bool:
         return message.get("role") == "user" or (
             message.get("role") == "assistant" and bool(message.get("content"))
         )
-    return kind in ("tool_started", "tool_finished", "error", "child_started")
+    return kind in (
+        "tool_started", "tool_finished", "error", "child_started", "compressed", "context_refused"
+    )  # fmt: skip
