@@ -16,7 +16,7 @@ from workbench.core.agent import ContextUsage, TextDelta, TurnFinished
 from workbench.core.compress import ContextCompressed
 from workbench.core.executor import ToolCallFinished, ToolCallStarted
 from workbench.screens.session import SessionScreen
-from workbench.widgets.chat import ChatLog
+from workbench.widgets.chat import ChatLog, PromptArea
 from workbench.widgets.timeline import Timeline, TimelineModel
 
 SIZE = (120, 40)
@@ -73,6 +73,7 @@ def test_session_with_cards_and_timeline(snap_compare) -> None:
 async def compressed(pilot) -> None:
     """A turn whose conversation was compressed: the divider, then the context in use."""
     screen = pilot.app.screen
+    screen.query_one(PromptArea).cursor_blink = False  # the picture never depends on when
     log = screen.query_one(ChatLog)
     await log.remove_children()
 
