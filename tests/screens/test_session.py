@@ -213,3 +213,29 @@ async def test_the_context_in_use_shows_as_it_changes_and_compression_is_marked(
 
 def _replies(screen: SessionScreen) -> str:
     return " ".join(r.reply for r in screen.query(AssistantMessage))
+
+
+async def test_a_full_disk_is_said_and_the_session_goes_on(
+    fake: FakeOpenAI, full_filesystem, monkeypatch, tmp_path: Path
+) -> None:
+    from workbench.core.config import ensure_home
+
+    mount, fill = full_filesystem
+    home = mount / "home"
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    ensure_home(home)
+    (home / "config.yaml").write_text(fake.model_config())
+    fill()
+    fake.add(text("Still here."))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "hi")
+        await wait_until(
+            pilot,
+            lambda: [r.reply for r in screen.query(AssistantMessage)] == ["Still here."],
+            timeout=30,
+        )
+        notes = [str(w.content) for w in screen.query(".note")]
+        assert any("The transcript is not being saved" in n and "No space left" in n for n in notes)
