@@ -252,6 +252,9 @@ def test_reading_credentials_asks(scratch, capsys) -> None:
     assert out.status == "denied"  # outside the project: asked, not refused
     search = call(capsys, "search_files", {"pattern": "PRIVATE", "path": "~"}, scratch.project)
     assert search.status == "denied"
+    (scratch.project / "notes.md").write_text("PRIVATE notes")
+    search = call(capsys, "search_files", {"pattern": "PRIVATE", "path": "."}, scratch.project)
+    assert search.ran and "notes.md" in search.stdout  # a project below the home is searched
 
 
 @pytest.mark.parametrize(

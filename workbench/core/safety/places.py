@@ -281,11 +281,19 @@ def credential(path: str) -> bool:
 
 
 def holds_credentials(directory: str) -> bool:
-    """A search from here would read credential files (home directories, ~/.ssh, HERMES_HOME)."""
+    """A content search from here reads credential files: a home directory (its top-level
+    `.netrc`, `.pgpass`...), the filesystem's root, a credential directory, HERMES_HOME.
+
+    The search skips hidden directories, so a project below the home is not one of these.
+    """
     real = os.path.realpath(directory)
-    home = home_dir().rstrip("/")
-    places = [f"{home}/.ssh", f"{home}/.aws", f"{home}/.gnupg", *state_roots()]
-    return real in ("/", "/home", "/root") or any(within(p, real) for p in places)
+    homes = {home_dir().rstrip("/"), os.path.realpath(home_dir())}
+    if real in ("/", "/home", "/root") or real in homes or re.fullmatch(r"/home/[^/]+", real):
+        return True
+    if any(within(real, root) for root in state_roots()):
+        return True
+    rest = _home_rest(real)
+    return rest is not None and _under(rest, (".ssh/", ".aws/", ".gnupg/", ".kube/", ".docker/"))
 
 
 def sensitive_path(path: str) -> bool:
