@@ -298,3 +298,10 @@ def test_resume_at_the_top_level_keeps_the_model_flags(cli_env, fake, home: Path
     out = run(cli_env, *flags, "--resume")  # stdin ends at once: the session is reopened only
     assert out.returncode == 0, out.stderr
     assert "[resumed-model via custom" in out.stderr
+
+
+def test_doctor_names_the_write_roots(cli_env, home: Path, tmp_path: Path) -> None:
+    home.mkdir()
+    (home / "config.yaml").write_text(f"approvals:\n  write_roots: [{tmp_path}/shared]\n")
+    out = run(cli_env, "doctor")
+    assert f"writes outside the working directory ask, except under {tmp_path}/shared" in out.stdout

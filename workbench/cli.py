@@ -489,11 +489,15 @@ def _plugin_summary(state) -> str:
 
 def _approvals_report(runtime: Runtime) -> list[str]:
     from workbench.core.approval import ApprovalBroker
+    from workbench.core.runtime import write_roots
 
     broker = ApprovalBroker.from_config(runtime.config)
+    roots = write_roots(runtime.config)
     lines = [
         f"approvals mode {broker.mode}, {broker.timeout:g}s to answer (then denied), "
-        f"{len(broker.rules)} saved rule(s)"
+        f"{len(broker.rules)} saved rule(s)",
+        "          writes outside the working directory ask"
+        + (f", except under {', '.join(roots)} (approvals.write_roots)" if roots else ""),
     ]
     for entry in runtime.config.get("command_allowlist") or []:
         if isinstance(entry, str) and any(c in entry for c in "*?["):
