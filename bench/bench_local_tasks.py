@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -211,7 +212,8 @@ class Notes:
 
     def __call__(self, event: object) -> None:
         if type(event).__name__ == "ToolCallStarted":
-            self.calls.append(event.name)
+            args = json.dumps(event.arguments, ensure_ascii=False)[:60] if event.arguments else ""
+            self.calls.append(f"{event.name}{args}")
 
 
 async def run_task(model: str, server: object, task: Task, fixture: Path, timeout: float) -> Result:

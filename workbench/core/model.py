@@ -53,6 +53,7 @@ class ModelSettings:
     key_source: str = ""  # where the key came from (never the key itself)
     # a small model's profile (core.guards): lean prompt, the shared tools only, nudges
     lean: bool = False
+    require_tool: bool = False  # the first round of a turn must call a tool
     turn_timeout: float = DEFAULTS["turn_timeout"]  # a turn's wall time, then it must answer
 
     @property
@@ -114,6 +115,7 @@ def resolve(
             flags.get("max_rounds") or _number(section.get("max_rounds"), DEFAULTS["max_rounds"])
         ),
         "lean": section.get("lean") is True,
+        "require_tool": section.get("first_tool_call") == "required",
         "turn_timeout": _number(section.get("turn_timeout"), DEFAULTS["turn_timeout"]),
     }
     if endpoint is None:
