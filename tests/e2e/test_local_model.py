@@ -25,6 +25,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.timeout(360)  # two requests of a real model on a shared CPU: ~2 min under load
 async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
