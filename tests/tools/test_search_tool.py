@@ -86,3 +86,30 @@ def test_errors(tree: Path) -> None:
 def test_search_a_single_file(tree: Path) -> None:
     out = search(tree, pattern="def", path="src/util.py")
     assert [m["line"] for m in out["matches"]] == [1]
+
+
+def test_a_search_never_reads_the_apps_state_or_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A project holding HERMES_HOME (not hidden) and a link to a private key: neither is read.
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh/id_rsa").write_text("SECRET key\n")
+    state = project / "hermes-home"
+    (state / "sessions").mkdir(parents=True)
+    (state / ".env").write_text("OPENAI_API_KEY=SECRET\n")
+    (state / "sessions/a.jsonl").write_text('{"content": "SECRET"}\n')
+    (project / "key").symlink_to(home / ".ssh/id_rsa")
+    (project / "notes.txt").write_text("not a SECRET\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HERMES_HOME", str(state))
+    out = json.loads(
+        call_tool(registry, "search_files", {"pattern": "SECRET", "path": str(project)})
+    )
+    assert [Path(m["path"]).name for m in out["matches"]] == ["notes.txt"], out
+    names = json.loads(
+        call_tool(
+            registry, "search_files", {"pattern": "*", "target": "files", "path": str(project)}
+        )
+    )
+    assert "key" not in json.dumps(names) and "a.jsonl" not in json.dumps(names), names

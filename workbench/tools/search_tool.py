@@ -27,6 +27,7 @@ import regex
 from workbench.core.errors import tool_error, tool_result
 from workbench.core.paths import resolve_path
 from workbench.core.registry import registry
+from workbench.core.safety.places import credential, state_roots, within
 from workbench.tools.remote_files import run_elsewhere
 from workbench.tools.textio import kind_of
 
@@ -96,11 +97,16 @@ def never_searched(path: str | Path) -> bool:
 
 
 def walk_files(root: Path) -> Iterator[os.DirEntry[str]]:
-    """Every regular file under `root`, skipping VCS/dependency dirs and hidden dirs."""
+    """Every regular file under `root`, skipping VCS/dependency dirs and hidden dirs.
+
+    hermes-tui's own state and credential files (also behind a link) are never read: a
+    search of a project that holds them must not hand their contents to the model.
+    """
+    private = state_roots()
     stack = [str(root)]
     while stack:
         directory = stack.pop()
-        if never_searched(directory):
+        if never_searched(directory) or any(within(directory, top) for top in private):
             continue
         try:
             with os.scandir(directory) as entries:
@@ -109,12 +115,17 @@ def walk_files(root: Path) -> Iterator[os.DirEntry[str]]:
                         if entry.is_dir(follow_symlinks=False):
                             if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
                                 stack.append(entry.path)
-                        elif entry.is_file():
+                        elif entry.is_file() and not _private_file(entry, private):
                             yield entry
                     except OSError:
                         continue
         except OSError:
             continue
+
+
+def _private_file(entry: os.DirEntry[str], private: tuple[str, ...]) -> bool:
+    path = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
+    return credential(path) or any(within(path, top) for top in private)
 
 
 def _display(path: str, cwd: Path) -> str:
