@@ -19,10 +19,11 @@ from workbench.core.session import ChatSession
 from workbench.core.tokens import LlamaCpp
 
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"
+MODEL = "qwen2.5-coder-0.5b"  # the quick bundled model: the mechanics are the default's
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
-        not local_model.installed(local_model.MODELS[local_model.DEFAULT_MODEL]),
+        not local_model.installed(local_model.MODELS[MODEL]),
         reason="the local model is installed by `make test`",
     ),
 ]
@@ -35,7 +36,8 @@ async def test_a_file_larger_than_the_window_is_read_and_summarised(
     monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(
-        "model:\n  temperature: 0\n  max_rounds: 1\nagent:\n  disabled_toolsets: [terminal, web]\n"
+        f"model:\n  local: {MODEL}\n  temperature: 0\n  max_rounds: 1\n"
+        "agent:\n  disabled_toolsets: [terminal, web]\n"
     )
     lines = [f"Section {i}: the harbour ferry leaves at {6 + i % 12} o'clock." for i in range(900)]
     (tmp_path / "guide.txt").write_text("Ferry guide for Port Elm\n" + "\n".join(lines) + "\n")
