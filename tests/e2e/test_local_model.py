@@ -69,8 +69,11 @@ async def test_resume_approval_and_cancel_on_the_real_model(
 
     monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
     home.mkdir(parents=True, exist_ok=True)
+    # Only the terminal, and a call required: the test is about resume, approval and cancel,
+    # not about which tool a 0.5B model picks for "delete a file".
     (home / "config.yaml").write_text(
         "model:\n  local: qwen2.5-coder-0.5b\n  temperature: 0\n  max_rounds: 1\n"
+        "  first_tool_call: required\nplatform_toolsets:\n  cli: [terminal]\n"
     )
     (tmp_path / "old.log").write_text("keep me\n")
     runtime = load_runtime(home)
