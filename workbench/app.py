@@ -116,6 +116,8 @@ class WorkbenchApp(App[None]):
         """A call made outside the chat (run form, plugin) goes on the timeline too."""
         kind = type(event).__name__
         if kind == "ToolCallStarted":
+            if not self.timeline_model.running:  # a call on its own is fitted on its own
+                self.timeline_model.new_turn()
             self.timeline_model.started(event)
         elif kind == "ToolCallFinished":
             self.timeline_model.finished(event)

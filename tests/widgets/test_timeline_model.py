@@ -16,7 +16,7 @@ def test_overlapping_calls_take_separate_lanes_and_free_lanes_are_reused() -> No
     run(model, "a", 0.0, 1.0)
     model.started(ToolCallStarted("b", "t", {}, 0, True, "", 0.5))  # still running
     run(model, "c", 0.6, 0.9)
-    run(model, "d", 1.5, 2.0, segment=1)  # after a finished: lane 0 again
+    run(model, "d", 1.5, 2.0, segment=1)  # after a finished for a while: lane 0 again
     lanes = {bar.call_id: bar.lane for bar in model.bars}
     assert lanes == {"a": 0, "b": 1, "c": 2, "d": 0}
     assert model.running == 1
@@ -63,3 +63,14 @@ def test_a_sub_agents_call_that_never_started_still_sits_under_its_parent() -> N
     skipped = ToolCallFinished("s", "t", "skipped", "", None, 0.5, label="sub-agent 1", parent="d1")
     bar = model.finished(skipped)
     assert bar is not None and bar.lane == 1 and model.by_id["d2"].lane == 2
+
+
+def test_quick_calls_in_a_row_spread_over_lanes_so_their_labels_show() -> None:
+    model = TimelineModel()
+    for n in range(8):  # one after the other, 10 ms apart
+        run(model, f"q{n}", n * 0.01, n * 0.01 + 0.005, segment=n)
+    lanes = [bar.lane for bar in model.bars]
+    assert lanes[:6] == [0, 1, 2, 3, 4, 5]  # each its own lane, up to six
+    assert lanes[6:] == [0, 1]  # then the lanes free the longest
+    run(model, "later", 5.0, 5.1, segment=9)  # after a pause: the first lane again
+    assert model.by_id["later"].lane == 0

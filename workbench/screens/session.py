@@ -148,6 +148,7 @@ class SessionScreen(Screen[None]):
             self.query_one(PromptArea).text = message.text
             return
         self.last_prompt = message.text
+        self.query_one(Timeline).new_turn()
         await self.query_one(ChatLog).user(message.text)
         self.converse(message.text)
 

@@ -1,9 +1,12 @@
 """The timeline: every tool call as a bar on a time axis, in parallel lanes.
 
 Calls that ran at the same time sit in different lanes; sequential ones follow each other.
-Bars are coloured by status, live while calls run (the clock ticks only then). Only the
-visible cells are drawn and bars are found by bisection, so 10,000 calls scroll and select
-as fast as ten.
+Bars are coloured by status, live while calls run (the clock ticks only then). Every call
+has a bar of at least one cell, however short it was (denied and skipped ones too), and its
+name and target ("read_file a.txt") are written inside it or, when the bar is too narrow,
+just after it in its colour. A finished turn is zoomed to fit the width. Only the visible
+cells are drawn and bars are found by bisection, so 10,000 calls scroll and select as fast
+as ten.
 """
 
 from __future__ import annotations
@@ -34,8 +37,12 @@ COLOURS = {
     "blocked": "red3",
 }
 AXIS = Style(dim=True)
-MIN_SCALE = 0.005  # seconds a cell shows, at most zoomed in
+MIN_SCALE = 0.0001  # seconds a cell shows, at most zoomed in
 TICK_CELLS = 10  # cells between time labels on the axis
+REUSE_GAP = 0.5  # seconds a lane stays free before a new call may take it
+SPREAD = 6  # lanes an agent's quick calls spread over before they share
+LABEL_ROOM = 24  # cells kept free right of a fitted turn for its last bars' labels
+TARGET_KEYS = ("path", "command", "pattern", "url", "urls", "query", "goal", "name")
 
 
 @dataclass
@@ -59,6 +66,25 @@ class Bar:
     def until(self, now: float) -> float:
         return self.end if self.end is not None else now
 
+    @property
+    def title(self) -> str:
+        """The tool and what it works on: `read_file a.txt`, `terminal ls -la`."""
+        aim = target(self.arguments)
+        return f"{self.name} {aim}" if aim else self.name
+
+
+def target(arguments: Any, limit: int = 40) -> str:
+    """The argument a call is about, on one line: a path, a command, a pattern..."""
+    if not isinstance(arguments, dict):
+        return ""
+    value = next((arguments[k] for k in TARGET_KEYS if arguments.get(k)), None)
+    if value is None:
+        value = next((v for v in arguments.values() if isinstance(v, str) and v), "")
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value)
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 @dataclass
 class TimelineModel:
@@ -73,15 +99,17 @@ class TimelineModel:
     busy_until: list[float] = field(default_factory=list)
     owners: list[str] = field(default_factory=list)  # per lane: "" main agent, else a sub-agent
     origin: float | None = None
+    turn_start: int = 0  # index in `bars` of the latest turn's first call
+
+    def new_turn(self) -> None:
+        """The next calls belong to a new turn: a finished one is zoomed to fit on its own."""
+        self.turn_start = len(self.bars)
 
     def started(self, event: Any) -> Bar:
         at = event.at
         self.origin = at if self.origin is None else self.origin
         owner, parent = event.label, event.parent
-        lane = next(
-            (i for i, t in enumerate(self.busy_until) if t <= at and self.owners[i] == owner),
-            None,
-        )
+        lane = self._free_lane(owner, at)
         if lane is None:
             lane = self._new_lane(owner, parent)
         self.busy_until[lane] = float("inf")
@@ -102,6 +130,19 @@ class TimelineModel:
         self.lanes[lane].append(bar)
         self.lane_starts[lane].append(at)
         return bar
+
+    def _free_lane(self, owner: str, at: float) -> int | None:
+        """A lane of `owner` free at `at`, and free for a while: a call that follows another
+        within REUSE_GAP takes a lane of its own (up to SPREAD lanes), so that a fast call's
+        label is not hidden by the next one's bar. Past SPREAD, the lane free the longest."""
+        mine = [i for i, o in enumerate(self.owners) if o == owner]
+        free = [i for i in mine if self.busy_until[i] <= at]
+        settled = [i for i in free if self.busy_until[i] <= at - REUSE_GAP]
+        if settled:
+            return settled[0]
+        if free and len(mine) >= SPREAD:
+            return min(free, key=lambda i: self.busy_until[i])
+        return None
 
     def _new_lane(self, owner: str, parent: str) -> int:
         """A lane for `owner`: after its own lanes, or under its parent's call, or at the end."""
@@ -193,6 +234,10 @@ class Timeline(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         self.changed()
 
+    def on_resize(self) -> None:
+        if self.follow:  # fitted to the width it has now
+            self._tick()
+
     def started(self, event: Any) -> None:
         self.model.started(event)
         self.changed()
@@ -200,6 +245,11 @@ class Timeline(ScrollView, can_focus=True):
     def finished(self, event: Any) -> None:
         self.model.finished(event)
         self.changed()
+
+    def new_turn(self) -> None:
+        """A new turn starts: its calls are fitted on their own, followed live."""
+        self.model.new_turn()
+        self.follow = True
 
     def changed(self) -> None:
         """The model changed (here or elsewhere): tick while calls run, redraw."""
@@ -213,12 +263,18 @@ class Timeline(ScrollView, can_focus=True):
     def _tick(self) -> None:
         if self.follow:
             self._fit()
-        self.virtual_size = Size(self._x(self._now()) + 2, len(self.model.lanes) + 1)
-        if self.follow:
-            self.scroll_to(
-                x=max(0, self.virtual_size.width - self.size.width), animate=False, immediate=True
-            )
+        self._resize()
+        if self.follow and self.model.bars:
+            if self.model.running:
+                x = self.virtual_size.width - LABEL_ROOM - self.size.width
+            else:
+                x = self._x(self._fit_from())
+            self.scroll_to(x=max(0, x), animate=False, immediate=True)
         self.refresh()
+
+    def _resize(self) -> None:
+        """Room for every call and, right of the last, for its label."""
+        self.virtual_size = Size(self._x(self._now()) + 2 + LABEL_ROOM, len(self.model.lanes) + 1)
 
     def _now(self) -> float:
         bars = self.model.bars
@@ -227,13 +283,27 @@ class Timeline(ScrollView, can_focus=True):
         return time.monotonic() if self.model.running else max(b.until(0) for b in bars[-50:])
 
     def _fit(self) -> None:
-        """Auto-scale: the latest burst of calls fills most of the width."""
+        """Auto-scale. Live: the latest calls fill most of the width. Finished: the latest
+        turn fits the width, with room on the right for its last bars' labels."""
         bars = self.model.bars
         if not bars:
             return
-        recent = bars[-20:]
-        span = max(self._now() - recent[0].start, 0.01)
-        self.scale = max(MIN_SCALE, span / max(10, self.size.width * 0.8))
+        first = self._fit_from()
+        span = max(self._now() - first, MIN_SCALE * 10)
+        room = self.size.width - (self._label_room() if not self.model.running else 0)
+        self.scale = max(MIN_SCALE, span / max(10, room, self.size.width * 0.5))
+
+    def _label_room(self) -> int:
+        """Cells for the labels of the turn's last calls, right of the fitted turn."""
+        last = self.model.bars[-SPREAD:]
+        return min(LABEL_ROOM, 1 + max(len(bar.title) for bar in last))
+
+    def _fit_from(self) -> float:
+        """Where the fitted view starts: the latest turn's first call, else recent calls."""
+        bars = self.model.bars
+        if self.model.running or self.model.turn_start >= len(bars):
+            return bars[-20:][0].start
+        return min(b.start for b in bars[self.model.turn_start :][-2000:])
 
     def _x(self, at: float) -> int:
         return int((at - (self.model.origin or 0.0)) / self.scale)
@@ -249,41 +319,25 @@ class Timeline(ScrollView, can_focus=True):
         if lane >= len(self.model.lanes):
             return Strip.blank(width)
         origin, now = self.model.origin or 0.0, self._now()
-        left = origin + left_cell * self.scale
-        right = left + width * self.scale
-        cells: list[Segment] = []
-        cursor = 0
+        # from a label's width to the left: a bar that starts off screen keeps its label
+        left = origin + (left_cell - LABEL_ROOM) * self.scale
+        right = origin + (left_cell + width) * self.scale
         chosen = self.model.bars[self.selected] if self.selected is not None else None
-        for bar in self.model.visible(lane, left, right):
-            start = max(0, self._x(bar.start) - left_cell)
+        row = _Row(width)
+        shown = self.model.visible(lane, left, right)
+        for n, bar in enumerate(shown):
+            start = self._x(bar.start) - left_cell
             end = max(start + 1, self._x(bar.until(now)) - left_cell)
-            if start >= width:
-                break
-            if start > cursor:
-                cells.append(Segment(" " * (start - cursor)))
-                cursor = start
-            span = min(end, width) - cursor
-            if span <= 0:
-                continue
-            label = bar.name[:span].ljust(span, "▁" if bar.status == "running" else " ")
-            style = Style(
-                bgcolor=COLOURS.get(bar.status, "white"),
-                color="black",
-                bold=bar is chosen,
-                reverse=bar is chosen,
-                underline=bar is chosen,
-            )
-            cells.append(Segment(label, style))
-            cursor += span
-        if cursor < width:
-            cells.append(Segment(" " * (width - cursor)))
-        return Strip(cells, width)
+            following = shown[n + 1] if n + 1 < len(shown) else None
+            limit = self._x(following.start) - left_cell - 1 if following else width + 999
+            row.bar(bar, start, end, limit, chosen is bar)
+        return row.strip()
 
     def _axis(self, left_cell: int, width: int) -> Strip:
         text = []
         for cell in range(0, width, TICK_CELLS):
             seconds = (left_cell + cell) * self.scale
-            text.append(f"|{seconds:.2f}s".ljust(TICK_CELLS)[:TICK_CELLS])
+            text.append(f"|{seconds_label(seconds, self.scale)}".ljust(TICK_CELLS)[:TICK_CELLS])
         return Strip([Segment("".join(text)[:width].ljust(width), AXIS)], width)
 
     # -- navigation --------------------------------------------------------------------
@@ -315,9 +369,60 @@ class Timeline(ScrollView, can_focus=True):
     def action_zoom(self, factor: float) -> None:
         self.follow = False
         self.scale = max(MIN_SCALE, self.scale * factor)
-        self.virtual_size = Size(self._x(self._now()) + 2, len(self.model.lanes) + 1)
+        self._resize()
         self.refresh()
 
     def action_follow(self) -> None:
         self.follow = True
         self._tick()
+
+
+def seconds_label(seconds: float, scale: float) -> str:
+    """An axis time as precise as the zoom: `1.25s`, `120ms`, `3.5ms`."""
+    if scale * TICK_CELLS >= 0.1 or seconds >= 10:
+        return f"{seconds:.2f}s"
+    if scale * TICK_CELLS >= 0.01:
+        return f"{seconds * 1000:.0f}ms"
+    return f"{seconds * 1000:.1f}ms"
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(0, room - 1)] + "…" if room > 0 else ""
+
+
+class _Row:
+    """One lane's cells, painted left to right. A bar takes at least one cell, after the
+    previous bar if they would share a cell; its title goes inside when it fits, else just
+    after it in the bar's colour, as far as the next bar."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.cells: list[tuple[str, Style | None]] = [(" ", None)] * width
+        self.cursor = -(10**9)  # the first cell after the last bar drawn (screen cells)
+
+    def bar(self, bar: Bar, start: int, end: int, limit: int, chosen: bool) -> None:
+        start = max(start, self.cursor)
+        end = max(end, start + 1)
+        self.cursor = end
+        colour = COLOURS.get(bar.status, "white")
+        ink = "bright_white" if chosen else "black"
+        style = Style(bgcolor=colour, color=ink, bold=chosen, underline=chosen)
+        title, cells = bar.title, end - start
+        fill = "▁" if bar.status == "running" else " "
+        room = limit - end - 1  # cells free after the bar, before the next one
+        if len(title) <= cells or room < min(len(title), 8):
+            inside = title if len(title) <= cells else _cut(title, cells if cells >= 4 else 0)
+            self._paint(start, inside.ljust(cells, fill), style)
+            return
+        self._paint(start, fill * cells, style)
+        label = Style(color=colour, bold=chosen, underline=chosen, reverse=chosen)
+        self._paint(end + 1, _cut(title, room), label)
+
+    def _paint(self, start: int, text: str, style: Style) -> None:
+        for offset, char in enumerate(text):
+            if 0 <= start + offset < self.width:
+                self.cells[start + offset] = (char, style)
+
+    def strip(self) -> Strip:
+        segments = [Segment(char, style) for char, style in self.cells]
+        return Strip(Segment.simplify(segments), self.width)
