@@ -2,7 +2,9 @@
 
 Search (/ n N, with a match count), go to line (:), wrap (w), JSON pretty-printing (j,
 on by default for a compact JSON result), and copy of the selected lines (c). Searching,
-indexing and pretty-printing run in worker threads; the screen never waits for them.
+indexing and pretty-printing run in worker threads; the screen never waits for them. A line
+the index has not reached yet is waited for, with the progress in the title (Esc cancels),
+and a line past the end is said, never silently replaced by another.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from workbench.widgets.file_view import FileView, LineIndex, find_lines
 
 PRETTY_LIMIT = 64 << 20  # bytes of JSON we parse to pretty-print
+GOTO_POLL = 0.1  # seconds between looks at the index while a line is waited for
 
 
 class ViewerScreen(Screen[None]):
@@ -47,6 +51,8 @@ class ViewerScreen(Screen[None]):
         self.needle = ""
         self.pretty: bytes | None = None
         self._asking = ""
+        self.waiting_for: int | None = None  # a line asked for that the index has not reached
+        self._goto_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(str(self.path), id="viewer-title")
@@ -79,7 +85,8 @@ class ViewerScreen(Screen[None]):
 
     @on(FileView.Indexed)
     def _indexed(self) -> None:
-        self._title()
+        if self.waiting_for is None:
+            self._title()
 
     # -- search and go to --------------------------------------------------------------
 
@@ -97,14 +104,58 @@ class ViewerScreen(Screen[None]):
         self.view.focus()
         value = event.value.strip()
         if self._asking == "goto":
-            if value.isdigit():
-                self.view.go_to(int(value) - 1)
+            number = value.replace(",", "").replace("_", "")
+            if number.isdigit() and int(number) > 0:
+                self.go_to_line(int(number) - 1)
             else:
                 self.notify(f"{value!r} is not a line number", severity="warning")
         elif value:
             self.search(value)
 
+    def go_to_line(self, number: int) -> None:
+        """Line `number` (from 0): now if the index has reached it, else once it does."""
+        self._stop_waiting()
+        index = self.view.index
+        if number + 1 < len(index.offsets):
+            self.view.go_to(number)
+            self._title()
+        elif index.complete:
+            self.view.go_to(index.count - 1)
+            self._title()
+            self.notify(
+                f"Line {number + 1:,} is past the end: the file has {index.count:,} lines; "
+                "showing the last.",
+                severity="warning",
+            )
+        else:
+            self.waiting_for = number
+            self._goto_timer = self.set_interval(GOTO_POLL, self._check_waiting)
+            self._check_waiting()
+
+    def _check_waiting(self) -> None:
+        number, index = self.waiting_for, self.view.index
+        if number is None:
+            return
+        if number + 1 < len(index.offsets) or index.complete:
+            self.go_to_line(number)
+            return
+        done = index.indexed / max(1, index.size)
+        self._title(
+            f"going to line {number + 1:,} once indexed: {len(index.offsets) - 1:,} lines so "
+            f"far ({done:.0%}) · Esc cancels"
+        )
+
+    def _stop_waiting(self, said: str = "") -> None:
+        if self._goto_timer is not None:
+            self._goto_timer.stop()
+            self._goto_timer = None
+        if self.waiting_for is not None and said:
+            self._title()
+            self.notify(said)
+        self.waiting_for = None
+
     def search(self, needle: str) -> None:
+        self._stop_waiting()
         self.needle, self.matches, self.match_total = needle, [], 0
         self.view.pattern = _pattern(needle)
         self._title("searching…")
@@ -170,6 +221,7 @@ class ViewerScreen(Screen[None]):
         self._swap(FileView(pretty, id="viewer-pretty"))
 
     def _swap(self, replacement: FileView) -> None:
+        self._stop_waiting()  # line numbers change between the pretty and the raw text
         old = self.view
         self.mount(replacement, before=old)
         old.remove()
@@ -197,6 +249,8 @@ class ViewerScreen(Screen[None]):
         if field.has_class("-open"):
             field.remove_class("-open")
             self.view.focus()
+        elif self.waiting_for is not None:
+            self._stop_waiting(f"Stopped waiting for line {self.waiting_for + 1:,}.")
         else:
             self.app.pop_screen()
 

@@ -196,6 +196,7 @@ class FileView(ScrollView, can_focus=True):
     def go_to(self, number: int, keep_selection: bool = False) -> None:
         if not keep_selection:
             self.anchor = None
+        self._resize_virtual()  # the index may have grown since the worker last said so
         self.cursor = max(0, min(self.index.count - 1, number))
         top, height = self.scroll_offset.y, max(1, self.size.height)
         if not top <= self.cursor < top + height - (1 if self.wrap else 0):
