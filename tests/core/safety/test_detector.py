@@ -165,3 +165,16 @@ def test_reasons_and_writes_are_specific() -> None:
     assert verdict.reasons == ["edits in place conf.ini", "cp may overwrite old.txt"]
     assert verdict.writes == ["conf.ini", "old.txt"]
     assert verdict.rules == {"edit-in-place", "overwrite"}
+
+
+def test_the_verdict_as_data_has_reasons_and_spans() -> None:
+    command = "git status && psql -c 'DROP TABLE users' && rm -rf build"
+    verdict = analyze_command(command)
+    data = verdict.as_dict()
+    assert data["dangerous"] and not data["hardline"] and data["severity"] == "high"
+    texts = [f["text"] for f in data["findings"]]
+    assert texts == ["psql -c 'DROP TABLE users'", "rm -rf build"]
+    start, end = data["span"]
+    assert command[start:end] == "psql -c 'DROP TABLE users' && rm -rf build"
+    assert all(command[f["start"] : f["end"]] == f["text"] for f in data["findings"])
+    assert analyze_command("ls").as_dict()["span"] is None

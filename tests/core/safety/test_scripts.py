@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_danger, sed_danger
+from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 
 
 @pytest.mark.parametrize(
@@ -24,11 +24,14 @@ def test_sed_text_edits_are_not(script: str) -> None:
 
 
 def test_awk() -> None:
-    assert awk_danger('BEGIN{system("rm f")}')
-    assert awk_danger('{print | "sh"}') and awk_danger('{"date" | getline d}')
-    assert awk_danger('{print > "out"}')
-    assert awk_danger('{print $1 > "/dev/stderr"}') == ""
-    assert awk_danger("$1 > 5 {print $2}") == ""
+    assert [c for _, c, _ in awk_effects('BEGIN{system("rm f")}')] == ["rm f"]
+    assert [c for _, c, _ in awk_effects('{system("rm " $1)}')] == [None]  # computed
+    assert [c for _, c, _ in awk_effects('{print | "sh"}')] == ["sh"]
+    assert [c for _, c, _ in awk_effects('{"date" | getline d}')] == ["date"]
+    assert [w for _, _, w in awk_effects('{print > "out"}')] == ["out"]
+    assert awk_effects('{print $1 > "/dev/stderr"}') == []
+    assert awk_effects("$1 > 5 {print $2}") == []
+    assert awk_effects('BEGIN { print "system("rm -rf /")" }') == []  # a string, not a call
 
 
 def test_git_settings_that_name_programs() -> None:

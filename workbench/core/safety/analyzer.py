@@ -15,15 +15,27 @@ import re
 import shlex
 from typing import Any
 
+from workbench.core.safety import databases
 from workbench.core.safety.commands import (
     DOWNLOADERS,
     RULES,
     SHELLS,
     STDIN_INTERPRETERS,
     code_finding,
+    inner_command,
 )
-from workbench.core.safety.inline_code import DB_CLIENTS, destructive_sql, language_of
-from workbench.core.safety.parser import WORD_TYPES, Source, error_nodes, home_dir, word_value
+from workbench.core.safety.databases import DB_CLIENTS
+from workbench.core.safety.harmless import harmless
+from workbench.core.safety.inline_code import language_of
+from workbench.core.safety.parser import (
+    WORD_TYPES,
+    Source,
+    error_nodes,
+    expand_braces,
+    home_dir,
+    split_word,
+    word_value,
+)
 from workbench.core.safety.places import (
     SINKS,
     PathRisk,
@@ -199,8 +211,28 @@ class Analyzer:
                     self._map(span),
                 )
             )
+        if root.has_error and "{" in self.text:
+            self._braced_commands()
         self.visit(root)
         return self.findings
+
+    def _braced_commands(self) -> None:
+        """`{rm,-rf,/}` is a command made by brace expansion, which tree-sitter reads as a
+        broken group: expand such words and judge the command they make."""
+        words = re.split(r"(\s+|[;&|()])", self.text)
+        changed = False
+        for i, word in enumerate(words):
+            expanded = expand_braces(word) if word.startswith("{") else None
+            if expanded is not None and expanded != [word]:
+                words[i] = " ".join(shlex.quote(w) for w in expanded)
+                changed = True
+        if changed and self.depth < MAX_DEPTH:
+            self.base, saved = None, self.base
+            self.fallback = self.fallback or (0, len(self.text))
+            try:
+                self.shell_payload_text("".join(words))
+            finally:
+                self.base = saved
 
     # -- context for the rules ----------------------------------------------------------
 
@@ -417,6 +449,28 @@ class Analyzer:
         path = self.resolve(value) if value not in (None, "-") else None
         self.cwd = self.real(path) if path is not None else None
 
+    def shell_payload_text(self, value: str) -> None:
+        """Judge `value` as shell code standing for this whole text."""
+        inner = Analyzer(
+            value,
+            cwd=self.cwd,
+            recent_writes=self.recent_writes,
+            write_roots=self.write_roots,
+            depth=self.depth + 1,
+            base=None,
+            fallback=self._map((0, len(self.text))),
+        )
+        inner.written, inner.links, inner.aliases, inner.vars = (
+            self.written,
+            self.links,
+            self.aliases,
+            self.vars,
+        )
+        for finding in inner.run():
+            if finding.rule != "unparsable":
+                self._add(finding)
+        self.looked = self.looked or inner.looked
+
     def shell_payload(self, node: Node, value: str | None) -> None:
         if value is None:
             self.flag("dynamic-command", "runs shell code computed at run time", node)
@@ -460,6 +514,7 @@ class Analyzer:
             self.pipeline(self._pipeline_commands(node), node)
         elif kind == "redirected_statement":
             self.heredoc(node)
+            self.stdin_file(node)
         elif kind == "function_definition":
             self.function(node)
         elif kind == "variable_assignment":
@@ -480,9 +535,16 @@ class Analyzer:
         name_node = next((c for c in node.children if c.type == "command_name"), None)
         if name_node is None:
             return None
-        parts = [name_node.children[0] if name_node.children else name_node]
-        parts += [c for c in node.children if c.type in WORD_TYPES]
-        values = [word_value(p, self.vars) for p in parts]
+        words = [name_node.children[0] if name_node.children else name_node]
+        words += [c for c in node.children if c.type in WORD_TYPES]
+        parts: list[Node] = []
+        values: list[str | None] = []
+        for word in words:  # a brace expansion or `$IFS` makes several words of one
+            split = split_word(word, self.vars)
+            values += split
+            parts += [word] * len(split)
+        if not values:
+            return None
         name = values[0]
         if name is None:
             self.flag(
@@ -515,11 +577,16 @@ class Analyzer:
         if inner.name in ("cd", "pushd"):
             self.set_cwd(inner.operands[0] if inner.operands else "~")
             return
+        if harmless(inner):
+            return  # help, a version or a dry run: the program changes nothing
         rule = RULES.get(inner.name) or (RULES["mkfs"] if inner.name.startswith("mkfs.") else None)
         if rule is not None:
             rule(self, inner)
         if inner.name == "find":
             self._find_exec(inner)
+
+    def code(self, node: Node, program: str, language: str, code: str | None) -> None:
+        code_finding(self, node, program, language, code)
 
     def alias(self, name: str | None, value: str | None) -> None:
         if name is not None:
@@ -620,13 +687,13 @@ class Analyzer:
             if inner is None:
                 continue
             producers = {c.name for c in cmds[:position] if c is not None}
-            if inner.name in DB_CLIENTS:
-                data = " ".join(a for c in cmds[:position] if c for a in c.args if a)
-                statement = destructive_sql(data)
-                if statement:
-                    self.flag(
-                        "database", f"pipes {statement} into {inner.name}", node, Severity.HIGH
-                    )
+            if inner.name in DB_CLIENTS and not harmless(inner):
+                text = _printed(cmds[:position])
+                databases.judge_input(self, node, inner, text, " | ".join(sorted(producers)))
+            if inner.name in _NET_CLIENTS:
+                text = _printed(cmds[:position])
+                if text is not None:
+                    databases.judge_network_input(self, node, text)
             if inner.name == "make" and _makefile_from_stdin(inner):
                 self.flag("stdin-code", "make runs a makefile from standard input", node)
             if inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
@@ -665,6 +732,20 @@ class Analyzer:
             if inner is not None:
                 self.fed(inner, body, text, direct)
 
+    def stdin_file(self, node: Node) -> None:
+        """`mysql shop < dump.sql`: a database client runs SQL from a file it cannot read here."""
+        command = next((c for c in node.children if c.type == "command"), None)
+        for redirect in (c for c in node.children if c.type == "file_redirect"):
+            operator = next((c.type for c in redirect.children if not c.is_named), "")
+            target = next((c for c in redirect.children if c.type in WORD_TYPES), None)
+            if operator != "<" or command is None or target is None:
+                continue
+            cmd = self.to_cmd(command)
+            inner = unwrap(_Quiet(self), cmd) if cmd is not None else None
+            if inner is not None and inner.name in DB_CLIENTS and not harmless(inner):
+                value = word_value(target, self.vars) or "a file"
+                databases.judge_input(self, redirect, inner, None, f"the file {value}")
+
     def herestring(self, command: Node, cmd: Cmd) -> None:
         redirect = next((c for c in command.children if c.type == "herestring_redirect"), None)
         if redirect is None:
@@ -681,12 +762,17 @@ class Analyzer:
             a and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", a) for a in cmd.args
         ):
             self.shell_payload(body, text)
-        elif name in ("ssh",):
-            return  # the remote command, if any, was judged; stdin is its data
+        elif name in ("ssh", "docker", "podman", "kubectl", "oc"):
+            remote = inner_command(cmd)
+            if remote is None and name == "ssh":
+                self.shell_payload(body, text)  # no remote command: the login shell reads it
+            elif remote is not None:
+                self.fed(remote, body, text, direct)
         elif name in DB_CLIENTS:
-            statement = destructive_sql(text or "")
-            if statement:
-                self.flag("database", f"{name}: {statement}", body, Severity.HIGH)
+            if not harmless(cmd):
+                databases.judge_input(self, body, cmd, text, "the here-document")
+        elif name in _NET_CLIENTS:
+            databases.judge_network_input(self, body, text or "")
         elif language_of(name):
             if self._reads_stdin(cmd):
                 code_finding(self, body, name, language_of(name) or "", text)
@@ -721,6 +807,25 @@ class Analyzer:
                 node,
                 Severity.HARDLINE,
             )
+
+
+_NET_CLIENTS = frozenset({"nc", "ncat", "netcat", "telnet", "socat"})
+
+
+def _printed(cmds: list[Cmd | None]) -> str | None:
+    """What a pipeline's producers print, when they are echo or printf of known text."""
+    parts = []
+    for cmd in cmds:
+        if cmd is None or cmd.name not in ("echo", "printf") or any(a is None for a in cmd.args):
+            return None
+        words = [a for a in cmd.args if a is not None]
+        if cmd.name == "echo":
+            words = [w for w in words if not re.fullmatch(r"-[neE]+", w)]
+        text = " ".join(words)
+        if cmd.name == "printf" or "-e" in cmd.args:
+            text = text.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
+        parts.append(text)
+    return "\n".join(parts)
 
 
 def _only_reads(cmd: Cmd) -> Cmd:

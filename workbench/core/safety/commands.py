@@ -12,13 +12,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from workbench.core.safety.inline_code import (
-    DB_CLIENTS,
-    destructive_sql,
-    judge_code,
-    language_of,
-)
-from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_danger, sed_danger
+from workbench.core.safety import cloud, databases
+from workbench.core.safety.inline_code import judge_code, language_of
+from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
 
@@ -89,7 +85,7 @@ def _targets_finding(
     ctx.flag(rule_id, reason, cmd.node, severity, writes)
 
 
-@rule("rm", "srm", "trash-put")
+@rule("rm", "srm", "trash-put", "rimraf")
 def _rm(ctx: Context, cmd: Cmd) -> None:
     if cmd.has("--help", "--version") and not cmd.operands:
         return
@@ -355,9 +351,7 @@ def _sed_in_place(ctx: Context, cmd: Cmd) -> None:
 
 @rule("perl", "ruby", "python", "python2", "python3", "node", "nodejs", "php", "deno", "bun")
 def _interpreter(ctx: Context, cmd: Cmd) -> None:
-    if cmd.name in ("perl", "ruby") and any(
-        a and re.fullmatch(r"-[a-zA-Z]*i\S*", a) for a in cmd.args
-    ):
+    if cmd.name in ("perl", "ruby") and any(_in_place_option(a) for a in cmd.args):
         ctx.flag("edit-in-place", f"{cmd.name} -i edits files in place", cmd.node)
     language = language_of(cmd.name) or ""
     inline = {
@@ -377,6 +371,27 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
     script = next((a for a in cmd.operands), "")
     if language and script and not has_inline:
         _ran_file(ctx, cmd, script)
+        rest = cmd.args[cmd.args.index(script) + 1 :]
+        if script.rsplit("/", 1)[-1] == "manage.py":
+            databases.django(ctx, cmd, rest, "manage.py")
+        elif script.rsplit("/", 1)[-1] == "artisan":
+            databases.artisan(ctx, cmd, rest)
+
+
+# Letters after which the rest of a perl or ruby option bundle is that option's value
+# (`-rfileutils`, `-MFile::Path`), so an `i` there is not -i.
+_VALUE_LETTERS = frozenset("rIMmxCDlF0EKT")
+
+
+def _in_place_option(arg: str | None) -> bool:
+    if not arg or not arg.startswith("-") or arg.startswith("--"):
+        return False
+    for letter in arg[1:]:
+        if letter == "i":
+            return True
+        if letter in _VALUE_LETTERS or not letter.isalpha():
+            return False
+    return False
 
 
 def _names_app_state(code: str) -> bool:
@@ -390,16 +405,29 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
     if code is None:
         ctx.flag("inline-code", f"runs {program} code computed at run time", node)
         return
-    found = judge_code(language, code)
-    if found is None:
-        return
-    if found.fork_bomb:
-        ctx.flag("fork-bomb", f"{program} {found.what}", node, Severity.HARDLINE)
-    elif _names_app_state(code):
-        reason = f"{program} code that changes files ({found.what}) names hermes-tui's own state"
-        ctx.flag("app-state", reason, node, Severity.HARDLINE)
-    else:
-        ctx.flag("inline-code", f"{program} code: {found.what}", node)
+    for found in judge_code(language, code):
+        if found.fork_bomb:
+            ctx.flag("fork-bomb", f"{program} {found.what}", node, Severity.HARDLINE)
+        elif found.kind == "shell" and found.command is not None:
+            ctx.shell_payload(node, found.command)  # the command is judged as shell code
+        elif found.kind == "sql" and found.command is not None:
+            databases.judge_sql_text(ctx, node, "sql", found.command)
+        elif _names_app_state(code):
+            reason = (
+                f"{program} code that changes files ({found.what}) names hermes-tui's own state"
+            )
+            ctx.flag("app-state", reason, node, Severity.HARDLINE)
+        elif found.kind == "delete" and found.path is not None:
+            ctx.place(node, found.path, f"{program} deletes", delete=True)
+            level, label = ctx.classify(found.path, found.recursive)
+            what = f"{program} code deletes {found.path}" + (f" ({label})" if label else "")
+            ctx.flag("inline-code", what, node, level, (found.path,))
+        elif found.kind == "write" and found.path is not None:
+            risk = ctx.place(node, found.path, f"{program} writes")
+            if not found.recursive or risk is not None or ctx.sensitive(found.path):
+                _overwrite(ctx, node, found.path, f"{program} code overwrites")
+        else:
+            ctx.flag("inline-code", f"{program} code: {found.what}", node)
 
 
 @rule(*sorted(SHELLS))
@@ -457,39 +485,62 @@ def _su(ctx: Context, cmd: Cmd) -> None:
     ctx.flag("root-shell", "opens an interactive shell as another user", cmd.node, Severity.HIGH)
 
 
+_SSH_VALUE_OPTIONS = frozenset(
+    [
+        "-p",
+        "-i",
+        "-l",
+        "-o",
+        "-F",
+        "-J",
+        "-L",
+        "-R",
+        "-D",
+        "-b",
+        "-c",
+        "-E",
+        "-e",
+        "-m",
+        "-O",
+        "-Q",
+        "-S",
+        "-W",
+        "-w",
+        "-B",
+    ]
+)
+
+
+def _ssh_remote(cmd: Cmd) -> list[str | None]:
+    _, host = cmd.sub(_SSH_VALUE_OPTIONS)
+    return cmd.args[host + 1 :]
+
+
 @rule("ssh")
 def _ssh(ctx: Context, cmd: Cmd) -> None:
-    with_values = frozenset(
-        [
-            "-p",
-            "-i",
-            "-l",
-            "-o",
-            "-F",
-            "-J",
-            "-L",
-            "-R",
-            "-D",
-            "-b",
-            "-c",
-            "-E",
-            "-e",
-            "-m",
-            "-O",
-            "-Q",
-            "-S",
-            "-W",
-            "-w",
-            "-B",
-        ]
-    )
-    _, host = cmd.sub(with_values)
-    remote = cmd.args[host + 1 :]
+    remote = _ssh_remote(cmd)
     if remote:
         if all(r is not None for r in remote):
             ctx.shell_payload(cmd.node, " ".join(r for r in remote if r))
         else:
             ctx.flag("dynamic-command", "runs a remote command computed at run time", cmd.node)
+
+
+def inner_command(cmd: Cmd) -> Cmd | None:
+    """The command `ssh HOST CMD`, `docker exec C CMD` or `kubectl exec P -- CMD` runs."""
+    if cmd.name == "ssh":
+        remote = [w for r in _ssh_remote(cmd) if r for w in r.split()]
+        return (
+            Cmd(remote[0].rsplit("/", 1)[-1], remote[1:], [cmd.node] * (len(remote) - 1), cmd.node)
+            if remote
+            else None
+        )
+    words = [a for a in cmd.args if a and not a.startswith("-")]
+    if cmd.name in ("kubectl", "oc") and words[:1] == ["exec"] and "--" in cmd.args:
+        return cmd.rest(cmd.args.index("--") + 1)
+    if cmd.name in ("docker", "podman") and words[:1] in (["exec"], ["run"]):
+        return _docker_inner(cmd)
+    return None
 
 
 def _git_config_sets_a_program(cmd: Cmd) -> bool:
@@ -631,24 +682,6 @@ def _dpkg(ctx: Context, cmd: Cmd) -> None:
         ctx.flag("package-removal", f"{cmd.name} removes packages", cmd.node)
 
 
-@rule(*sorted(DB_CLIENTS))
-def _database(ctx: Context, cmd: Cmd) -> None:
-    text = " ".join(a for a in cmd.args if a)
-    if cmd.name == "redis-cli" and any(
-        a and a.lower() in ("del", "unlink", "flushall", "flushdb") for a in cmd.args
-    ):
-        ctx.flag("database", "redis-cli deletes keys", cmd.node)
-        return
-    statement = destructive_sql(text)
-    if statement:
-        ctx.flag("database", f"{cmd.name}: {statement}", cmd.node, Severity.HIGH)
-
-
-@rule("dropdb", "dropuser")
-def _dropdb(ctx: Context, cmd: Cmd) -> None:
-    ctx.flag("database", f"{cmd.name} deletes a database object", cmd.node, Severity.HIGH)
-
-
 @rule("docker", "podman", "nerdctl", "docker-compose", "podman-compose")
 def _docker(ctx: Context, cmd: Cmd) -> None:
     words = [a for a in cmd.args if a and not a.startswith("-")]
@@ -666,7 +699,13 @@ def _docker(ctx: Context, cmd: Cmd) -> None:
 
 
 def _judge_inner(ctx: Context, cmd: Cmd) -> None:
-    """`docker exec CONTAINER CMD...`, `kubectl exec POD -- CMD...`: judge the inner command."""
+    """`docker exec CONTAINER CMD...`: judge the inner command."""
+    inner = _docker_inner(cmd)
+    if inner is not None:
+        ctx.judge(inner)
+
+
+def _docker_inner(cmd: Cmd) -> Cmd | None:
     args = cmd.args
     start = (
         args.index("--") + 1
@@ -675,61 +714,7 @@ def _judge_inner(ctx: Context, cmd: Cmd) -> None:
             (i for i, a in enumerate(args) if a and a.rsplit("/", 1)[-1] in RULES and i > 1), None
         )
     )
-    inner = cmd.rest(start) if start is not None else None
-    if inner is not None:
-        ctx.judge(inner)
-
-
-@rule(
-    "kubectl",
-    "helm",
-    "terraform",
-    "tofu",
-    "pulumi",
-    "aws",
-    "gcloud",
-    "az",
-    "gsutil",
-    "doctl",
-    "heroku",
-    "fly",
-    "flyctl",
-    "vercel",
-    "oc",
-)
-def _infra(ctx: Context, cmd: Cmd) -> None:
-    words = [a for a in cmd.args if a and not a.startswith("-")]
-    if words[:1] == ["exec"]:
-        _judge_inner(ctx, cmd)
-        return
-    bad = {
-        "delete",
-        "destroy",
-        "uninstall",
-        "rm",
-        "rb",
-        "remove",
-        "drain",
-        "terminate-instances",
-        "delete-bucket",
-        "purge",
-        "down",
-        "scale",
-    }
-    hit = next(
-        (w for w in words if w in bad or w.startswith("delete-") or w.startswith("terminate")), None
-    )
-    if not hit and cmd.has("--delete", "--delete-removed", "--recursive") and "rm" in words:
-        hit = "rm"
-    if not hit and "--delete" in cmd.args:
-        hit = "--delete"
-    if hit or (cmd.name in ("terraform", "tofu") and "-destroy" in cmd.args):
-        ctx.flag(
-            "infrastructure",
-            f"{cmd.name} {hit or 'apply -destroy'}: destroys infrastructure or data",
-            cmd.node,
-            Severity.HIGH,
-        )
+    return cmd.rest(start) if start is not None else None
 
 
 @rule("chmod", "chown", "chgrp", "setfacl")
@@ -973,6 +958,7 @@ def _netcat(ctx: Context, cmd: Cmd) -> None:
 
 @rule("curl", "wget")
 def _download(ctx: Context, cmd: Cmd) -> None:
+    cloud.http(ctx, cmd)
     names = ("-o", "--output") if cmd.name == "curl" else ("-O", "--output-document")
     for i, arg in enumerate(cmd.args):
         if arg in names and i + 1 < len(cmd.args):
@@ -1039,9 +1025,19 @@ def _awk(ctx: Context, cmd: Cmd) -> None:
                     )
                     return
             break
-    what = awk_danger(program or "")
-    if what:
-        ctx.flag("inline-code", f"{cmd.name} program {what}", cmd.node)
+    for what, command, writes in awk_effects(program or ""):
+        if writes:
+            _overwrite(ctx, cmd.node, writes, f"{cmd.name} program writes")
+        elif writes == "":
+            ctx.flag("overwrite", f"{cmd.name} program {what}", cmd.node)
+        elif command is None:
+            ctx.flag("inline-code", f"{cmd.name} program {what}, computed at run time", cmd.node)
+        elif command.split()[:1] and command.split()[0] in STDIN_INTERPRETERS:
+            ctx.flag(
+                "inline-code", f"{cmd.name} program {what}: {command} runs what it prints", cmd.node
+            )
+        else:
+            ctx.shell_payload(cmd.node, command)
 
 
 @rule("ex", "ed", "red", "vim", "vi", "nvim", "view", "gvim", "emacs")
@@ -1102,3 +1098,7 @@ def _cryptsetup(ctx: Context, cmd: Cmd) -> None:
 @rule("userdel", "groupdel", "deluser", "delgroup")
 def _users(ctx: Context, cmd: Cmd) -> None:
     ctx.flag("accounts", f"{cmd.name} deletes an account", cmd.node, Severity.HIGH)
+
+
+RULES.update(databases.RULES)
+RULES.update(cloud.RULES)

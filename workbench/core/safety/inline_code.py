@@ -1,39 +1,14 @@
-"""Destructive operations in code handed to an interpreter inline (`python -c`, heredocs, SQL)."""
+"""Code handed to an interpreter inline (`python -c`, `node -e`, `perl -e`, heredocs): what it
+calls that changes files, runs commands (handed back to be judged as shell code) or cannot be
+followed. Python is read with its own parser; Perl, Ruby, JavaScript and PHP token by token,
+with strings, regular expressions and comments set aside."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from workbench.core.safety.python_code import judge_python
-
-# Calls that delete, overwrite or run other programs, per interpreter family.
-_CODE_PATTERNS = {
-    "python": re.compile(
-        r"\b(?:os\.(?:remove|unlink|rmdir|removedirs|truncate|rename|replace|system|popen|"
-        r"exec\w*|spawn\w*|kill|killpg|chmod|chown)|shutil\.(?:rmtree|move|copy\w*)|"
-        r"subprocess|\.unlink\(|\.rmdir\(|\.write_(?:text|bytes)\(|\.rename\(|\.replace\(|"
-        r"\.truncate\(|open\([^)]*['\"](?:w|a|x|r\+)[bt+]*['\"])"
-    ),
-    "perl": re.compile(
-        r"\b(?:unlink|rmdir|rmtree|remove_tree|system|exec|rename|truncate)\b|"
-        r"open\s*\(?[^;]*,\s*['\"]?\+?>|`"
-    ),
-    "ruby": re.compile(
-        r"\b(?:File\.(?:delete|unlink|write|truncate|rename)|FileUtils\.\w+|Dir\.(?:delete|rmdir)"
-        r"|system|exec|spawn|IO\.popen)\b|`|%x"
-    ),
-    "node": re.compile(
-        r"\b(?:fs(?:\.promises)?\.(?:rm|rmSync|unlink|unlinkSync|rmdir|rmdirSync|writeFile|"
-        r"writeFileSync|truncate|truncateSync|rename|renameSync|copyFile\w*)|child_process|"
-        r"execSync|spawnSync|exec\(|spawn\(|Deno\.(?:remove|writeTextFile|writeFile|run))|"
-        r"\.(?:rmSync|unlinkSync|rmdirSync|writeFileSync|truncateSync|renameSync)\("
-    ),
-    "php": re.compile(
-        r"\b(?:unlink|rmdir|file_put_contents|fopen|system|exec|shell_exec|passthru"
-        r"|proc_open|popen|rename)\s*\(|`"
-    ),
-}
+from workbench.core.safety.python_code import python_effects
 
 INTERPRETERS = {
     **{name: "python" for name in ("python", "python2", "python3", "pypy", "pypy3")},
@@ -42,32 +17,6 @@ INTERPRETERS = {
     **{name: "node" for name in ("node", "nodejs", "deno", "bun")},
     "php": "php",
 }
-
-_SQL = re.compile(
-    r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW|USER|ROLE|COLLECTION)|"
-    r"TRUNCATE(?:\s+TABLE)?\s+[\w.\"`]+|ALTER\s+TABLE\s+\S+\s+DROP|FLUSHALL|FLUSHDB|"
-    r"dropDatabase|\.drop\(\))",
-    re.IGNORECASE,
-)
-_SQL_UNFILTERED = re.compile(
-    r"\b(?:DELETE\s+FROM|UPDATE\s+[\w.\"`]+\s+SET)\b([^;]*)", re.IGNORECASE | re.DOTALL
-)
-
-DB_CLIENTS = frozenset(
-    {
-        "psql",
-        "mysql",
-        "mariadb",
-        "sqlite3",
-        "sqlcmd",
-        "clickhouse-client",
-        "duckdb",
-        "redis-cli",
-        "mongo",
-        "mongosh",
-        "cqlsh",
-    }
-)
 
 
 def language_of(program: str) -> str | None:
@@ -82,6 +31,10 @@ def language_of(program: str) -> str | None:
 class CodeFinding:
     what: str  # for a person: the call, or why the code cannot be followed
     fork_bomb: bool = False
+    kind: str = "call"  # "shell": runs `command`; "sql"; "delete"/"write" act on `path`
+    command: str | None = None
+    path: str | None = None
+    recursive: bool = False
 
 
 # Code that builds what it runs at run time: it cannot be read, so it asks.
@@ -103,30 +56,242 @@ _FORK_LOOP = re.compile(
 )
 
 
-def judge_code(language: str, code: str) -> CodeFinding | None:
-    """What `code` does that needs approval: a destructive call, or code it cannot follow."""
+def judge_code(language: str, code: str) -> list[CodeFinding]:
+    """What `code` does that needs approval: destructive calls, commands it runs (to be judged
+    as shell code), or code it cannot follow."""
     if language == "python":
-        found = judge_python(code)
-        return CodeFinding(found.what, found.fork_bomb) if found else None
+        return [
+            CodeFinding(f.what, f.fork_bomb, f.kind, f.command, f.path, f.recursive)
+            for f in python_effects(code)
+        ]
+    return other_effects(language, code)
+
+
+# -- perl, ruby, node, php: read token by token ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _String:
+    start: int
+    end: int
+    value: str
+    quote: str  # ', " or ` (a command in perl, ruby and php); "" for an unterminated one
+
+
+_QUOTE_OPS = re.compile(r"(?<![\w$@%&])(qq|qw|qx|qr|q|m|s|tr|y)\s*([/|!#{(\[<'\"~@%^:`])")
+_PERCENT = re.compile(r"%([qQwWxrsi]?)([^\w\s])")
+_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_REGEX_BEFORE = set("(,=~!{};:[&|?^+-*")
+_REGEX_WORDS = re.compile(r"\b(?:if|unless|and|or|not|split|grep|return|when|while|until|map)\s*$")
+
+
+def _delimited(code: str, i: int, open_: str) -> int:
+    """Index just past the text delimited by `open_` starting at code[i] (after `open_`)."""
+    close = _PAIRS.get(open_, open_)
+    depth = 1
+    while i < len(code):
+        c = code[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == close and open_ != close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == open_ and open_ != close:
+            depth += 1
+        elif c == close:
+            return i + 1
+        i += 1
+    return len(code)
+
+
+def blank_strings(language: str, code: str) -> tuple[str, list[_String]]:
+    """`code` with the inside of every string, regex and comment blanked, and the strings."""
+    out = list(code)
+    strings: list[_String] = []
+    i, n = 0, len(code)
+    while i < n:
+        c = code[i]
+        start = i
+        if c in "'\"`":
+            end = _delimited(code, i + 1, c)
+            strings.append(_String(start, end, _unescape(code[i + 1 : end - 1]), c))
+        elif (
+            c == "#"
+            and language in ("perl", "ruby", "php", "awk")
+            and (i == 0 or code[i - 1] in " \t\n;{(")
+        ) or (c == "/" and language == "node" and code[i : i + 2] == "//"):
+            end = code.find("\n", i)
+            end = n if end < 0 else end
+        elif c == "/" and language == "node" and code[i : i + 2] == "/*":
+            end = code.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+        elif c == "/" and _regex_here(code, i):
+            end = _delimited(code, i + 1, "/")
+        elif (
+            language == "perl"
+            and (m := _QUOTE_OPS.match(code, i))
+            and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] in "_$@%&>-"))
+        ):
+            end = _delimited(code, m.end(), m.group(2))
+            if m.group(1) in ("s", "tr", "y"):  # a second part: s/a/b/, s{a}{b}
+                opener = m.group(2)
+                if opener in _PAIRS:
+                    j = end
+                    while j < n and code[j].isspace():
+                        j += 1
+                    end = _delimited(code, j + 1, code[j]) if j < n else n
+                else:
+                    end = _delimited(code, end, opener)
+            quote = "`" if m.group(1) == "qx" else "'"
+            strings.append(_String(start, end, code[m.end() : end - 1], quote))
+        elif (
+            language == "ruby"
+            and (m := _PERCENT.match(code, i))
+            and (i == 0 or code[i - 1] in " \t(=,[{;!")
+        ):
+            end = _delimited(code, m.end(), m.group(2))
+            quote = "`" if m.group(1) == "x" else "'"
+            strings.append(_String(start, end, code[m.end() : end - 1], quote))
+        else:
+            i += 1
+            continue
+        if (
+            end >= n
+            and code[n - 1 :] not in ("'", '"', "`", "/", "\n")
+            and not (code[start] == "#" or code[start : start + 2] == "//")
+        ):
+            strings.append(_String(start, n, code[start:], ""))  # runs to the end: unreadable
+        for j in range(start + 1, max(start + 1, end - 1)):
+            out[j] = " " if out[j] != "\n" else "\n"
+        i = max(end, i + 1)
+    return "".join(out), strings
+
+
+def _regex_here(code: str, i: int) -> bool:
+    before = code[:i].rstrip()
+    return not before or before[-1] in _REGEX_BEFORE or bool(_REGEX_WORDS.search(before))
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
+
+
+_RUNNERS = {
+    "perl": re.compile(r"\b(?:system|exec)\b"),
+    "ruby": re.compile(r"\b(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system)\b"),
+    "node": re.compile(
+        r"\b(?:execSync|spawnSync|execFileSync|execFile|exec|spawn|Bun\.spawn|Bun\.spawnSync)\s*\("
+    ),
+    "php": re.compile(r"\b(?:system|exec|shell_exec|passthru|proc_open|popen)\s*\("),
+}
+_CHANGES = {
+    "perl": re.compile(r"\b(?:unlink|rmdir|rmtree|remove_tree|rename|truncate|move|copy)\b"),
+    "ruby": re.compile(
+        r"\b(?:File\.(?:delete|unlink|write|truncate|rename|binwrite)|IO\.(?:write|binwrite)|"
+        r"FileUtils\.(?!mkdir|mkdir_p|makedirs|mkpath|pwd|cd|chdir|compare_file|identical|cmp|uptodate|touch)\w+|"
+        r"Dir\.(?:delete|rmdir|unlink)|\.(?:rmtree|delete)\b(?=\s*(?:\(|$|;)))"
+    ),
+    "node": re.compile(
+        r"\b(?:rm|rmSync|unlink|unlinkSync|rmdir|rmdirSync|writeFile|writeFileSync|truncate|"
+        r"truncateSync|rename|renameSync|copyFile|copyFileSync|cp|cpSync|createWriteStream|"
+        r"Deno\.(?:remove|removeSync|writeTextFile|writeFile|truncate)|Bun\.write)\s*\("
+    ),
+    "php": re.compile(r"\b(?:unlink|rmdir|file_put_contents|rename|copy|ftruncate)\s*\("),
+}
+_WRITE_OPEN = {
+    "perl": re.compile(r"\bopen\s*\(?\s*[^,;]*,\s*$"),
+    "ruby": re.compile(r"\b(?:File|IO)\.open\s*\(?\s*$"),
+    "php": re.compile(r"\bfopen\s*\(\s*$"),
+}
+
+
+def other_effects(language: str, code: str) -> list[CodeFinding]:
+    """Perl, Ruby, JavaScript and PHP: the calls that change files or run commands, read with
+    strings and comments set aside (a string that mentions `unlink` calls nothing)."""
     if language in ("perl", "ruby") and _FORK_LOOP.search(code):
-        return CodeFinding("forks in a loop: a fork bomb", fork_bomb=True)
-    pattern = _CODE_PATTERNS.get(language)
-    match = pattern.search(code) if pattern else None
-    if match:
-        return CodeFinding(match.group(0).strip())
+        return [CodeFinding("forks in a loop: a fork bomb", fork_bomb=True)]
+    blank, strings = blank_strings(language, code)
+    found: list[CodeFinding] = []
+    if any(not s.quote for s in strings):
+        found.append(CodeFinding("a string or pattern that never ends: code it cannot follow"))
+    runner = _RUNNERS.get(language)
+    node_children = (
+        language != "node"
+        or any("child_process" in s.value for s in strings)
+        or "child_process" in blank
+    )
+    for match in runner.finditer(blank) if runner and node_children else ():
+        found.append(
+            CodeFinding(
+                f"{match.group(0).rstrip('( ')} runs a command",
+                kind="shell",
+                command=call_arguments(blank, strings, match.end()),
+            )
+        )
+    for string in strings:
+        if string.quote == "`" and language in ("perl", "ruby", "php"):
+            found.append(CodeFinding("backticks run a command", kind="shell", command=string.value))
+    for match in _CHANGES.get(language, re.compile(r"(?!)")).finditer(blank):
+        found.append(CodeFinding(match.group(0).rstrip("( ")))
+    found += _opens(language, blank, strings)
+    if language == "node" and re.search(r"method\s*:\s*['\"]DELETE['\"]", code, re.IGNORECASE):
+        found.append(CodeFinding("an HTTP DELETE request"))
     dynamic = _DYNAMIC.get(language)
-    match = dynamic.search(code) if dynamic else None
+    match = dynamic.search(blank) if dynamic else None
     if match:
-        return CodeFinding(f"{match.group(0).strip()}: code it cannot follow")
+        found.append(CodeFinding(f"{match.group(0).strip()}: code it cannot follow"))
+    return found
+
+
+def call_arguments(blank: str, strings: list[_String], at: int) -> str | None:
+    """The command a runner is given at `at`: written-out strings (joined), else None."""
+    by_start = {s.start: s for s in strings}
+    i, n, words = at, len(blank), []
+    while i < n and blank[i] in " \t(":
+        i += 1
+    while i < n and i in by_start:
+        words.append(by_start[i].value)
+        i = by_start[i].end
+        while i < n and blank[i] in " \t":
+            i += 1
+        if i < n and blank[i] == ",":
+            i += 1
+            while i < n and blank[i] in " \t":
+                i += 1
+            continue
+        break
+    rest = blank[i:].lstrip()
+    if words and (not rest or rest[0] in ");}" or rest.startswith(("{", "or ", "||", "and "))):
+        return " ".join(words)
     return None
 
 
-def destructive_sql(text: str) -> str:
-    """The destructive statement in `text` (DROP, TRUNCATE, DELETE/UPDATE without WHERE), or ""."""
-    match = _SQL.search(text)
-    if match:
-        return match.group(0)
-    for found in _SQL_UNFILTERED.finditer(text):
-        if not re.search(r"\bWHERE\b", found.group(1), re.IGNORECASE):
-            return found.group(0).split()[0].upper() + " without WHERE"
-    return ""
+def _opens(language: str, blank: str, strings: list[_String]) -> list[CodeFinding]:
+    """open(F, ">file"), open(F, "|cmd"), File.open(f, "w"), fopen(f, "w")."""
+    pattern = _WRITE_OPEN.get(language)
+    if pattern is None:
+        return []
+    found = []
+    for string in strings:
+        before = blank[: string.start]
+        value = string.value.strip()
+        if language == "perl" and re.search(r"\bopen\s*\(?[^;]*$", before):
+            if value.startswith("|") or value.endswith("|") or value in ("|-", "-|"):
+                found.append(
+                    CodeFinding(
+                        "open runs a command",
+                        kind="shell",
+                        command=value.strip("|-").strip() or None,
+                    )
+                )
+            elif value.startswith(("+<", ">", "+>")) or value == ">":
+                found.append(CodeFinding(f"open {value} writes a file"))
+        elif (
+            language in ("ruby", "php")
+            and re.search(r"(?:open|fopen)\s*\([^;)]*,\s*$", before)
+            and set(value) & set("wa+")
+        ):
+            found.append(CodeFinding(f"opens a file for writing ({value!r})"))
+    return found

@@ -8,6 +8,7 @@ is None: the analyser treats unknown values as the worst case where that matters
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 from collections.abc import Mapping
@@ -46,27 +47,169 @@ def _parser() -> Any:
 
 @dataclass
 class Source:
-    """Parsed text with a byte→character offset map (tree-sitter counts bytes)."""
+    """Parsed text with a byte→character offset map (tree-sitter counts bytes).
+
+    Line continuations (backslash-newline) are removed before parsing, as bash removes them
+    before it splits words (`r\\<newline>m` is `rm`); offsets still point into `text`.
+    """
 
     text: str
     root: Node
     _ascii: bool
+    _parsed: str = ""
+    _origin: list[int] | None = None  # parsed character -> character in `text`
 
     @classmethod
     def parse(cls, text: str) -> Source:
-        data = text.encode("utf-8")
-        return cls(text, _parser().parse(data).root_node, len(data) == len(text))
+        parsed, origin = join_continuations(text)
+        data = parsed.encode("utf-8")
+        return cls(text, _parser().parse(data).root_node, len(data) == len(parsed), parsed, origin)
 
     def char(self, byte_offset: int) -> int:
         if self._ascii:
-            return byte_offset
-        return len(self.text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+            index = byte_offset
+        else:
+            data = (self._parsed or self.text).encode("utf-8")
+            index = len(data[:byte_offset].decode("utf-8", errors="ignore"))
+        return self._origin[min(index, len(self._origin) - 1)] if self._origin else index
 
     def span(self, node: Node) -> tuple[int, int]:
         return self.char(node.start_byte), self.char(node.end_byte)
 
     def raw(self, node: Node) -> str:
         return node.text.decode("utf-8", errors="replace")
+
+
+def join_continuations(text: str) -> tuple[str, list[int] | None]:
+    """`text` without backslash-newline pairs (outside single quotes and comments), and where
+    each remaining character was."""
+    if "\\\n" not in text:
+        return text, None
+    out: list[str] = []
+    origin: list[int] = []
+    i, quote, n = 0, "", len(text)
+    while i < n:
+        c = text[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\" and i + 1 < n:
+            if text[i + 1] == "\n":
+                i += 2
+                continue
+            out += [c, text[i + 1]]
+            origin += [i, i + 1]
+            i += 2
+            continue
+        elif c == "#" and not quote and (i == 0 or text[i - 1] in " \t\n;&|("):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(text[i:end])
+            origin += range(i, end)
+            i = end
+            continue
+        elif c == "'" and not quote:
+            quote = "'"
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        out.append(c)
+        origin.append(i)
+        i += 1
+    origin.append(n)
+    return "".join(out), origin
+
+
+_BRACE_LIMIT = 256
+
+
+def expand_braces(word: str) -> list[str] | None:
+    """Bash's brace expansion of a literal word (`{rm,-rf,/}`, `f{1..3}`); None if it cannot
+    be done here (quotes, expansions, too many words)."""
+    if any(c in word for c in "'\"\\$`") or "{" not in word:
+        return None
+    words = _expand(word)
+    return words if words is not None and len(words) <= _BRACE_LIMIT else None
+
+
+def _expand(word: str) -> list[str] | None:
+    for start, c in enumerate(word):
+        if c != "{":
+            continue
+        depth, commas = 0, []
+        for end in range(start, len(word)):
+            if word[end] == "{":
+                depth += 1
+            elif word[end] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif word[end] == "," and depth == 1:
+                commas.append(end)
+        else:
+            return [word]
+        inner = word[start + 1 : end]
+        if commas:
+            bounds = [start, *commas, end]
+            choices = [word[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+        else:
+            choices = _sequence(inner)
+            if choices is None:
+                continue
+            if not choices:
+                return None  # a sequence too long to judge word by word
+        results: list[str] = []
+        for choice in choices:
+            for tail in _expand(word[:start] + choice + word[end + 1 :]) or []:
+                results.append(tail)
+                if len(results) > _BRACE_LIMIT:
+                    return None
+        return results
+    return [word]
+
+
+def _sequence(inner: str) -> list[str] | None:
+    match = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?", inner)
+    if match is None:
+        return None
+    first, last, step = match.group(1), match.group(2), abs(int(match.group(3) or 1)) or 1
+    if first.lstrip("-").isdigit() != last.lstrip("-").isdigit():
+        return None
+    if first.lstrip("-").isdigit():
+        a, b = int(first), int(last)
+        if abs(b - a) // step > _BRACE_LIMIT:
+            return []
+        return [str(v) for v in range(a, b + (1 if b >= a else -1), step if b >= a else -step)]
+    a, b = ord(first), ord(last)
+    return [chr(v) for v in range(a, b + (1 if b >= a else -1), step if b >= a else -step)]
+
+
+_IFS = re.compile(r"^\$(?:IFS|\{IFS\})$")
+
+
+def split_word(node: Node, env: Mapping[str, str | None] | None = None) -> list[str | None]:
+    """The words bash makes of one word node: brace expansion and unquoted `$IFS` split it."""
+    kind = node.type
+    if kind in ("concatenation", "brace_expression", "word") and "{" in (
+        text := node.text.decode("utf-8", errors="replace")
+    ):
+        expanded = expand_braces(text)
+        if expanded is not None and expanded != [text]:
+            return list(expanded)
+    if kind == "concatenation" and any(
+        c.type in ("simple_expansion", "expansion") and _IFS.match(c.text.decode())
+        for c in node.children
+    ):
+        words: list[str | None] = [""]
+        for child in node.children:
+            if child.type in ("simple_expansion", "expansion") and _IFS.match(child.text.decode()):
+                words.append("")
+                continue
+            value = word_value(child, env)
+            if value is None or words[-1] is None:
+                words[-1] = None
+            else:
+                words[-1] += value
+        return [w for w in words if w != ""]
+    return [word_value(node, env)]
 
 
 def home_dir() -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import shlex
 from dataclasses import dataclass
 
 _OS_CHANGES = frozenset(
@@ -68,6 +69,9 @@ _ALWAYS = frozenset(
     {"unlink", "rmdir", "rmtree", "removedirs", "write_text", "write_bytes", "symlink_to"}
     | {"hardlink_to", "link_to", "system", "popen", "spawnl", "spawnv", "execv", "execve"}
     | {"execvp", "execl", "execlp", "forkpty"}
+    # data stores' and ORMs' deletes: querysets, redis, mongo and boto3 objects
+    | {"delete", "delete_many", "delete_one", "drop_database", "drop_collection", "drop_all"}
+    | {"flushall", "flushdb", "delete_objects", "delete_bucket"}
 )
 # Whole modules whose every call runs programs or reaches past Python's safety.
 _RUNNERS = frozenset({"subprocess", "pty", "ctypes", "_posixsubprocess", "multiprocessing"})
@@ -95,29 +99,43 @@ class PythonFinding:
     what: str  # for a person: what the code does
     fork_bomb: bool = False
     unreadable: bool = False
+    # What the caller judges further: "shell" runs `command` (None: computed at run time),
+    # "delete" and "write" act on `path` (None: computed), "sql" runs `command` as SQL.
+    kind: str = "call"
+    command: str | None = None
+    path: str | None = None
+    recursive: bool = False
 
 
 def judge_python(code: str) -> PythonFinding | None:
     """The first thing in `code` that changes files, runs programs or cannot be followed."""
+    found = python_effects(code)
+    return found[0] if found else None
+
+
+def python_effects(code: str) -> list[PythonFinding]:
+    """Everything in `code` that changes files, runs programs or cannot be followed."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return PythonFinding(
-            "Python code that does not parse, so it cannot be checked", unreadable=True
-        )
+        return [
+            PythonFinding(
+                "Python code that does not parse, so it cannot be checked", unreadable=True
+            )
+        ]
     except (RecursionError, MemoryError, ValueError):
-        return PythonFinding("Python code nested too deeply to be checked", unreadable=True)
+        return [PythonFinding("Python code nested too deeply to be checked", unreadable=True)]
     try:
         return _Reader().read(tree)
     except RecursionError:
-        return PythonFinding("Python code nested too deeply to be checked", unreadable=True)
+        return [PythonFinding("Python code nested too deeply to be checked", unreadable=True)]
 
 
 class _Reader:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}  # local name -> what it stands for ("os.remove")
 
-    def read(self, tree: ast.AST) -> PythonFinding | None:
+    def read(self, tree: ast.AST) -> list[PythonFinding]:
         nodes = list(ast.walk(tree))
         for node in nodes:  # bindings first, wherever they are
             self._bind(node)
@@ -125,12 +143,8 @@ class _Reader:
             if isinstance(node, ast.While | ast.For | ast.AsyncFor) and any(
                 isinstance(inner, ast.Call) and self._forks(inner) for inner in ast.walk(node)
             ):
-                return PythonFinding("forks in a loop: a fork bomb", fork_bomb=True)
-        for node in nodes:
-            found = self._judge(node)
-            if found is not None:
-                return found
-        return None
+                return [PythonFinding("forks in a loop: a fork bomb", fork_bomb=True)]
+        return [found for node in nodes if (found := self._judge(node)) is not None]
 
     # -- names ----------------------------------------------------------------------
 
@@ -216,6 +230,19 @@ class _Reader:
             return PythonFinding("getattr with a computed name", unreadable=True)
         module, _, member = name.partition(".")
         member = member.split("(")[0].split(".")[0] if member else ""
+        if name in _SHELL_CALLS or (module == "subprocess" and member in _SUBPROCESS_RUNS):
+            return self._shell(call, name)
+        if name in _HTTP_DELETES or (
+            name.endswith("Request") and _keyword(call, "method") == "DELETE"
+        ):
+            return PythonFinding(f"{name} sends an HTTP DELETE request")
+        if attr in ("execute", "executescript", "executemany") and "sqlite3" in self.names.values():
+            sql = _literal(call.args[:1])
+            return PythonFinding(
+                f".{attr}() runs SQL", kind="sql", command=sql if isinstance(sql, str) else None
+            )
+        if name in _DELETES or (name.split(".")[-1] in ("unlink", "rmdir") and "pathlib." in name):
+            return self._delete(call, name)
         if name.split(".")[-1] in _ALWAYS:
             return PythonFinding(name)
         if module in _RUNNERS:
@@ -246,6 +273,69 @@ class _Reader:
             return self._open(call, name, mode_index=0)
         return None
 
+    def _shell(self, call: ast.Call, name: str) -> PythonFinding:
+        """os.system, subprocess.run...: the command they run, when it is written out."""
+        first = (
+            call.args[0]
+            if call.args
+            else next((k.value for k in call.keywords if k.arg == "args"), None)
+        )
+        value = _literal([first]) if first is not None else None
+        if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+            command: str | None = shlex.join(value)
+        elif isinstance(value, str):
+            command = value
+        else:
+            command = None
+        return PythonFinding(f"{name} runs a command", kind="shell", command=command)
+
+    def _delete(self, call: ast.Call, name: str) -> PythonFinding:
+        target = call.args[0] if call.args else None
+        if "pathlib." in name and isinstance(call.func, ast.Attribute):
+            target = call.func.value
+        path = self.path(target) if target is not None else None
+        recursive = name.split(".")[-1] in ("rmtree", "removedirs")
+        return PythonFinding(name, kind="delete", path=path, recursive=recursive)
+
+    def path(self, node: ast.AST) -> str | None:
+        """A path written out in the code: a literal, expanduser, Path(...), join, `/`."""
+        value = _literal([node])
+        if isinstance(value, str):
+            return value
+        if isinstance(node, ast.Call):
+            func = self.qualify(node.func) or ""
+            if (
+                func
+                in (
+                    "os.path.expanduser",
+                    "pathlib.Path",
+                    "pathlib.PurePath",
+                    "os.fspath",
+                    "builtins.str",
+                )
+                and node.args
+            ):
+                return self.path(node.args[0])
+            if func in ("pathlib.Path.home", "pathlib.Path().home") or func.endswith("Path.home"):
+                return "~"
+            if func == "os.path.join" and node.args:
+                parts = [self.path(a) for a in node.args]
+                return (
+                    None
+                    if None in parts
+                    else "/".join(p.rstrip("/") for p in parts if p is not None)
+                )
+            if isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "expanduser",
+                "resolve",
+                "absolute",
+            ):
+                return self.path(node.func.value)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = self.path(node.left), self.path(node.right)
+            return f"{left.rstrip('/')}/{right}" if left is not None and right is not None else None
+        return None
+
     def _open(self, call: ast.Call, name: str, mode_index: int = 1) -> PythonFinding | None:
         mode_node = next((k.value for k in call.keywords if k.arg == "mode"), None)
         if mode_node is None and len(call.args) > mode_index:
@@ -256,8 +346,31 @@ class _Reader:
         if not isinstance(mode, str):
             return PythonFinding(f"{name} with a mode computed at run time", unreadable=True)
         if set(mode) & set("wax+"):
-            return PythonFinding(f"{name.removeprefix('builtins.')}(..., {mode!r}) writes a file")
+            target = call.args[0] if call.args and mode_index == 1 else None
+            if mode_index == 0 and isinstance(call.func, ast.Attribute):
+                target = call.func.value
+            return PythonFinding(
+                f"{name.removeprefix('builtins.')}(..., {mode!r}) writes a file",
+                kind="write",
+                path=self.path(target) if target is not None else None,
+                recursive="a" in mode or "x" in mode,  # appends or creates: overwrites nothing
+            )
         return None
+
+
+_SHELL_CALLS = frozenset(
+    {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput"}
+)
+_SUBPROCESS_RUNS = frozenset({"run", "call", "check_call", "check_output", "Popen"})
+_DELETES = frozenset({"os.remove", "os.unlink", "os.rmdir", "os.removedirs", "shutil.rmtree"})
+_HTTP_DELETES = frozenset(
+    {"requests.delete", "httpx.delete", "requests.Session().delete", "httpx.Client().delete"}
+)
+
+
+def _keyword(call: ast.Call, name: str) -> object:
+    value = next((k.value for k in call.keywords if k.arg == name), None)
+    return _literal([value]) if value is not None else None
 
 
 def _literal(nodes: list[ast.expr]) -> object:

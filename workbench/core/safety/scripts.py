@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from workbench.core.safety.inline_code import blank_strings, call_arguments
+
 _SED_COMMANDS = set("{}=aicdDeFgGhHlLnNpPqQrRstTvwWxyz:#b")
 
 
@@ -91,21 +93,34 @@ def _sed_substitute(script: str, i: int, with_flags: bool) -> tuple[int, str]:
 _AWK_SINKS = ("/dev/stdout", "/dev/stderr", "-")
 
 
-def awk_danger(program: str) -> str:
-    """What an awk program does besides reading: runs commands or writes files."""
-    if re.search(r"\bsystem\s*\(", program):
-        return "runs a command (system)"
-    if re.search(r"\|\s*&?\s*getline|\bprintf?\b[^;{}]*\|", program):
-        return "runs a command through a pipe"
-    for match in re.finditer(r"\bprintf?\b[^;{}]*?>>?\s*(\"([^\"]*)\"|[^\s;}]+)", program):
-        if match.group(2) not in _AWK_SINKS:
-            return f"writes to {match.group(1)}"
-    return ""
-
-
 GIT_PROGRAM_KEYS = re.compile(
     r"^(?:core\.(?:sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)|diff\.external|"
     r"sequence\.editor|pager\..*|include\.path|includeif\..*|interactive\.difffilter|"
     r"web\.browser|.*\.(?:textconv|command|cmd|clean|smudge|process|driver|program|helper|"
     r"uploadpack|receivepack|packobjectshook|path))$"
 )
+
+
+def awk_effects(program: str) -> list[tuple[str, str | None, str | None]]:
+    """An awk program's commands and writes: (what, command it runs, file it writes), with
+    the command or file None when the program computes it. Strings are set aside first, so
+    a string that mentions `system(` runs nothing."""
+    blank, strings = blank_strings("awk", program)
+    by_end = {s.end: s for s in strings}
+    by_start = {s.start: s for s in strings}
+    found: list[tuple[str, str | None, str | None]] = []
+    for match in re.finditer(r"\bsystem\s*\(", blank):
+        found.append(("runs a command (system)", call_arguments(blank, strings, match.end()), None))
+    for match in re.finditer(r"\|\s*&?\s*getline", blank):
+        before = blank[: match.start()].rstrip()
+        source = by_end.get(len(before))
+        found.append(("runs a command (getline)", source.value if source else None, None))
+    for match in re.finditer(r"\bprintf?\b[^;{}]*?(\|&?|>>?)\s*", blank):
+        target = by_start.get(match.end())
+        value = target.value if target else None
+        if match.group(1).startswith("|"):
+            found.append(("runs a command through a pipe", value, None))
+        elif value not in _AWK_SINKS:
+            verb = "appends to" if match.group(1) == ">>" else "writes to"
+            found.append((f"{verb} {value or 'a file named at run time'}", None, value or ""))
+    return found

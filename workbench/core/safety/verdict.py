@@ -51,6 +51,37 @@ class Verdict:
         return sorted({f.span for f in self.findings})
 
     @property
+    def span(self) -> tuple[int, int] | None:
+        """From the start of the first dangerous part to the end of the last (None: safe)."""
+        if not self.findings:
+            return None
+        return min(f.span[0] for f in self.findings), max(f.span[1] for f in self.findings)
+
+    def as_dict(self) -> dict[str, object]:
+        """The verdict as plain data: what a simulator or `approvals test` shows."""
+        return {
+            "command": self.command,
+            "dangerous": self.dangerous,
+            "hardline": self.hardline,
+            "severity": self.severity.name.lower() if self.severity else None,
+            "reasons": self.reasons,
+            "span": list(self.span) if self.span else None,
+            "findings": [
+                {
+                    "rule": f.rule,
+                    "reason": f.reason,
+                    "severity": f.severity.name.lower(),
+                    "start": f.span[0],
+                    "end": f.span[1],
+                    "text": self.command[f.span[0] : f.span[1]],
+                    "writes": list(f.writes),
+                    "contextual": f.contextual,
+                }
+                for f in self.findings
+            ],
+        }
+
+    @property
     def rules(self) -> frozenset[str]:
         return frozenset(f.rule for f in self.findings)
 

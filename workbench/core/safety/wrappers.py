@@ -217,9 +217,86 @@ _SIMPLE_WRAPPERS = frozenset(
 )
 
 
+# Package and environment runners: (the subcommand that runs a program, or None when the
+# program comes first, and the options that take a value). `npx rimraf dist`, `bundle exec
+# rake db:drop`, `poetry run python -c ...` run the program named after them.
+_RUNNERS: dict[str, tuple[frozenset[str] | None, frozenset[str]]] = {
+    "npx": (None, frozenset({"-p", "--package", "--registry", "--cache", "-w", "--workspace"})),
+    "pnpx": (None, frozenset({"-p", "--package"})),
+    "bunx": (None, frozenset({"-p", "--package"})),
+    "uvx": (None, frozenset({"--from", "--with", "-p", "--python", "--index", "--index-url"})),
+    "pipx": (frozenset({"run"}), frozenset({"--spec", "--python", "--index-url"})),
+    "npm": (frozenset({"exec", "x"}), frozenset({"-p", "--package", "-w", "--workspace"})),
+    "pnpm": (frozenset({"exec", "dlx"}), frozenset({"-C", "--dir", "--filter", "-F"})),
+    "yarn": (frozenset({"exec", "dlx"}), frozenset({"-p", "--package"})),
+    "bundle": (frozenset({"exec"}), frozenset({"--gemfile"})),
+    "poetry": (frozenset({"run"}), frozenset({"-C", "--directory", "-P", "--project"})),
+    "uv": (
+        frozenset({"run"}),
+        frozenset(
+            [
+                "--with",
+                "--python",
+                "-p",
+                "--project",
+                "--directory",
+                "--env-file",
+                "--package",
+                "--group",
+                "--extra",
+                "--index",
+                "--index-url",
+                "--from",
+            ]
+        ),
+    ),
+    "pipenv": (frozenset({"run"}), frozenset()),
+    "pdm": (frozenset({"run"}), frozenset({"-p", "--project"})),
+    "hatch": (frozenset({"run"}), frozenset({"-e", "--env"})),
+    "rye": (frozenset({"run"}), frozenset()),
+    "conda": (frozenset({"run"}), frozenset({"-n", "--name", "-p", "--prefix"})),
+    "mamba": (frozenset({"run"}), frozenset({"-n", "--name", "-p", "--prefix"})),
+    "devbox": (frozenset({"run"}), frozenset({"-c", "--config"})),
+    "mise": (frozenset({"exec", "x"}), frozenset()),
+    "asdf": (frozenset({"exec"}), frozenset()),
+    "sail": (None, frozenset()),
+}
+
+
+def _runner(cmd: Cmd) -> int | None:
+    """Where the program a runner runs starts in its arguments; None: it runs none."""
+    subs, with_values = _RUNNERS[cmd.name]
+    args, i = cmd.args, 0
+    if subs is not None:
+        while i < len(args) and args[i] is not None and args[i].startswith("-"):
+            i += 2 if args[i] in with_values else 1
+        if i >= len(args) or args[i] not in subs:
+            return None
+        i += 1
+    while i < len(args) and args[i] is not None and args[i].startswith("-"):
+        if args[i] == "--":
+            return i + 1 if i + 1 < len(args) else None
+        i += 2 if args[i] in with_values else 1
+    return i if i < len(args) else None
+
+
 def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
     """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
     for _ in range(16):
+        if cmd.name in _RUNNERS:
+            start = _runner(cmd)
+            if start is None:
+                return cmd
+            inner = cmd.rest(start)
+            if inner is None:
+                ctx.flag(
+                    "dynamic-command",
+                    "runs a program whose name is computed at run time",
+                    cmd.nodes[start],
+                )
+                return None
+            cmd = inner
+            continue
         if cmd.name == "sudo" or cmd.name == "doas":
             _sudo_findings(ctx, cmd)
         if cmd.name == "command" and cmd.has("-v", "-V"):
