@@ -75,6 +75,9 @@ def test_harmless_options(command: str) -> None:
         "helm uninstall web --dry-run=none",
         "bash -c 'rm -rf build' --help",  # --help is the script's $0
         "python3 -c \"import shutil; shutil.rmtree('b')\" --help",
+        # a git setting can make even `git help` run a program (the man viewer)
+        "git -c man.viewer=x -c man.x.cmd='rm -rf /' log --help",
+        'make -n -f - <<< "all:\\n\\t+rm f"',  # make -n still runs `+` lines
     ],
 )
 def test_options_that_are_not_harmless(command: str) -> None:

@@ -39,6 +39,14 @@ from workbench.core.safety.inline_code import other_effects
         "awk '{ print | \"sh\" }' cmds.txt",
         "awk '{ system(\"rm \" $1) }' files.txt",
         "php -r 'unlink(\"index.php\");'",
+        # what cannot be followed asks: a module named at run time, a string that never ends
+        "node -e \"require('child' + '_process').exec('rm -rf x')\"",
+        "node -e \"import('fs').then(m => m.rmSync('x'))\"",
+        "perl -e 's{a'",
+        "perl -e '\"'",
+        "node -e '`'",
+        "python3 -c \"import psycopg2; psycopg2.connect('').cursor().execute('DROP TABLE x')\"",
+        'python3 -c "from app.models import U; U.objects.all().delete()"',
     ],
 )
 def test_code_that_deletes_or_runs_destructive_commands_asks(command: str) -> None:

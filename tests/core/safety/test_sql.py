@@ -129,6 +129,8 @@ def test_clients_destructive_sql_asks(command: str) -> None:
         'mysql -e "SHOW TABLES; DESCRIBE users"',
         "psql -c '\\dt'",
         "psql --version",
+        "mysql shop < /dev/null",
+        "psql --help -c 'DROP TABLE t'",  # psql reads --help first and exits
     ],
 )
 def test_clients_reading_pass(command: str) -> None:

@@ -742,8 +742,11 @@ class Analyzer:
                 continue
             cmd = self.to_cmd(command)
             inner = unwrap(_Quiet(self), cmd) if cmd is not None else None
+            value = word_value(target, self.vars)
+            if value == "/dev/null":
+                continue  # nothing to read
             if inner is not None and inner.name in DB_CLIENTS and not harmless(inner):
-                value = word_value(target, self.vars) or "a file"
+                value = value or "a file"
                 databases.judge_input(self, redirect, inner, None, f"the file {value}")
 
     def herestring(self, command: Node, cmd: Cmd) -> None:

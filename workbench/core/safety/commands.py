@@ -411,7 +411,7 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
         elif found.kind == "shell" and found.command is not None:
             ctx.shell_payload(node, found.command)  # the command is judged as shell code
         elif found.kind == "sql" and found.command is not None:
-            databases.judge_sql_text(ctx, node, "sql", found.command)
+            databases.judge_sql_text(ctx, node, program, found.command)
         elif _names_app_state(code):
             reason = (
                 f"{program} code that changes files ({found.what}) names hermes-tui's own state"

@@ -97,6 +97,16 @@ def _help(cmd: Cmd) -> bool:
     return False
 
 
+def _git_settings(cmd: Cmd) -> bool:
+    """git options before the subcommand that change what git runs (-c, --exec-path...)."""
+    for arg in cmd.args:
+        if arg is None or not arg.startswith("-"):
+            return False
+        if arg in ("-c", "--config-env") or arg.startswith(("--exec-path", "--config-env=")):
+            return True
+    return False
+
+
 def _git_help(cmd: Cmd) -> bool:
     """`git clean -h`: git's subcommands print their usage for -h."""
     words = [a for a in cmd.args if a is not None]
@@ -137,8 +147,6 @@ def _powershell_what_if(cmd: Cmd) -> bool:
 
 _DRY_RUN: dict[str, Callable[[Cmd], bool]] = {
     "rsync": lambda c: c.has("--dry-run", "--list-only", short="n"),
-    "make": lambda c: c.has("--dry-run", "--just-print", "--recon", "--question", short="nq"),
-    "gmake": lambda c: c.has("--dry-run", "--just-print", "--recon", "--question", short="nq"),
     "git": _git_dry_run,
     "kubectl": _kube_dry_run,
     "oc": _kube_dry_run,
@@ -182,6 +190,8 @@ _DRY_RUN: dict[str, Callable[[Cmd], bool]] = {
 
 def harmless(cmd: Cmd) -> bool:
     """The command only prints help or a version, or simulates what it would do."""
+    if cmd.name == "git" and _git_settings(cmd):
+        return False  # `git -c man.x.cmd=...`: a setting can make even help run a program
     if _help(cmd):
         return True
     check = _DRY_RUN.get(cmd.name)

@@ -103,7 +103,7 @@ def _delimited(code: str, i: int, open_: str) -> int:
         elif c == close:
             return i + 1
         i += 1
-    return len(code)
+    return len(code) + 1  # never closed: one past the end says so
 
 
 def blank_strings(language: str, code: str) -> tuple[str, list[_String]]:
@@ -135,13 +135,13 @@ def blank_strings(language: str, code: str) -> tuple[str, list[_String]]:
             and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] in "_$@%&>-"))
         ):
             end = _delimited(code, m.end(), m.group(2))
-            if m.group(1) in ("s", "tr", "y"):  # a second part: s/a/b/, s{a}{b}
+            if m.group(1) in ("s", "tr", "y") and end <= n:  # a second part: s/a/b/, s{a}{b}
                 opener = m.group(2)
                 if opener in _PAIRS:
                     j = end
                     while j < n and code[j].isspace():
                         j += 1
-                    end = _delimited(code, j + 1, code[j]) if j < n else n
+                    end = _delimited(code, j + 1, code[j]) if j < n else n + 1
                 else:
                     end = _delimited(code, end, opener)
             quote = "`" if m.group(1) == "qx" else "'"
@@ -157,11 +157,8 @@ def blank_strings(language: str, code: str) -> tuple[str, list[_String]]:
         else:
             i += 1
             continue
-        if (
-            end >= n
-            and code[n - 1 :] not in ("'", '"', "`", "/", "\n")
-            and not (code[start] == "#" or code[start : start + 2] == "//")
-        ):
+        if end > n:
+            end = n
             strings.append(_String(start, n, code[start:], ""))  # runs to the end: unreadable
         for j in range(start + 1, max(start + 1, end - 1)):
             out[j] = " " if out[j] != "\n" else "\n"
@@ -236,6 +233,8 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
     for match in _CHANGES.get(language, re.compile(r"(?!)")).finditer(blank):
         found.append(CodeFinding(match.group(0).rstrip("( ")))
     found += _opens(language, blank, strings)
+    if language == "node":
+        found += _node_imports(blank, strings)
     if language == "node" and re.search(r"method\s*:\s*['\"]DELETE['\"]", code, re.IGNORECASE):
         found.append(CodeFinding("an HTTP DELETE request"))
     dynamic = _DYNAMIC.get(language)
@@ -243,6 +242,25 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
     if match:
         found.append(CodeFinding(f"{match.group(0).strip()}: code it cannot follow"))
     return found
+
+
+def _node_imports(blank: str, strings: list[_String]) -> list[CodeFinding]:
+    """`require(...)` and `import(...)` of anything but one written-out module name: which
+    module it loads (child_process, under another spelling) cannot be known."""
+    by_start = {s.start: s for s in strings}
+    for match in re.finditer(r"\b(?:require|import)\s*\(", blank):
+        i = match.end()
+        while i < len(blank) and blank[i].isspace():
+            i += 1
+        string = by_start.get(i)
+        rest = blank[string.end :].lstrip() if string is not None else ""
+        if string is None or string.quote == "`" or not rest.startswith(")"):
+            return [
+                CodeFinding(
+                    f"{match.group(0)}...) of a module named at run time: code it cannot follow"
+                )
+            ]
+    return []
 
 
 def call_arguments(blank: str, strings: list[_String], at: int) -> str | None:

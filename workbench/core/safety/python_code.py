@@ -236,7 +236,9 @@ class _Reader:
             name.endswith("Request") and _keyword(call, "method") == "DELETE"
         ):
             return PythonFinding(f"{name} sends an HTTP DELETE request")
-        if attr in ("execute", "executescript", "executemany") and "sqlite3" in self.names.values():
+        if attr in ("execute", "executescript", "executemany") and _DB_MODULES & {
+            v.split(".")[0] for v in self.names.values()
+        }:
             sql = _literal(call.args[:1])
             return PythonFinding(
                 f".{attr}() runs SQL", kind="sql", command=sql if isinstance(sql, str) else None
@@ -358,6 +360,25 @@ class _Reader:
         return None
 
 
+_DB_MODULES = frozenset(
+    [
+        "sqlite3",
+        "psycopg",
+        "psycopg2",
+        "pymysql",
+        "MySQLdb",
+        "mysql",
+        "duckdb",
+        "sqlalchemy",
+        "asyncpg",
+        "pyodbc",
+        "oracledb",
+        "cx_Oracle",
+        "clickhouse_driver",
+        "aiosqlite",
+        "pg8000",
+    ]
+)
 _SHELL_CALLS = frozenset(
     {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput"}
 )
