@@ -684,6 +684,11 @@ class Analyzer:
             if position == 0 or cmd is None:
                 continue
             inner = unwrap(_Quiet(self), cmd)
+            for _ in range(4):  # `... | ssh host sh`, `... | docker exec -i db psql`
+                remote = inner_command(inner) if inner is not None else None
+                if remote is None:
+                    break
+                inner = unwrap(_Quiet(self), remote)
             if inner is None:
                 continue
             producers = {c.name for c in cmds[:position] if c is not None}

@@ -368,6 +368,9 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
         if (arg in inline or bundled) and i + 1 < len(cmd.args):
             has_inline = True
             code_finding(ctx, cmd.node, cmd.name, language, cmd.args[i + 1])
+    if cmd.name in ("deno", "bun") and cmd.operands[:1] == ["eval"]:
+        code_finding(ctx, cmd.node, cmd.name, language, [*cmd.operands, ""][1])
+        return
     script = next((a for a in cmd.operands), "")
     if language and script and not has_inline:
         _ran_file(ctx, cmd, script)
@@ -637,6 +640,14 @@ def _git_reason(sub: str, cmd: Cmd) -> str:
         return "prunes unreachable objects"
     if sub == "tag" and cmd.has("--delete", short="d"):
         return "deletes a tag"
+    if sub == "worktree" and ops[:1] == ["remove"] and cmd.has("--force", short="f"):
+        return "deletes a worktree with its uncommitted changes"
+    if sub == "submodule" and ops[:1] == ["deinit"]:
+        return "removes submodules' working trees"
+    if sub in ("switch", "checkout") and cmd.has("--discard-changes"):
+        return "discards changes in the working tree"
+    if sub == "switch" and cmd.has("--force", short="f"):
+        return "discards changes in the working tree"
     return ""
 
 
@@ -661,19 +672,41 @@ _PACKAGE_REMOVAL = {
     "snap": {"remove"},
     "flatpak": {"uninstall"},
     "conda": {"remove", "uninstall"},
-    "gem": {"uninstall"},
-    "cargo": {"uninstall"},
     "go": {"clean"},
+    "cargo": {"uninstall", "clean"},
+    "gem": {"uninstall", "cleanup"},
+}
+# Caches and environments a package manager deletes: `pip cache purge`, `conda env remove`.
+_PACKAGE_CLEANUP = {
+    "npm": (("cache", "clean"),),
+    "yarn": (("cache", "clean"),),
+    "pnpm": (("store", "prune"),),
+    "pip": (("cache", "purge"), ("cache", "remove")),
+    "pip3": (("cache", "purge"), ("cache", "remove")),
+    "uv": (("cache", "clean"), ("cache", "prune")),
+    "poetry": (("cache", "clear"), ("env", "remove")),
+    "conda": (("env", "remove"), ("clean",), ("remove", "--all")),
+    "mamba": (("env", "remove"), ("clean",), ("remove", "--all")),
+    "brew": (("cleanup",), ("autoremove",)),
+    "pipx": (("uninstall-all",),),
 }
 
 
-@rule(*_PACKAGE_REMOVAL)
+@rule(*_PACKAGE_REMOVAL, *_PACKAGE_CLEANUP)
 def _packages(ctx: Context, cmd: Cmd) -> None:
     sub, _ = cmd.sub(frozenset({"-c", "-C", "--prefix", "-p"}))
-    if sub in _PACKAGE_REMOVAL[cmd.name] or (cmd.name == "pacman" and cmd.has(short="R")):
+    if sub in _PACKAGE_REMOVAL.get(cmd.name, ()) or (cmd.name == "pacman" and cmd.has(short="R")):
         ctx.flag("package-removal", f"{cmd.name} removes packages", cmd.node)
     if cmd.name == "uv" and sub == "pip" and "uninstall" in cmd.args:
         ctx.flag("package-removal", "uv removes packages", cmd.node)
+    words = [a for a in cmd.args if a and (not a.startswith("-") or a == "--all")]
+    for path in _PACKAGE_CLEANUP.get(cmd.name, ()):
+        if words[: len(path)] == list(path):
+            ctx.flag(
+                "package-removal",
+                f"{cmd.name} {' '.join(path)} deletes caches or environments",
+                cmd.node,
+            )
 
 
 @rule("dpkg", "rpm")
@@ -688,7 +721,7 @@ def _docker(ctx: Context, cmd: Cmd) -> None:
     if words[:1] in (["exec"], ["run"]) or words[:2] in (["compose", "exec"], ["compose", "run"]):
         _judge_inner(ctx, cmd)
         return
-    destructive = {"rm", "rmi", "prune", "kill", "stop", "down", "restart"}
+    destructive = {"rm", "rmi", "prune", "kill", "stop", "down", "restart", "reset"}
     hit = next((w for w in words[:3] if w in destructive), None)
     if hit or (words[:2] in (["volume", "rm"], ["system", "prune"])):
         ctx.flag(
@@ -731,7 +764,7 @@ def _permissions(ctx: Context, cmd: Cmd) -> None:
         severity = Severity.HARDLINE  # the whole filesystem or a system directory, recursively
     elif severity is Severity.HARDLINE:
         severity = Severity.HIGH
-    if recursive:
+    if recursive and not (cmd.name == "chmod" and _only_grants_reading(mode)):
         ctx.flag(
             "permissions",
             f"{cmd.name} -R changes ownership or permissions of {_shown(targets)}",
@@ -740,6 +773,13 @@ def _permissions(ctx: Context, cmd: Cmd) -> None:
         )
     elif cmd.name == "chmod" and mode and re.fullmatch(r"0?[0-7]?[0-7][0-7]7|[ao]?\+w|0?000", mode):
         ctx.flag("permissions", f"chmod {mode} on {_shown(targets)}", cmd.node, severity)
+
+
+def _only_grants_reading(mode: str | None) -> bool:
+    """`g+r`, `a+rX`, `+r`: a mode that only adds read (and directory search) permission."""
+    return bool(mode) and all(
+        re.fullmatch(r"[ugoa]*\+[rX]+", clause) for clause in (mode or "").split(",")
+    )
 
 
 @rule("kill")
@@ -979,6 +1019,24 @@ def _find(ctx: Context, cmd: Cmd) -> None:
     for i, arg in enumerate(cmd.args):
         if arg in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(cmd.args):
             _overwrite(ctx, cmd.node, cmd.args[i + 1], "find writes")
+
+
+@rule("fd", "fdfind")
+def _fd(ctx: Context, cmd: Cmd) -> None:
+    """`fd PATTERN -x CMD`: CMD runs on every file found, as with find -exec."""
+    for i, arg in enumerate(cmd.args):
+        if arg in ("-x", "--exec", "-X", "--exec-batch"):
+            end = next(
+                (j for j in range(i + 1, len(cmd.args)) if cmd.args[j] == ";"), len(cmd.args)
+            )
+            found = [None if a and "{" in a else a for a in cmd.args[i + 1 : end]]
+            inner = Cmd("", found, cmd.nodes[i + 1 : end], cmd.node).rest(0)
+            if inner is None and i + 1 < len(cmd.args):
+                ctx.flag(
+                    "dynamic-command", f"{cmd.name} runs a program computed at run time", cmd.node
+                )
+            elif inner is not None:
+                ctx.judge(inner)
 
 
 @rule("iptables", "ip6tables", "nft", "ufw")

@@ -174,7 +174,7 @@ _DRY_RUN: dict[str, Callable[[Cmd], bool]] = {
     "uv": lambda c: c.has("--dry-run"),
     "conda": lambda c: c.has("--dry-run", short="d"),
     "mamba": lambda c: c.has("--dry-run", short="d"),
-    "brew": lambda c: c.has("--dry-run"),
+    "brew": lambda c: c.has("--dry-run", short="n"),
     "rclone": lambda c: c.has("--dry-run", short="n"),
     "s3cmd": lambda c: c.has("--dry-run", short="n"),
     "pulumi": lambda c: (

@@ -260,18 +260,96 @@ _RUNNERS: dict[str, tuple[frozenset[str] | None, frozenset[str]]] = {
     "mise": (frozenset({"exec", "x"}), frozenset()),
     "asdf": (frozenset({"exec"}), frozenset()),
     "sail": (None, frozenset()),
+    "bun": (frozenset({"x"}), frozenset()),
 }
 
 
-def _runner(cmd: Cmd) -> int | None:
+# `yarn prisma migrate reset`: yarn, pnpm and bun run a package's program named first when it
+# is not one of their own commands.
+_OWN_COMMANDS = frozenset(
+    [
+        "add",
+        "remove",
+        "rm",
+        "install",
+        "i",
+        "up",
+        "update",
+        "upgrade",
+        "run",
+        "exec",
+        "dlx",
+        "x",
+        "test",
+        "t",
+        "link",
+        "unlink",
+        "why",
+        "list",
+        "ls",
+        "outdated",
+        "audit",
+        "publish",
+        "pack",
+        "init",
+        "create",
+        "config",
+        "cache",
+        "store",
+        "prune",
+        "dedupe",
+        "rebuild",
+        "import",
+        "patch",
+        "info",
+        "view",
+        "bin",
+        "root",
+        "env",
+        "setup",
+        "server",
+        "deploy",
+        "fetch",
+        "licenses",
+        "version",
+        "start",
+        "node",
+        "npm",
+        "workspace",
+        "workspaces",
+        "global",
+        "plugin",
+        "set",
+        "constraints",
+        "explain",
+        "search",
+        "stage",
+        "unplug",
+        "help",
+        "login",
+        "logout",
+        "owner",
+        "tag",
+        "team",
+        "upgrade-interactive",
+        "build",
+    ]
+)
+_BY_NAME = frozenset({"yarn", "pnpm", "bun"})
+
+
+def _runner(cmd: Cmd, programs: frozenset[str] = frozenset()) -> int | None:
     """Where the program a runner runs starts in its arguments; None: it runs none."""
     subs, with_values = _RUNNERS[cmd.name]
     args, i = cmd.args, 0
     if subs is not None:
         while i < len(args) and args[i] is not None and args[i].startswith("-"):
             i += 2 if args[i] in with_values else 1
-        if i >= len(args) or args[i] not in subs:
+        if i >= len(args):
             return None
+        if args[i] not in subs:
+            by_name = cmd.name in _BY_NAME and args[i] not in _OWN_COMMANDS
+            return i if by_name and args[i] in programs else None
         i += 1
     while i < len(args) and args[i] is not None and args[i].startswith("-"):
         if args[i] == "--":
@@ -280,11 +358,17 @@ def _runner(cmd: Cmd) -> int | None:
     return i if i < len(args) else None
 
 
+def _judged_programs() -> frozenset[str]:
+    from workbench.core.safety.commands import RULES  # the rules import this module's users
+
+    return frozenset(RULES)
+
+
 def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
     """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
     for _ in range(16):
         if cmd.name in _RUNNERS:
-            start = _runner(cmd)
+            start = _runner(cmd, _judged_programs())
             if start is None:
                 return cmd
             inner = cmd.rest(start)
