@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,21 +15,32 @@ from typing import TYPE_CHECKING
 # drawn only when something changed, so an idle screen costs nothing more.
 os.environ.setdefault("TEXTUAL_FPS", "120")
 
-from textual import work
+from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from workbench import __version__
+from workbench.controller import Controller
+from workbench.messages import ApprovalAsked, CoreEventArrived
 from workbench.resources import style
 from workbench.screens.main import MainScreen
+from workbench.widgets.sources import SourcesPanel
+from workbench.widgets.timeline import TimelineModel
+from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
     from workbench.core.approval import ApprovalBroker, ApprovalRequest, Choice
+    from workbench.core.commands import Done, SourceAction
+    from workbench.core.events import CoreEvent
+    from workbench.core.runtime import Runtime
 
 
 class ApprovalQueue:
-    """Shows approval requests one at a time (with a count of the rest); the answer goes back."""
+    """Shows approval requests one at a time (with a count of the rest); the answer goes back.
+
+    The broker calls it from whichever thread asks; the request reaches the queue as a
+    message on the app's loop, where the modal is shown."""
 
     def __init__(self, app: WorkbenchApp, broker: ApprovalBroker) -> None:
         self.app = app
@@ -38,12 +49,9 @@ class ApprovalQueue:
         self.showing = False
 
     def __call__(self, request: ApprovalRequest) -> None:
-        if self.app._thread_id == __import__("threading").get_ident():
-            self.app.call_later(self._enqueue, request)
-        else:
-            self.app.call_from_thread(self._enqueue, request)
+        self.app.post_message(ApprovalAsked(request))
 
-    def _enqueue(self, request: ApprovalRequest) -> None:
+    def enqueue(self, request: ApprovalRequest) -> None:
         self.queue.append(request)
         self._next()
 
@@ -82,28 +90,86 @@ class WorkbenchApp(App[None]):
 
     def __init__(self, view: Path | None = None, model_flags: dict[str, str] | None = None) -> None:
         super().__init__()
-        from workbench.widgets.timeline import TimelineModel
-
-        self.broker: ApprovalBroker | None = None  # made with the runtime, after the first frame
-        self._detach = lambda: None
-        self.runtime = None  # the core, once MainScreen has loaded it
+        self.controller = Controller(self._deliver, model_flags)
         self.timeline_model = TimelineModel()  # every call: agent, run form, plugins
+        self.approvals: ApprovalQueue | None = None  # with the runtime, after the first frame
         self.view_path = view
-        self.model_flags = model_flags or {}  # --model, --base-url, --api-key for the session
+        self._detach: Callable[[], None] = lambda: None
 
-    def attach_approvals(self, broker: ApprovalBroker) -> None:
-        """Approval requests from now on open the modal, one at a time."""
-        self.broker = broker
-        self._detach = broker.attach(ApprovalQueue(self, broker))
+    @property
+    def runtime(self) -> Runtime | None:
+        """The core, once loaded (None before)."""
+        return self.controller.runtime
+
+    def _deliver(self, event: CoreEvent) -> None:
+        """The controller's callback, from any thread: on to the app's loop."""
+        self.post_message(CoreEventArrived(event))
 
     def on_mount(self) -> None:
         from workbench.screens.session import SessionScreen
 
-        self.install_screen(SessionScreen(), name="session")
-        self.push_screen(MainScreen())
+        self.install_screen(SessionScreen(self.controller, self.timeline_model), name="session")
+        self.push_screen(MainScreen(self.controller))
         if self.view_path is not None:
             self.open_viewer(self.view_path)
         self.call_after_refresh(self._first_frame)
+
+    # -- the core ----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="runtime")
+    def _load_runtime(self) -> None:
+        runtime = self.controller.load()
+        self.call_from_thread(self._runtime_ready, runtime)
+
+    def _runtime_ready(self, runtime: Runtime) -> None:
+        problems = self.controller.start(runtime)
+        if runtime.broker is not None:  # approval requests from now on open the modal
+            self.approvals = ApprovalQueue(self, runtime.broker)
+            self._detach = runtime.broker.attach(self.approvals)
+        main = self.main
+        if main is not None:
+            main.runtime_ready()
+        if self.controller.wants_mcp:
+            self._start_mcp()
+        for problem in problems:
+            self.notify(problem, severity="warning", timeout=8)
+
+    @work(thread=True, group="mcp")
+    def _start_mcp(self) -> None:
+        """MCP servers start in the background: the tree fills in as each one is ready."""
+        self.controller.start_mcp()
+
+    @on(ApprovalAsked)
+    def _approval_asked(self, message: ApprovalAsked) -> None:
+        if self.approvals is not None:
+            self.approvals.enqueue(message.request)
+
+    @on(CoreEventArrived)
+    def _core_event(self, message: CoreEventArrived) -> None:
+        """Calls from the run form and plugins go on the timeline; the rest to the tools."""
+        from workbench.core.executor import ToolCallFinished, ToolCallStarted
+
+        event = message.event
+        match event:
+            case ToolCallStarted():
+                if not self.timeline_model.running:  # a call on its own is fitted on its own
+                    self.timeline_model.new_turn()
+                self.timeline_model.started(event)
+                self._timeline_changed()
+            case ToolCallFinished():
+                self.controller.record(event)
+                self.timeline_model.finished(event)
+                self._timeline_changed()
+        main = self.main
+        if main is not None:
+            main.core_event(event)
+
+    def _timeline_changed(self) -> None:
+        from workbench.screens.session import SessionScreen
+
+        session = self.get_screen("session")
+        if isinstance(session, SessionScreen) and session.is_mounted:
+            session.timeline_changed()
 
     def action_chat(self) -> None:
         """Open the session screen (chat and timeline); F6 there comes back."""
@@ -112,26 +178,14 @@ class WorkbenchApp(App[None]):
         if not isinstance(self.screen, SessionScreen):
             self.push_screen("session")
 
-    def record_call(self, event: object) -> None:
-        """A call made outside the chat (run form, plugin) goes on the timeline too."""
-        kind = type(event).__name__
-        if kind == "ToolCallStarted":
-            if not self.timeline_model.running:  # a call on its own is fitted on its own
-                self.timeline_model.new_turn()
-            self.timeline_model.started(event)
-        elif kind == "ToolCallFinished":
-            self.timeline_model.finished(event)
-        session = self.get_screen("session")
-        if session.is_mounted:
-            from workbench.widgets.timeline import Timeline
-
-            session.query_one(Timeline).changed()
-
     def _first_frame(self) -> None:
-        """Record when the first frame was painted (HERMES_TUI_FIRST_FRAME names the file)."""
-        import os
+        """The first frame is on screen: load the core now (its imports and discovery would
+        otherwise hold the interpreter while the frame is drawn). HERMES_TUI_FIRST_FRAME
+        names a file to record the frame's time in."""
         import sys
         import time
+
+        self._load_runtime()
 
         target = os.environ.get("HERMES_TUI_FIRST_FRAME")
         if target:
@@ -142,6 +196,7 @@ class WorkbenchApp(App[None]):
 
     def on_unmount(self) -> None:
         self._detach()  # anything still waiting is denied
+        self.controller.stop()
 
     @property
     def main(self) -> MainScreen | None:
@@ -156,9 +211,7 @@ class WorkbenchApp(App[None]):
         from workbench.screens.viewer import ViewerScreen
         from workbench.widgets.chat import PromptArea, ToolCard
         from workbench.widgets.run_form import RunToolForm
-        from workbench.widgets.sources import SourcesPanel
         from workbench.widgets.timeline import Timeline
-        from workbench.widgets.tools_tree import ToolsTree
 
         self.push_screen(
             HelpScreen(
@@ -185,7 +238,7 @@ class WorkbenchApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         main = self.main
-        if main is None or main.runtime is None:
+        if main is None or self.runtime is None:
             return
         yield SystemCommand(
             "Toggle a toolset", "Switch a toolset on or off (saved)", self._pick_toolset
@@ -208,47 +261,54 @@ class WorkbenchApp(App[None]):
         yield SystemCommand("Help", "Every key", self.action_help)
 
     def _pick_toolset(self) -> None:
-        main = self.main
-        rows = main._toolset_rows
         self.search_commands(
             [
                 (
                     f"{'Disable' if t['enabled'] else 'Enable'} {t['name']}",
-                    lambda t=t: main.save_toolset(t["name"], not t["enabled"]),
+                    lambda t=t: self.set_toolset(t["name"], not t["enabled"]),
                 )
-                for t in rows
+                for t in self.controller.rows.toolsets
             ],
             placeholder="Toolset…",
         )
 
     def _pick_tool(self) -> None:
         main = self.main
+        if main is None:
+            return
 
         def run(name: str) -> None:
             main.select_tool(name)
             main.action_show_tab("run")
 
         self.search_commands(
-            [(r["name"], lambda n=r["name"]: run(n)) for r in main._rows], placeholder="Tool…"
+            [(r["name"], lambda n=r["name"]: run(n)) for r in self.controller.rows.tools],
+            placeholder="Tool…",
         )
 
     def _pick_server(self) -> None:
-        main = self.main
-        servers = main.runtime.mcp.statuses() if main.runtime.mcp else []
+        from workbench.core.commands import SourceAction
+
+        runtime = self.runtime
+        servers = runtime.mcp.statuses() if runtime is not None and runtime.mcp else []
+        restart = SourceAction.RESTART
         self.search_commands(
             [
-                (f"Restart {s.name} ({s.state})", lambda n=s.name: main.act_on_source("restart", n))
+                (f"Restart {s.name} ({s.state})", lambda n=s.name: self.act_on_source(restart, n))
                 for s in servers
             ],
             placeholder="MCP server…",
         )
 
     def _pick_plugin(self) -> None:
-        main = self.main
-        plugins = main.runtime.plugins.list() if main.runtime.plugins else []
+        from workbench.core.commands import SourceAction
+
+        runtime = self.runtime
+        plugins = runtime.plugins.list() if runtime is not None and runtime.plugins else []
+        reload = SourceAction.RELOAD
         self.search_commands(
             [
-                (f"Reload {p.key} ({p.status})", lambda k=p.key: main.act_on_source("reload", k))
+                (f"Reload {p.key} ({p.status})", lambda k=p.key: self.act_on_source(reload, k))
                 for p in plugins
                 if p.enabled
             ],
@@ -256,8 +316,9 @@ class WorkbenchApp(App[None]):
         )
 
     def _pick_result(self) -> None:
-        main = self.main
-        root = main.runtime.results_dir()
+        if self.runtime is None:
+            return
+        root = self.runtime.results_dir()
         files = (
             sorted(root.glob("*/*.txt"), key=lambda p: p.stat().st_mtime, reverse=True)
             if root.is_dir()
@@ -272,7 +333,9 @@ class WorkbenchApp(App[None]):
         from workbench.core import transcript
         from workbench.screens.session_search import SessionSearchScreen
 
-        runtime = self.main.runtime
+        runtime = self.runtime
+        if runtime is None:
+            return
 
         def opened(session_id: str | None) -> None:
             if session_id:
@@ -283,37 +346,74 @@ class WorkbenchApp(App[None]):
         self.push_screen(SessionSearchScreen(runtime.session_index), opened)
 
     def _pick_memory(self) -> None:
-        runtime = self.main.runtime
+        from workbench.core.commands import memory_choices
+
+        runtime = self.runtime
+        if runtime is None:
+            return
         if runtime.plugins is None:
             self.notify("Plugins are off (HERMES_SAFE_MODE): only the built-in memory", timeout=6)
             return
-        names = ["builtin", *(s.key for s in runtime.plugins.memory_provider_plugins())]
         self.search_commands(
             [
                 (
                     f"Use {name}{' (active)' if name == runtime.memory.selected else ''}",
-                    lambda n=name: self._select_memory(n),
+                    lambda n=name: self.select_memory(n),
                 )
-                for name in names
+                for name in memory_choices(runtime)
             ],
             placeholder="Memory provider…",
         )
 
-    @work(thread=True, group="memory-provider")
-    def _select_memory(self, name: str) -> None:
-        runtime = self.main.runtime
+    # -- commands shared with the command line -----------------------------------------
+
+    @on(ToolsTree.ToolsetToggled)
+    def _toolset_toggled(self, event: ToolsTree.ToolsetToggled) -> None:
+        self.set_toolset(event.toolset, event.enabled)
+
+    @on(SourcesPanel.Action)
+    def _source_action(self, event: SourcesPanel.Action) -> None:
+        from workbench.core.commands import SourceAction
+
+        self.act_on_source(SourceAction(event.action), event.name)
+
+    def set_toolset(self, toolset: str, enabled: bool) -> None:
+        from workbench.core.commands import set_toolset
+
+        self._command("config", lambda runtime: set_toolset(runtime, toolset, enabled))
+
+    def select_memory(self, name: str) -> None:
+        from workbench.core.commands import select_memory
+
+        self._command("memory-provider", lambda runtime: select_memory(runtime, name))
+
+    def act_on_source(self, action: SourceAction, name: str) -> None:
+        from workbench.core.commands import act_on_source
+
+        self._command("sources", lambda runtime: act_on_source(runtime, action, name))
+
+    def _command(self, group: str, command: Callable[[Runtime], Done]) -> None:
+        """One of the core's commands, on a worker thread (they write config.yaml, import
+        plugins, restart servers); its sentence is shown and the tools redrawn."""
+        runtime = self.runtime
+        if runtime is not None:
+            self.run_worker(lambda: self._run_command(runtime, command), thread=True, group=group)
+
+    def _run_command(self, runtime: Runtime, command: Callable[[Runtime], Done]) -> None:
+        from workbench.core.commands import CommandFailed
+
         try:
-            state = runtime.plugins.select_memory_provider(name)
-        except Exception as exc:
-            self.call_from_thread(self.notify, f"{exc}", severity="error")
+            done = command(runtime)
+        except CommandFailed as exc:
+            self.call_from_thread(self.notify, exc.message, severity="error")
             return
-        if state is not None and state.status != "loaded":
-            self.call_from_thread(self.notify, f"{name}: {state.error}", severity="error")
-            return
-        tools = ", ".join(t.name for t in runtime.memory.tools())
-        self.call_from_thread(
-            self.notify, f"Memory provider: {runtime.memory.active_name} ({tools})"
-        )
+        self.call_from_thread(self._command_done, done)
+
+    def _command_done(self, done: Done) -> None:
+        self.notify(done.message, severity="information" if done.ok else "error")
+        main = self.main
+        if main is not None:
+            main.refresh_tools()
 
     def open_conversation(self, path: Path | str) -> None:
         """A transcript, read back as the chat shows it."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
+    from workbench.core.events import CoreEvent
     from workbench.core.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 130
@@ -71,35 +72,36 @@ def _err(text: str) -> None:
 class Printer:
     """Turns the agent's events into terminal output."""
 
-    def __init__(self) -> None:
-        self.started: dict[str, float] = {}
+    def __call__(self, event: CoreEvent) -> None:
+        from workbench.core.agent import ContextNotice, TextDelta
+        from workbench.core.compress import ContextCompressed
+        from workbench.core.executor import ToolCallFinished, ToolCallStarted
+        from workbench.core.transcript import TranscriptFailed, not_saved
 
-    def __call__(self, event: object) -> None:
-        kind = type(event).__name__
-        if kind == "TextDelta":
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-        elif kind == "ToolCallStarted":
-            args = (
-                json.dumps(event.arguments, ensure_ascii=False)
-                if event.arguments is not None
-                else ""
-            )
-            _err(f"\n  ⚙ {event.name} {args[:200]}" + (" (parallel)" if event.parallel else ""))
-        elif kind == "ContextCompressed":
-            _err(f"\n  ──── {event.describe()} ────")
-            if event.problem:
-                _err(f"  ! {event.problem}")
-        elif kind == "ContextNotice":
-            _err(f"\n  ! {event.text}")
-        elif kind == "TranscriptFailed":
-            from workbench.core.transcript import not_saved
-
-            _err(f"\nhermes-tui: {not_saved(event.reason)}")
-        elif kind == "ToolCallFinished":
-            mark = "✔" if event.status == "ok" else "✖"
-            note = f" → {event.spilled}" if event.spilled else ""
-            _err(f"  {mark} {event.name} {event.status} {event.duration * 1000:.0f} ms{note}")
+        match event:
+            case TextDelta(text=text):
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            case ToolCallStarted():
+                args = (
+                    json.dumps(event.arguments, ensure_ascii=False)
+                    if event.arguments is not None
+                    else ""
+                )
+                parallel = " (parallel)" if event.parallel else ""
+                _err(f"\n  ⚙ {event.name} {args[:200]}{parallel}")
+            case ContextCompressed():
+                _err(f"\n  ──── {event.describe()} ────")
+                if event.problem:
+                    _err(f"  ! {event.problem}")
+            case ContextNotice():
+                _err(f"\n  ! {event.text}")
+            case TranscriptFailed():
+                _err(f"\nhermes-tui: {not_saved(event.reason)}")
+            case ToolCallFinished():
+                mark = "✔" if event.status == "ok" else "✖"
+                note = f" → {event.spilled}" if event.spilled else ""
+                _err(f"  {mark} {event.name} {event.status} {event.duration * 1000:.0f} ms{note}")
 
 
 def run(runtime: Runtime, args: argparse.Namespace) -> int:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from workbench import __version__
+from workbench.core.commands import CommandFailed, Done, plugin_summary
 
 if TYPE_CHECKING:
     from workbench.core.runtime import Runtime
@@ -264,8 +266,7 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.config import ConfigError
-    from workbench.core.toolsets import ToolsetError, set_toolset_enabled
+    from workbench.core.commands import set_toolset
 
     if args.action == "list":
         from workbench.core.report import toolset_rows
@@ -282,16 +283,18 @@ def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
     if not args.name:
         _err(f"toolsets {args.action} needs a toolset name")
         return EXIT_USAGE
+    return _report(lambda: set_toolset(runtime, args.name, args.action == "enable"))
+
+
+def _report(command: Callable[[], Done]) -> int:
+    """Run one of the core's commands: its sentence on stdout, or why not on stderr."""
     try:
-        set_toolset_enabled(args.name, args.action == "enable", runtime.toolsets, runtime.config)
-    except ToolsetError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    except ConfigError as exc:
-        _err(f"{exc}\nNothing was changed.")
-        return EXIT_FAILED
-    _out(f"{args.name}: {args.action}d (saved to {runtime.config.path})")
-    return EXIT_OK
+        done = command()
+    except CommandFailed as exc:
+        _err(exc.message)
+        return EXIT_USAGE if exc.usage else EXIT_FAILED
+    _out(done.message)
+    return EXIT_OK if done.ok else EXIT_FAILED
 
 
 # -- plugins -----------------------------------------------------------------------
@@ -329,7 +332,7 @@ def plugin_rows(runtime: Runtime) -> list[dict]:
 
 
 def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.config import ConfigError
+    from workbench.core.commands import SourceAction, act_on_source
     from workbench.core.runtime import plugin_manager, safe_mode
 
     if runtime.plugins is None:  # safe mode, or `plugins disable`: the list, none of the code
@@ -344,50 +347,26 @@ def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
             _out(f"no plugins found (directory plugins go in {runtime.home / 'plugins'})")
         for state in runtime.plugins.list():
             mark = "[x]" if state.enabled else "[ ]"
-            _out(f"{mark} {state.key:<24} {state.manifest.source:<10} {_plugin_summary(state)}")
+            _out(f"{mark} {state.key:<24} {state.manifest.source:<10} {plugin_summary(state)}")
         return EXIT_OK
     if args.action == "memory":
         return _select_memory(runtime, args.name)
     if not args.name:
         _err(f"plugins {args.action} needs a plugin key")
         return EXIT_USAGE
-    try:
-        state = runtime.plugins.set_enabled(args.name, args.action == "enable")
-    except KeyError as exc:
-        _err(str(exc.args[0]))
-        return EXIT_USAGE
-    except ConfigError as exc:
-        _err(f"{exc}\nNothing was changed.")
-        return EXIT_FAILED
-    _out(f"{args.name}: {args.action}d (saved to {runtime.config.path}); {_plugin_summary(state)}")
-    return EXIT_OK if state.status != "failed" else EXIT_FAILED
+    action = SourceAction(args.action)
+    return _report(lambda: act_on_source(runtime, action, args.name))
 
 
 def _select_memory(runtime: Runtime, name: str | None) -> int:
     """Show the memory provider, or make `name` the one (persisted)."""
-    from workbench.core.config import ConfigError
+    from workbench.core.commands import memory_choices, select_memory
 
-    assert runtime.plugins is not None
     if not name:
-        choices = ["builtin", *(s.key for s in runtime.plugins.memory_provider_plugins())]
-        _out(f"memory provider: {runtime.memory.active_name} (choices: {', '.join(choices)})")
+        choices = ", ".join(memory_choices(runtime))
+        _out(f"memory provider: {runtime.memory.active_name} (choices: {choices})")
         return EXIT_OK
-    try:
-        state = runtime.plugins.select_memory_provider(name)
-    except ValueError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    except ConfigError as exc:
-        _err(f"{exc}\nNothing was changed.")
-        return EXIT_FAILED
-    if state is not None and state.status != "loaded":
-        _err(f"{name}: {state.error}")
-        return EXIT_FAILED
-    tools = ", ".join(t.name for t in runtime.memory.tools())
-    _out(
-        f"memory provider: {runtime.memory.active_name} (saved to {runtime.config.path}); tools: {tools}"
-    )
-    return EXIT_OK
+    return _report(lambda: select_memory(runtime, name))
 
 
 # -- doctor ------------------------------------------------------------------------
@@ -470,21 +449,8 @@ def _sources_report(runtime: Runtime) -> list[str]:
         f"plugins   {len(states)} found, {sum(s.status == 'loaded' for s in states)} loaded"
     )
     for state in states:
-        lines.append(f"          {state.key} ({state.manifest.source}): {_plugin_summary(state)}")
+        lines.append(f"          {state.key} ({state.manifest.source}): {plugin_summary(state)}")
     return lines
-
-
-def _plugin_summary(state) -> str:
-    memory = f", memory provider: {', '.join(state.memory_tools)}" if state.memory_tools else ""
-    detail = {
-        "loaded": f"loaded, {len(state.tools)} tool(s){memory}",
-        "failed": f"FAILED: {state.error}",
-        "disabled": "disabled (enable with `hermes-tui plugins enable KEY`)",
-        "not loaded": f"not loaded: {state.error}" if state.error else "not loaded",
-    }.get(state.status, state.status)
-    extra = [f"refused {name}: {why}" for name, why in state.refused]
-    extra += state.manifest.problems + state.warnings
-    return detail + "".join(f"; {e}" for e in extra)
 
 
 def _approvals_report(runtime: Runtime) -> list[str]:

@@ -127,7 +127,9 @@ async def test_plugin_tools_show_and_hot_reload_updates_the_tree(home: Path) -> 
             await wait_until(pilot, lambda: "Plugins (1)" in labels(tree))
             await wait_until(
                 pilot,
-                lambda: app.screen._reloader is not None and app.screen._reloader.ready.is_set(),
+                lambda: (
+                    app.controller.reloader is not None and app.controller.reloader.ready.is_set()
+                ),
             )
             (plugin / "__init__.py").write_text(
                 "def register(ctx):\n"

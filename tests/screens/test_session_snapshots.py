@@ -35,12 +35,8 @@ CALLS = [  # id, name, arguments, segment, parallel, reason, start, end, status
 class SessionHost(App[None]):
     CSS_PATH = WorkbenchApp.CSS_PATH
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.timeline_model = TimelineModel()
-
     def on_mount(self) -> None:
-        self.push_screen(SessionScreen())
+        self.push_screen(SessionScreen(timeline=TimelineModel()))
 
 
 async def replay(pilot) -> None:
@@ -50,14 +46,14 @@ async def replay(pilot) -> None:
     await log.user("Read a.txt and b.txt, find the TODOs, clean the build and fix a.txt.")
     for call_id, name, args, segment, parallel, reason, start, _, _ in CALLS:
         event = ToolCallStarted(call_id, name, args, segment, parallel, reason, T0 + start)
-        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(event))
+        await screen.agent_event(event)
     for call_id, name, _, _, _, _, start, end, status in CALLS:
         content = '{"content": "alpha"}' if status == "ok" else f'{{"error": "{status}"}}'
         event = ToolCallFinished(call_id, name, status, content, T0 + start, T0 + end)
-        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(event))
+        await screen.agent_event(event)
     reply = "I read **both** files. The search failed, I did *not* delete `build`."
     for word in reply.split(" "):
-        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(TextDelta(word + " ")))
+        await screen.agent_event(TextDelta(word + " "))
     await screen._finish_reply()
     timeline = screen.query_one(Timeline)
     timeline.focus()
@@ -78,7 +74,7 @@ async def compressed(pilot) -> None:
     await log.remove_children()
 
     async def play(event: object) -> None:
-        await screen.on_session_screen_agent_event(SessionScreen.AgentEvent(event))
+        await screen.agent_event(event)
 
     await log.user("Read notes.txt and tell me what it says.")
     await play(ContextUsage(25_130, 32_768))

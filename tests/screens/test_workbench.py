@@ -253,5 +253,5 @@ async def test_the_memory_providers_tools_show_and_follow_a_switch(home: Path) -
             return next(str(n.label) for n in tree.root.children if "Memory" in str(n.label))
 
         assert memory_node() == "Memory: notes (2)"
-        app._select_memory("builtin")
+        app.select_memory("builtin")
         await wait_until(pilot, lambda: memory_node() == "Memory: builtin (1)")

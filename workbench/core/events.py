@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from workbench.core.agent import (
+        ContextNotice,
+        ContextUsage,
+        RoundStarted,
+        TextDelta,
+        TurnFinished,
+    )
+    from workbench.core.approval import ApprovalAnswered, ApprovalRequested
+    from workbench.core.compress import ContextCompressed
+    from workbench.core.delegate import ChildFinished, ChildStarted
+    from workbench.core.executor import ToolCallFinished, ToolCallStarted
+    from workbench.core.mcp.manager import CallProgress, ServerChanged, ToolsChanged
+    from workbench.core.plugins.manager import PluginChanged
+    from workbench.core.transcript import TranscriptFailed
 
 
 class ToolSource(StrEnum):
@@ -51,3 +68,11 @@ class ModuleImportFailed:
     module: str
     error: str
     traceback: str = field(default="", repr=False)
+
+
+CoreEvent: TypeAlias = (
+    "RegistryChanged | ToolsetsChanged | ModuleImportFailed | ToolCallStarted | ToolCallFinished"
+    " | TextDelta | RoundStarted | TurnFinished | ContextUsage | ContextNotice | ContextCompressed"
+    " | ChildStarted | ChildFinished | TranscriptFailed | ApprovalRequested | ApprovalAnswered"
+    " | PluginChanged | ServerChanged | ToolsChanged | CallProgress"
+)

@@ -1,23 +1,18 @@
 """The workbench's main screen: the tools tree beside a tool's details, its run form and the sources.
 
-Everything slow happens off the event loop: the core loads in a thread, MCP servers start in
-a thread, tool calls run on the executor's workers. The core's events arrive as messages;
-bursts of registry changes repaint once.
+The screen owns no part of the core: the app's controller loads it, runs it and keeps the
+rows and the call history this screen shows. The app hands it the core's events through
+`core_event`; bursts of registry changes repaint once.
 """
 
 from __future__ import annotations
 
-import gc
-import time
-from collections import defaultdict, deque
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane, Tree
 
@@ -27,19 +22,14 @@ from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
-    from workbench.core.events import RegistryChanged
+    from workbench.controller import Controller
+    from workbench.core.events import CoreEvent
+    from workbench.core.executor import ToolCallFinished
+    from workbench.core.mcp.manager import ServerChanged, ToolsChanged
+    from workbench.core.plugins.manager import PluginChanged
     from workbench.core.runtime import Runtime
 
 REFRESH_DELAY = 0.05  # a burst of registry changes repaints once
-HISTORY = 20
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    when: str
-    status: str
-    duration: float
-    summary: str
 
 
 class FilterInput(Input):
@@ -63,29 +53,16 @@ class MainScreen(Screen[None]):
         Binding("escape", "focus_tree", "Back to the tree", id="main.tree", show=False),
     ]
 
-    class RegistryUpdated(Message):
-        """Posted from any thread when the registry changed; `refused` says why one was refused."""
-
-        def __init__(self, refused: str = "") -> None:
-            super().__init__()
-            self.refused = refused
-
-    class CoreEvent(Message):
-        """An event from the plugin watcher or the MCP thread."""
-
-        def __init__(self, event: object) -> None:
-            super().__init__()
-            self.event = event
-
-    def __init__(self) -> None:
+    def __init__(self, controller: Controller) -> None:
         super().__init__()
-        self.runtime: Runtime | None = None
-        self.executor: Any = None
-        self.history: dict[str, deque[CallRecord]] = defaultdict(lambda: deque(maxlen=HISTORY))
+        self.controller = controller
         self._refresh_pending = False
-        self._reloader: Any = None
-        self._mcp_seen: set[str] = set()
-        self._rows: list[dict[str, Any]] = []
+        self._mcp_seen: set[str] = set()  # servers whose first listing has come
+        self._mcp_warned: set[tuple[str, str]] = set()  # (server, state) said once per outage
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.controller.runtime
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -103,72 +80,42 @@ class MainScreen(Screen[None]):
         yield Static("Loading tools…", id="status-line")
         yield Footer()
 
-    # -- loading -----------------------------------------------------------------------
+    # -- the core's events ------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.load_runtime()
+        if self.runtime is not None:  # loaded before this screen was mounted
+            self.refresh_tools()
 
-    @work(thread=True, exclusive=True, group="runtime")
-    def load_runtime(self) -> None:
-        from workbench.core.approval import ApprovalBroker
-        from workbench.core.runtime import load_runtime
+    def runtime_ready(self) -> None:
+        """The controller has loaded the core: show its tools (now, or once mounted)."""
+        if self.is_mounted:
+            self.refresh_tools()
 
-        runtime = load_runtime()
-        runtime.broker = ApprovalBroker.from_config(runtime.config)
-        runtime.registry.add_listener(self._on_registry_change)
-        self.app.call_from_thread(self._runtime_ready, runtime)
+    def core_event(self, event: CoreEvent) -> None:
+        """One event from the core (the app hands on every one it receives)."""
+        from workbench.core.events import ChangeKind, RegistryChanged
+        from workbench.core.executor import ToolCallFinished
+        from workbench.core.mcp.manager import ServerChanged, ToolsChanged
+        from workbench.core.plugins.manager import PluginChanged
 
-    def _runtime_ready(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self.app.runtime = runtime
-        if hasattr(self.app, "attach_approvals"):
-            self.app.attach_approvals(runtime.broker)
-        self.executor = runtime.executor(broker=runtime.broker)
-        self.executor.on_event = lambda event: self.post_message(self.CoreEvent(event))
-        self.refresh_tools()
-        if runtime.plugins is not None:
-            from workbench.core.plugins.watcher import HotReloader
-
-            runtime.plugins.on_event = lambda event: self.post_message(self.CoreEvent(event))
-            self._reloader = HotReloader(runtime.plugins)
-            self._reloader.start()
-        if runtime.config.get("mcp_servers"):
-            self.start_mcp()
-        from workbench.core.report import collect_problems
-
-        for problem in collect_problems(runtime):
-            self.notify(problem, severity="warning", timeout=8)
-        # The objects loaded so far live for the whole session: keep the cyclic collector
-        # from walking them again and again (its pauses showed as keystroke lag).
-        gc.collect()
-        gc.freeze()
-
-    @work(thread=True, group="mcp")
-    def start_mcp(self) -> None:
-        """MCP servers start in the background: the tree fills in as each one is ready."""
-        if self.runtime is not None:
-            self.runtime.start_mcp(on_event=lambda event: self.post_message(self.CoreEvent(event)))
-
-    def on_unmount(self) -> None:
-        if self._reloader is not None:
-            self._reloader.stop(timeout=0.5)
-        if self.runtime is not None:
-            self.runtime.stop_mcp()
-        if self.executor is not None:
-            self.executor.shutdown()
-
-    # -- registry and core events ------------------------------------------------------
-
-    def _on_registry_change(self, event: RegistryChanged) -> None:
-        from workbench.core.events import ChangeKind
-
-        refused = event.reason if event.kind is ChangeKind.REJECTED else ""
-        self.post_message(self.RegistryUpdated(refused))
-
-    def on_main_screen_registry_updated(self, message: RegistryUpdated) -> None:
-        if message.refused:
-            self.notify(message.refused, title="Tool refused", severity="warning", timeout=10)
-        self._schedule_refresh()
+        match event:
+            case RegistryChanged(kind=ChangeKind.REJECTED, reason=reason):
+                self.notify(reason, title="Tool refused", severity="warning", timeout=10)
+                self._schedule_refresh()
+            case RegistryChanged():
+                self._schedule_refresh()
+            case PluginChanged():
+                self._plugin_changed(event)
+                self._schedule_refresh()  # a memory provider's tools are not in the registry
+                self.refresh_sources()
+            case ServerChanged():
+                self._server_changed(event)
+                self.refresh_sources()
+            case ToolsChanged():
+                self._tools_changed(event)
+                self.refresh_sources()
+            case ToolCallFinished():
+                self._call_finished(event)
 
     def _schedule_refresh(self) -> None:
         """Rebuild the tools view soon, once for a burst of changes."""
@@ -176,33 +123,17 @@ class MainScreen(Screen[None]):
             self._refresh_pending = True
             self.set_timer(REFRESH_DELAY, self.refresh_tools)
 
-    def on_main_screen_core_event(self, message: CoreEvent) -> None:
-        event, kind = message.event, type(message.event).__name__
-        if kind == "PluginChanged":
-            self._plugin_event(event)
-            self._schedule_refresh()  # a memory provider's tools are not in the registry
-        elif kind == "ServerChanged":
-            self._server_event(event)
-        elif kind == "ToolsChanged" and self._mcp_announced(event.server):
-            changes = " ".join(
-                c
-                for c in (
-                    f"+{len(event.added)}" * bool(event.added),
-                    f"-{len(event.removed)}" * bool(event.removed),
-                )
-                if c
-            )
-            self.notify(f"tools changed: {changes}", title=f"MCP server {event.server}")
-        elif kind == "ToolCallFinished":
-            self._record_call(event)
-        if kind in ("ToolCallStarted", "ToolCallFinished") and hasattr(self.app, "record_call"):
-            self.app.record_call(event)
-        if kind in ("PluginChanged", "ServerChanged", "ToolsChanged"):
-            self.refresh_sources()
+    def _tools_changed(self, event: ToolsChanged) -> None:
+        if not self._mcp_announced(event.server):
+            return
+        added = f"+{len(event.added)}" if event.added else ""
+        removed = f"-{len(event.removed)}" if event.removed else ""
+        changes = " ".join(c for c in (added, removed) if c)
+        self.notify(f"tools changed: {changes}", title=f"MCP server {event.server}")
 
-    def _server_event(self, event: Any) -> None:
+    def _server_changed(self, event: ServerChanged) -> None:
         """Warn once per outage (and again when the server is parked), not on every retry."""
-        warned = self.__dict__.setdefault("_mcp_warned", set())
+        warned = self._mcp_warned
         if event.state == "ready":
             warned.difference_update({(event.server, "reconnecting"), (event.server, "parked")})
         elif (
@@ -215,17 +146,14 @@ class MainScreen(Screen[None]):
                 event.error, title=f"MCP server {event.server} {event.state}", severity="warning"
             )
 
-    def _plugin_event(self, event: Any) -> None:
+    def _plugin_changed(self, event: PluginChanged) -> None:
         if event.status == "failed":
             self.notify(
                 f"{event.key}: {event.error}", title="Plugin failed", severity="error", timeout=10
             )
         elif event.status in ("reloaded", "removed"):
-            state = (
-                self.runtime.plugins.states.get(event.key)
-                if self.runtime and self.runtime.plugins
-                else None
-            )
+            plugins = self.runtime.plugins if self.runtime is not None else None
+            state = plugins.states.get(event.key) if plugins is not None else None
             self.notify(
                 state.last_change if state else f"{event.key} {event.status}",
                 title=f"Plugin {event.key}",
@@ -240,31 +168,24 @@ class MainScreen(Screen[None]):
     # -- views -------------------------------------------------------------------------
 
     def refresh_tools(self) -> None:
-        from workbench.core.report import tool_rows, toolset_rows
-
         self._refresh_pending = False
         if self.runtime is None:
             return
-        self._rows = tool_rows(self.runtime)
-        self._toolset_rows = toolset_rows(self.runtime)
-        memory = self.runtime.memory
-        self._memory_rows = (memory.active_name, memory.tools())
+        self.controller.refresh_rows()
         self.apply_filter()
         self.refresh_sources()
         self._show_detail(self.query_one(ToolsTree).cursor_node)
 
     def apply_filter(self) -> None:
         query = self.query_one("#filter", Input).value
+        rows = self.controller.rows  # read with the tools, not per keystroke
         matching = self.query_one(ToolsTree).show_rows(
-            self._rows,
-            getattr(self, "_toolset_rows", []),
-            query,
-            getattr(self, "_memory_rows", None),  # read with the tools, not per keystroke
+            rows.tools, rows.toolsets, query, rows.memory
         )
-        offered = sum(r["offered"] for r in self._rows)
+        offered = rows.offered
         shown = f" · {matching} match" if query.strip() else ""
         self.query_one("#status-line", Static).update(
-            f"{len(self._rows)} tools{shown} · {offered} offered to the model (o lists them) · "
+            f"{len(rows.tools)} tools{shown} · {offered} offered to the model (o lists them) · "
             "space toggles a toolset · F2 runs a tool · F1 help",
             layout=False,  # one fixed line: no need to lay the screen out again per keystroke
         )
@@ -272,7 +193,7 @@ class MainScreen(Screen[None]):
 
     def _update_header(self, offered: int) -> None:
         runtime = self.runtime
-        parts = [f"{len(self._rows)} tools", f"{offered} offered"]
+        parts = [f"{len(self.controller.rows.tools)} tools", f"{offered} offered"]
         if runtime is not None:  # where commands run: local, sandboxed, ssh, refused
             parts.append(runtime.backend().label())
         if runtime is not None and runtime.mcp is not None:
@@ -290,7 +211,7 @@ class MainScreen(Screen[None]):
         servers = self.runtime.mcp.statuses() if self.runtime.mcp is not None else []
         plugins = self.runtime.plugins.list() if self.runtime.plugins is not None else []
         self.query_one(SourcesPanel).show(servers, plugins)
-        self._update_header(sum(r["offered"] for r in self._rows))
+        self._update_header(self.controller.rows.offered)
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:
@@ -316,7 +237,7 @@ class MainScreen(Screen[None]):
             return
         name = data["name"]
         schema = self.runtime.registry.get_schema(name)
-        detail.show(data, schema, list(self.history[name]))
+        detail.show(data, schema, list(self.controller.history[name]))
         self.run_worker(form.show(name, schema), group="form", exclusive=True)
 
     # -- actions -----------------------------------------------------------------------
@@ -343,7 +264,7 @@ class MainScreen(Screen[None]):
     def action_show_offered(self) -> None:
         from workbench.screens.pick import PickScreen
 
-        names = sorted(r["name"] for r in self._rows if r["offered"])
+        names = sorted(r["name"] for r in self.controller.rows.tools if r["offered"])
         self.app.push_screen(PickScreen(f"{len(names)} tools offered to the model", names))
 
     def select_tool(self, name: str) -> None:
@@ -360,41 +281,16 @@ class MainScreen(Screen[None]):
                 tree.focus()
                 return
 
-    @on(ToolsTree.ToolsetToggled)
-    def _toggle(self, event: ToolsTree.ToolsetToggled) -> None:
-        self.save_toolset(event.toolset, event.enabled)
-
-    @work(thread=True, group="config")
-    def save_toolset(self, toolset: str, enabled: bool) -> None:
-        from workbench.core.config import ConfigError
-        from workbench.core.toolsets import ToolsetError, set_toolset_enabled
-
-        runtime = self.runtime
-        if runtime is None:
-            return
-        try:
-            set_toolset_enabled(toolset, enabled, runtime.toolsets, runtime.config)
-        except (ConfigError, ToolsetError) as exc:
-            self.app.call_from_thread(self.notify, f"{exc}\nNothing was changed.", severity="error")
-            return
-        runtime.reload_config()
-        state = "enabled" if enabled else "disabled"
-        self.app.call_from_thread(self.notify, f"Toolset {toolset} {state}")
-        self.app.call_from_thread(self.refresh_tools)
-
     @on(RunToolForm.RunRequested)
-    async def _run_requested(self, event: RunToolForm.RunRequested) -> None:
+    def _run_requested(self, event: RunToolForm.RunRequested) -> None:
         self.run_tool(event.tool, event.arguments)
 
     @work(exclusive=False, group="calls")
     async def run_tool(self, tool: str, arguments: dict[str, Any]) -> None:
-        """Through the executor, as the agent would call it (approvals, timeouts, budgets)."""
-        if self.executor is None:
+        """Through the executor, as the agent would call it; the result shows in the form."""
+        outcome = await self.controller.run_tool(tool, arguments)
+        if outcome is None:
             return
-        call_id = f"form-{time.monotonic_ns()}"
-        (outcome,) = await self.executor.run(
-            [{"id": call_id, "name": tool, "arguments": arguments}]
-        )
         duration = (outcome.finished or 0) - (outcome.started or outcome.finished or 0)
         form = self.query_one(RunToolForm)
         if form.tool == tool:
@@ -402,39 +298,8 @@ class MainScreen(Screen[None]):
                 outcome.status, outcome.content, duration, str(outcome.spilled or "") or None
             )
 
-    def _record_call(self, event: Any) -> None:
-        summary = event.content if isinstance(event.content, str) else "<multimodal result>"
-        summary = summary.replace("\n", " ")[:60]
-        record = CallRecord(time.strftime("%H:%M:%S"), event.status, event.duration, summary)
-        self.history[event.name].append(record)
+    def _call_finished(self, event: ToolCallFinished) -> None:
+        """A call's record is in the controller's history: redraw its tool's detail."""
         node = self.query_one(ToolsTree).cursor_node
         if node is not None and node.data and node.data.get("name") == event.name:
             self._show_detail(node)
-
-    @on(SourcesPanel.Action)
-    def _source_action(self, event: SourcesPanel.Action) -> None:
-        self.act_on_source(event.action, event.name)
-
-    @work(thread=True, group="sources")
-    def act_on_source(self, action: str, name: str) -> None:
-        runtime = self.runtime
-        if runtime is None:
-            return
-        try:
-            if action == "restart" and runtime.mcp is not None:
-                runtime.mcp.restart(name)
-                message = f"restarting MCP server {name}"
-            elif runtime.plugins is not None and action in ("enable", "disable"):
-                state = runtime.plugins.set_enabled(name, action == "enable")
-                message = f"plugin {name}: {state.status}"
-            elif runtime.plugins is not None and action == "reload":
-                state = runtime.plugins.reload(name)
-                message = f"plugin {name}: {state.last_change or state.status}"
-            else:
-                return
-        except Exception as exc:
-            self.app.call_from_thread(self.notify, f"{action} {name}: {exc}", severity="error")
-            return
-        self.app.call_from_thread(self.notify, message)
-        self.app.call_from_thread(self.refresh_sources)
-        self.app.call_from_thread(self.refresh_tools)

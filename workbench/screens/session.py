@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -18,16 +18,26 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
-from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from workbench.agent_thread import AgentThread
 from workbench.core.context import short
 from workbench.core.transcript import not_saved
+from workbench.messages import CoreEventArrived
 from workbench.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
 from workbench.widgets.reply import AssistantMessage
-from workbench.widgets.timeline import Bar, Timeline
+from workbench.widgets.timeline import Bar, Timeline, TimelineModel
+
+if TYPE_CHECKING:
+    from workbench.controller import Controller
+    from workbench.core.agent import TurnFinished
+    from workbench.core.events import CoreEvent
+    from workbench.core.executor import ToolCallFinished, ToolCallStarted
+    from workbench.core.model import ModelSettings
+    from workbench.core.runtime import Runtime
+    from workbench.core.session import ChatSession
 
 FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
 CONFIGURE = (
@@ -48,20 +58,20 @@ class SessionScreen(Screen[None]):
         Binding("f8", "focus_prompt", "Prompt", id="session.prompt", priority=True),
     ]
 
-    class AgentEvent(Message):
-        def __init__(self, event: object) -> None:
-            super().__init__()
-            self.event = event
-
-    def __init__(self) -> None:
+    def __init__(
+        self, controller: Controller | None = None, timeline: TimelineModel | None = None
+    ) -> None:
         super().__init__()
-        self.session: Any = None
+        self.controller = controller  # None: a screen shown without the core (its tests)
+        self.timeline_model = timeline or TimelineModel()
+        self.session: ChatSession | None = None
         self.reply: AssistantMessage | None = None
         self._problems_shown = 0
         self.busy = False
         self.last_prompt = ""
         self._pending = ""  # streamed text not yet on screen
-        self._flush_timer: Any = None
+        self._flush_timer: Timer | None = None
+        self._ui_loop: asyncio.AbstractEventLoop | None = None  # where the clarify tool asks
         self._agent_thread: AgentThread | None = None
         self._reason = ""  # how the last turn ended
         self._turn_text = ""  # the last turn's figures
@@ -96,25 +106,31 @@ class SessionScreen(Screen[None]):
                     Text("Timeline  ← → select · +/- zoom · f follow · v view result", style="dim"),
                     id="timeline-heading",
                 )
-                yield Timeline(getattr(self.app, "timeline_model", None), id="timeline")
+                yield Timeline(self.timeline_model, id="timeline")
                 with VerticalScroll(id="call-detail-box"):
                     yield Static(Text("Select a call to see it.", style="dim"), id="call-detail")
         yield Footer()
 
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.controller.runtime if self.controller is not None else None
+
     async def on_mount(self) -> None:
-        runtime = getattr(self.app, "runtime", None)
+        self._ui_loop = asyncio.get_running_loop()
+        runtime = self.runtime
         if runtime is None:
             await self.query_one(ChatLog).note(Text("The workbench is still loading…", style="dim"))
             return
         await self.query_one(ChatLog).note(self._introduction(runtime))
 
-    def _settings(self, runtime: Any) -> Any:
+    def _settings(self, runtime: Runtime) -> ModelSettings:
         """The model chosen by config.yaml, $HERMES_HOME/.env, the environment and the flags."""
         from workbench.core.model import resolve
 
-        return resolve(runtime.config, **getattr(self.app, "model_flags", {}))
+        flags = self.controller.model_flags if self.controller is not None else {}
+        return resolve(runtime.config, **flags)
 
-    def _introduction(self, runtime: Any) -> Text:
+    def _introduction(self, runtime: Runtime) -> Text:
         from workbench.core import local_model
         from workbench.core.model import ModelConfigError
 
@@ -160,6 +176,7 @@ class SessionScreen(Screen[None]):
             if self.session is None and not await self._start_session(log):
                 self.query_one(PromptArea).text = prompt  # nothing typed is lost
                 return
+            assert self.session is not None  # started just above, or before
             finished = await self.agent_thread.run(self.session.turn(prompt))
             try:
                 await self._finish_reply()
@@ -190,7 +207,7 @@ class SessionScreen(Screen[None]):
         from workbench.core.model import ModelConfigError
         from workbench.core.session import ChatSession
 
-        runtime = self.app.runtime
+        runtime = self.runtime
         if runtime is None:
             await log.note(Text("The workbench is still loading; send again in a moment."))
             return False
@@ -205,7 +222,7 @@ class SessionScreen(Screen[None]):
                 settings,
                 broker=runtime.broker,
                 clarify=self._ask_from_agent,
-                on_event=lambda e: self.post_message(self.AgentEvent(e)),
+                on_event=lambda e: self.post_message(CoreEventArrived(e)),
             )
             for note in self.session.notes:
                 await log.note(Text(note, style="yellow"))
@@ -226,8 +243,8 @@ class SessionScreen(Screen[None]):
 
     async def _ask_from_agent(self, question: str, choices: list[str]) -> str | None:
         """The clarify tool, on the agent's loop: the question is asked on the UI's."""
-        ui_loop = self.app._loop
-        asked = asyncio.run_coroutine_threadsafe(self._ask_user(question, choices), ui_loop)
+        assert self._ui_loop is not None  # set on mount, before any session can start
+        asked = asyncio.run_coroutine_threadsafe(self._ask_user(question, choices), self._ui_loop)
         return await asyncio.wrap_future(asked)
 
     async def _ask_user(self, question: str, choices: list[str]) -> str | None:
@@ -258,60 +275,80 @@ class SessionScreen(Screen[None]):
 
     # -- events ------------------------------------------------------------------------
 
-    async def on_session_screen_agent_event(self, message: AgentEvent) -> None:
-        event, kind = message.event, type(message.event).__name__
-        log = self.query_one(ChatLog)
-        if kind == "TextDelta":
-            # fragments are batched: a reply at thousands of tokens a second is re-laid out
-            # a few times a second, not for every fragment, so typing stays quick
-            self._pending += event.text
-            if self._flush_timer is None:
-                self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
-        elif kind == "RoundStarted":
-            await self._finish_reply()
-        elif kind == "ToolCallStarted":
-            await self._finish_reply()
-            await log.card(event.call_id, event.name, event.arguments, event.label)
-            self.call_started(event)
-        elif kind == "ChildStarted":
-            bar = self.query_one(Timeline).model.by_id.get(event.call_id)
-            if bar is not None:
-                bar.conversation = str(event.transcript) if event.transcript else None
-            await log.note(
-                Text.assemble(
-                    (f"🧩 {event.name} works on: {event.goal}", "cyan"),
-                    ("  (its conversation: v on its call in the timeline)", "dim"),
-                )
-            )
-        elif kind == "ChildFinished":
-            ended = f"🧩 {event.name} {event.reason}" + (f": {event.error}" if event.error else "")
-            await log.note(Text(ended, style="cyan" if event.reason == "answered" else "red"))
-        elif kind == "ContextUsage":
-            self._context_text = f"context {short(event.used)} / {short(event.window)}"
-            self._render_turn_line()
-        elif kind == "ContextCompressed":
-            await self._finish_reply()
-            await log.note(Text(event.describe()), classes="divider")
-            if event.problem:
-                await log.note(Text(event.problem, style="yellow"))
-        elif kind == "ContextNotice":
-            await log.note(Text(event.text, style="yellow"))
-        elif kind == "TranscriptFailed":
-            await log.note(Text(not_saved(event.reason), style="yellow"))
-        elif kind == "ToolCallFinished":
-            card = log.cards.get(event.call_id)
-            if card is not None:
-                card.finish(
-                    event.status, event.duration, event.content, str(event.spilled or "") or None
-                )
-            self.call_finished(event)
+    @on(CoreEventArrived)
+    async def _agent_event(self, message: CoreEventArrived) -> None:
+        await self.agent_event(message.event)
 
-    def call_started(self, event: Any) -> None:
+    async def agent_event(self, event: CoreEvent) -> None:
+        """One event of the running turn, in the order the agent emitted them."""
+        from workbench.core.agent import ContextNotice, ContextUsage, RoundStarted, TextDelta
+        from workbench.core.compress import ContextCompressed
+        from workbench.core.delegate import ChildFinished, ChildStarted
+        from workbench.core.executor import ToolCallFinished, ToolCallStarted
+        from workbench.core.transcript import TranscriptFailed
+
+        log = self.query_one(ChatLog)
+        match event:
+            case TextDelta(text=text):
+                # fragments are batched: a reply at thousands of tokens a second is re-laid
+                # out a few times a second, not for every fragment, so typing stays quick
+                self._pending += text
+                if self._flush_timer is None:
+                    self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
+            case RoundStarted():
+                await self._finish_reply()
+            case ToolCallStarted():
+                await self._finish_reply()
+                await log.card(event.call_id, event.name, event.arguments, event.label)
+                self.call_started(event)
+            case ChildStarted():
+                bar = self.timeline_model.by_id.get(event.call_id)
+                if bar is not None:
+                    bar.conversation = str(event.transcript) if event.transcript else None
+                await log.note(
+                    Text.assemble(
+                        (f"🧩 {event.name} works on: {event.goal}", "cyan"),
+                        ("  (its conversation: v on its call in the timeline)", "dim"),
+                    )
+                )
+            case ChildFinished():
+                ended = f"🧩 {event.name} {event.reason}" + (
+                    f": {event.error}" if event.error else ""
+                )
+                await log.note(Text(ended, style="cyan" if event.reason == "answered" else "red"))
+            case ContextUsage():
+                self._context_text = f"context {short(event.used)} / {short(event.window)}"
+                self._render_turn_line()
+            case ContextCompressed():
+                await self._finish_reply()
+                await log.note(Text(event.describe()), classes="divider")
+                if event.problem:
+                    await log.note(Text(event.problem, style="yellow"))
+            case ContextNotice():
+                await log.note(Text(event.text, style="yellow"))
+            case TranscriptFailed():
+                await log.note(Text(not_saved(event.reason), style="yellow"))
+            case ToolCallFinished():
+                card = log.cards.get(event.call_id)
+                if card is not None:
+                    card.finish(
+                        event.status,
+                        event.duration,
+                        event.content,
+                        str(event.spilled or "") or None,
+                    )
+                self.call_finished(event)
+
+    def call_started(self, event: ToolCallStarted) -> None:
         """A call from the agent, the run form or a plugin: onto the timeline."""
         self.query_one(Timeline).started(event)
 
-    def call_finished(self, event: Any) -> None:
+    def call_finished(self, event: ToolCallFinished) -> None:
         self.query_one(Timeline).finished(event)
+
+    def timeline_changed(self) -> None:
+        """The app recorded a call made outside the chat: redraw the timeline."""
+        self.query_one(Timeline).changed()
 
     async def _flush(self) -> None:
         self._flush_timer = None
@@ -330,7 +367,7 @@ class SessionScreen(Screen[None]):
             self.reply.finish()
             self.reply = None
 
-    def _turn_line(self, finished: Any) -> None:
+    def _turn_line(self, finished: TurnFinished) -> None:
         if finished.window:
             self._context_text = f"context {short(finished.context)} / {short(finished.window)}"
         self._turn_text = (

@@ -1,0 +1,145 @@
+"""What both front ends do to the runtime, said the same way in both.
+
+Switching a toolset, choosing the memory provider and acting on a source (an MCP server or
+a plugin) are each written once here: the command-line tool prints the sentence a command
+returns, the workbench shows it as a notification. A command that cannot be done raises
+`CommandFailed` with the sentence that says why; nothing was changed then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.core.plugins.manager import PluginState
+    from workbench.core.runtime import Runtime
+
+BUILTIN_MEMORY = "builtin"
+NOTHING_CHANGED = "Nothing was changed."
+
+
+class CommandFailed(Exception):
+    """A command that could not be done. `usage` marks a request that was itself wrong (an
+    unknown name), as opposed to one that failed (a config file that cannot be written)."""
+
+    def __init__(self, message: str, *, usage: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.usage = usage
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A command that was carried out; `ok` is false when what it started then failed (a
+    plugin enabled and saved whose code did not load)."""
+
+    message: str
+    ok: bool = True
+
+
+class SourceAction(StrEnum):
+    ENABLE = "enable"
+    DISABLE = "disable"
+    RELOAD = "reload"
+    RESTART = "restart"
+
+
+def set_toolset(runtime: Runtime, name: str, enabled: bool) -> Done:
+    """Switch a toolset on or off, saved to config.yaml at once."""
+    from workbench.core.config import ConfigError
+    from workbench.core.toolsets import ToolsetError, set_toolset_enabled
+
+    try:
+        set_toolset_enabled(name, enabled, runtime.toolsets, runtime.config)
+    except ToolsetError as exc:
+        raise CommandFailed(str(exc), usage=True) from exc
+    except ConfigError as exc:
+        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
+    runtime.reload_config()
+    state = "enabled" if enabled else "disabled"
+    return Done(f"toolset {name} {state} (saved to {runtime.config.path})")
+
+
+def memory_choices(runtime: Runtime) -> list[str]:
+    """The providers one may choose: the built-in one and every provider plugin."""
+    plugins = runtime.plugins
+    found = plugins.memory_provider_plugins() if plugins is not None else []
+    return [BUILTIN_MEMORY, *(state.key for state in found)]
+
+
+def select_memory(runtime: Runtime, name: str) -> Done:
+    """Make `name` the memory provider (saved), and say which tools it brings."""
+    from workbench.core.config import ConfigError
+
+    if runtime.plugins is None:
+        raise CommandFailed("plugins are off (HERMES_SAFE_MODE): only the built-in memory")
+    try:
+        state = runtime.plugins.select_memory_provider(name)
+    except ValueError as exc:
+        raise CommandFailed(str(exc), usage=True) from exc
+    except ConfigError as exc:
+        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
+    if state is not None and state.status != "loaded":
+        raise CommandFailed(f"{name}: {state.error}")
+    tools = ", ".join(t.name for t in runtime.memory.tools())
+    return Done(
+        f"memory provider: {runtime.memory.active_name} (saved to {runtime.config.path}); "
+        f"tools: {tools}"
+    )
+
+
+def act_on_source(runtime: Runtime, action: SourceAction, name: str) -> Done:
+    """Restart an MCP server; enable, disable or reload a plugin."""
+    if action is SourceAction.RESTART:
+        return _restart_server(runtime, name)
+    return _act_on_plugin(runtime, action, name)
+
+
+def _restart_server(runtime: Runtime, name: str) -> Done:
+    if runtime.mcp is None:
+        raise CommandFailed(f"restart {name}: no MCP server is running", usage=True)
+    try:
+        runtime.mcp.restart(name)
+    except KeyError as exc:
+        raise CommandFailed(f"restart {name}: no such MCP server", usage=True) from exc
+    except Exception as exc:  # a server's own failure: said, and the app goes on
+        raise CommandFailed(f"restart {name}: {exc}") from exc
+    return Done(f"restarting MCP server {name}")
+
+
+def _act_on_plugin(runtime: Runtime, action: SourceAction, name: str) -> Done:
+    from workbench.core.config import ConfigError
+
+    if runtime.plugins is None:
+        raise CommandFailed(f"{action} {name}: plugins are off (HERMES_SAFE_MODE)")
+    try:
+        if action is SourceAction.RELOAD:
+            state = runtime.plugins.reload(name)
+            return Done(f"plugin {name}: {state.last_change or state.status}")
+        state = runtime.plugins.set_enabled(name, action is SourceAction.ENABLE)
+    except KeyError as exc:
+        raise CommandFailed(str(exc.args[0]) if exc.args else name, usage=True) from exc
+    except ConfigError as exc:
+        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
+    except Exception as exc:  # a plugin's own failure: said, and the app goes on
+        raise CommandFailed(f"{action} {name}: {exc}") from exc
+    return Done(
+        f"plugin {name}: {action}d (saved to {runtime.config.path}); {plugin_summary(state)}",
+        ok=state.status != "failed",
+    )
+
+
+def plugin_summary(state: PluginState) -> str:
+    """One line on a plugin: loaded with what, disabled, failed and why, and its problems."""
+    memory = f", memory provider: {', '.join(state.memory_tools)}" if state.memory_tools else ""
+    detail = {
+        "loaded": f"loaded, {len(state.tools)} tool(s){memory}",
+        "failed": f"FAILED: {state.error}",
+        "disabled": "disabled (enable with `hermes-tui plugins enable KEY`)",
+        "not loaded": f"not loaded: {state.error}" if state.error else "not loaded",
+    }.get(state.status, state.status)
+    extra = [f"refused {name}: {why}" for name, why in state.refused]
+    extra += state.manifest.problems + state.warnings
+    return detail + "".join(f"; {e}" for e in extra)

@@ -1,0 +1,33 @@
+"""The Textual messages that carry the core's events into the workbench.
+
+An event from any thread (the agent's, a tool worker's, the plugin watcher's, the MCP
+thread) becomes one `CoreEventArrived` on the UI's loop; its handler dispatches on the
+event's class with `match`, so a misspelt event type is an error ruff and pyright see.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from workbench.core.approval import ApprovalRequest
+    from workbench.core.events import CoreEvent
+
+
+class CoreEventArrived(Message, bubble=False):
+    """One event of the core's vocabulary, posted from any thread. It stays with the node it
+    was posted to (the app, or the session screen for its agent's events)."""
+
+    def __init__(self, event: CoreEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ApprovalAsked(Message, bubble=False):
+    """A tool call waits for the user's answer (posted from the thread that asked)."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
