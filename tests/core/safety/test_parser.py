@@ -34,6 +34,7 @@ def test_continuations_are_joined_outside_quotes_and_comments() -> None:
         "rm \\\n  -rf /",
         "r\\\nm -rf ~",
         "rm${IFS}-rf${IFS}/",
+        "a='rm -rf'; $a /",  # an unquoted variable is split into words
         "# harmless \\\nrm -rf /",
         "bash <<EOF\nrm -rf ~\nEOF",
         "ssh localhost <<'EOF'\nrm -rf /\nEOF",

@@ -159,3 +159,16 @@ def test_reason_and_span_point_at_the_client() -> None:
     verdict = analyze_command(command)
     assert any("DROP TABLE" in r for r in verdict.reasons)
     assert [command[a:b] for a, b in verdict.spans] == ["psql -c 'DROP TABLE users'"]
+
+
+def test_without_the_sql_parser_sql_asks(monkeypatch) -> None:
+    from workbench.core.safety import sql
+
+    def missing():
+        raise ImportError("No module named 'sqlglot'")
+
+    monkeypatch.setattr(sql, "_sqlglot", missing)
+    (effect,) = judge_sql("SELECT 1", "psql")
+    assert effect.unknown and "not installed" in effect.what
+    verdict = analyze_command("psql -c 'SELECT 2'")  # the app keeps running and asks
+    assert verdict.dangerous and not verdict.hardline

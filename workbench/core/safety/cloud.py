@@ -298,14 +298,10 @@ def _http_method(cmd: Cmd) -> str | None:
         if cmd.name.lower().startswith("invoke-") and arg.lower() == "-method":
             return nxt
     if cmd.name in ("http", "https", "xh", "xhs", "curlie"):
+        # METHOD comes before the URL; an option's value (`--auth u:p`) may come first
         operands = [a for a in args if a is None or not a.startswith("-")]
-        if (
-            operands
-            and operands[0]
-            and operands[0].upper()
-            in _DESTRUCTIVE_METHODS | {"GET", "POST", "PUT", "PATCH", "HEAD", "OPTIONS"}
-        ):
-            return operands[0]
+        methods = _DESTRUCTIVE_METHODS | {"GET", "POST", "PUT", "PATCH", "HEAD", "OPTIONS"}
+        return next((a for a in operands[:3] if a and a.upper() in methods), None)
     return None
 
 

@@ -628,6 +628,8 @@ def _git_reason(sub: str, cmd: Cmd) -> str:
         cmd.has(short="D") or (cmd.has("--delete", short="d") and cmd.has("--force", short="f"))
     ):
         return "force-deletes a branch"
+    if sub == "branch" and cmd.has(short="MC"):
+        return "force-renames or copies a branch over an existing one"
     if sub == "rm":
         return "deletes tracked files"
     if sub in ("filter-branch", "filter-repo"):
@@ -1041,8 +1043,14 @@ def _fd(ctx: Context, cmd: Cmd) -> None:
 
 @rule("iptables", "ip6tables", "nft", "ufw")
 def _firewall(ctx: Context, cmd: Cmd) -> None:
-    if cmd.has("--flush", "--delete-chain", short="FX") or any(
-        a in ("flush", "reset", "disable") for a in cmd.args
+    policy = any(
+        a in ("-P", "--policy") and any(v in ("DROP", "REJECT") for v in cmd.args[i + 2 : i + 3])
+        for i, a in enumerate(cmd.args)
+    )
+    if (
+        policy
+        or cmd.has("--flush", "--delete-chain", short="FX")
+        or any(a in ("flush", "reset", "disable") for a in cmd.args)
     ):
         ctx.flag(
             "firewall", f"{cmd.name} flushes or disables firewall rules", cmd.node, Severity.HIGH
@@ -1151,6 +1159,33 @@ def _cryptsetup(ctx: Context, cmd: Cmd) -> None:
         ctx.flag(
             "format", "cryptsetup destroys or re-keys an encrypted volume", cmd.node, Severity.HIGH
         )
+
+
+@rule("passwd", "chpasswd", "usermod")
+def _passwords(ctx: Context, cmd: Cmd) -> None:
+    if cmd.name == "passwd" and not cmd.has("--delete", "--lock", "--expire", short="dle"):
+        return  # changing one's password asks for it on the terminal
+    if cmd.name == "usermod" and not cmd.has("--lock", "--expiredate", "--password", short="Lep"):
+        return
+    ctx.flag(
+        "accounts",
+        f"{cmd.name} removes, locks or replaces an account's password",
+        cmd.node,
+        Severity.HIGH,
+    )
+
+
+@rule("mount", "umount", "swapoff")
+def _mounts(ctx: Context, cmd: Cmd) -> None:
+    if (
+        cmd.name == "mount"
+        and not any(a and "remount" in a for a in cmd.args)
+        and "--move" not in cmd.args
+    ):
+        return  # mounting adds; listing reads
+    if cmd.name == "umount" and not cmd.operands and not cmd.has("--all", short="a"):
+        return
+    ctx.flag("mounts", f"{cmd.name} changes or removes mounted filesystems", cmd.node)
 
 
 @rule("userdel", "groupdel", "deluser", "delgroup")

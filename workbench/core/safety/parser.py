@@ -209,7 +209,10 @@ def split_word(node: Node, env: Mapping[str, str | None] | None = None) -> list[
             else:
                 words[-1] += value
         return [w for w in words if w != ""]
-    return [word_value(node, env)]
+    value = word_value(node, env)
+    if kind in ("simple_expansion", "expansion") and value and any(c in value for c in " \t\n"):
+        return list(value.split())  # an unquoted variable is split into words (`$a` = 'rm -rf')
+    return [value]
 
 
 def home_dir() -> str:

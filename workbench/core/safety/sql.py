@@ -140,7 +140,10 @@ def _strip_comments(sql: str) -> str:
 
 
 def _statements(sql: str, dialect: str | None) -> list[SqlEffect]:
-    sqlglot = _sqlglot()
+    try:
+        sqlglot = _sqlglot()
+    except ImportError:  # an environment installed before the parser was a dependency
+        return [SqlEffect("SQL, and the SQL parser (sqlglot) is not installed", unknown=True)]
     try:
         statements = sqlglot.parse(sql, read=dialect)
     except Exception:  # sqlglot raises its own ParseError, TokenError and the odd ValueError
