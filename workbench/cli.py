@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("path", help="the file to view, however large")
 
     sub.add_parser("doctor", help="check the home dir, config, tool modules, plugins and MCP")
+    from workbench import approvals_cli
+
+    approvals = sub.add_parser(
+        "approvals",
+        help="approval rules: list them, test what a call would meet (runs nothing), suggest",
+    )
+    approvals_cli.add_arguments(approvals)
     return parser
 
 
@@ -108,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--model, --base-url and --api-key apply to the workbench and `chat` only")
     if args.command == "view":
         return _run_app(view=args.path)
+    from workbench import approvals_cli
     from workbench.core.runtime import load_runtime
 
     runtime = load_runtime(load_plugins=_runs_plugins(args))
@@ -122,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         "chat": chat_cli.run,
         "sessions": chat_cli.list_sessions,
         "export": chat_cli.export,
+        "approvals": approvals_cli.run,
     }
     try:
         return handler[args.command](runtime, args)
@@ -138,6 +147,10 @@ def _needs_mcp(runtime: Runtime, args: argparse.Namespace) -> bool:
         return False
     if args.command == "call":
         return runtime.registry.get_entry(args.name) is None  # maybe one of theirs
+    if args.command == "approvals":
+        from workbench import approvals_cli
+
+        return approvals_cli.needs_mcp(args)
     return args.command in ("tools", "doctor", "chat")
 
 
@@ -169,6 +182,10 @@ def _runs_plugins(args: argparse.Namespace) -> bool:
     does, so a plugin that hangs or kills its process can always be switched off."""
     if args.command in ("sessions", "export"):
         return False
+    if args.command == "approvals":
+        from workbench import approvals_cli
+
+        return approvals_cli.runs_plugins(args)
     return not (args.command == "plugins" and args.action == "disable")
 
 
@@ -399,6 +416,7 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
     for line in _terminal_report(runtime) + _sources_report(runtime) + _approvals_report(runtime):
         _out(line)
     problems = ([io_problem] if io_problem else []) + model_problems + collect_problems(runtime)
+    problems += _rule_problems(runtime)
     _out("")
     _out("no problems found" if not problems else f"{len(problems)} problem(s):")
     for problem in problems:
@@ -453,24 +471,26 @@ def _sources_report(runtime: Runtime) -> list[str]:
     return lines
 
 
+def _rule_problems(runtime: Runtime) -> list[str]:
+    from workbench.core.policy import RuleBook
+
+    return [f"approval rule: {p}" for p in RuleBook(runtime.config).policy.problems]
+
+
 def _approvals_report(runtime: Runtime) -> list[str]:
     from workbench.core.approval import ApprovalBroker
     from workbench.core.runtime import write_roots
 
     broker = ApprovalBroker.from_config(runtime.config)
     roots = write_roots(runtime.config)
+    policy = broker.book.policy
     lines = [
         f"approvals mode {broker.mode}, {broker.timeout:g}s to answer (then denied), "
-        f"{len(broker.rules)} saved rule(s)",
+        f"{len(policy.rules)} rule(s) (`hermes-tui approvals list`)",
         "          writes outside the working directory ask"
         + (f", except under {', '.join(roots)} (approvals.write_roots)" if roots else ""),
     ]
-    for entry in runtime.config.get("command_allowlist") or []:
-        if isinstance(entry, str) and any(c in entry for c in "*?["):
-            lines.append(
-                f"          not applied: command_allowlist glob {entry!r} "
-                "(a glob cannot name the risks it approves)"
-            )
+    lines += [f"          {line}" for line in policy.notes]
     return lines
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.approval import ApprovalBroker, Choice, CommandRule, parse_answer
+from workbench.core.approval import ApprovalBroker, Choice, parse_answer
 from workbench.core.config import load_config
+from workbench.core.policy import Action, Rule, Scope
 from workbench.core.safety import analyze_command
 
 
@@ -93,9 +94,9 @@ async def test_session_rule_is_command_specific() -> None:
     broker = ApprovalBroker()
     asked = answering(broker, "s")
     assert (await ask(broker, "rm -rf build")).choice is Choice.SESSION
-    assert (
-        await ask(broker, "rm  -rf   build")
-    ).reason == "allowed by a rule approved this session"
+    again = await ask(broker, "rm  -rf   build")
+    assert again.approved and again.reason.startswith("allowed by a rule: allow the command")
+    assert again.rule is not None and again.rule.scope is Scope.SESSION
     broker._front_ends.clear()
     assert not (
         await ask(broker, "rm -rf src")
@@ -105,16 +106,16 @@ async def test_session_rule_is_command_specific() -> None:
 
 async def test_prefix_rules_only_cover_the_risks_they_name() -> None:
     # W-A3: Hermes's `git *` approved `git push --force` and `git reset --hard`
-    broker = ApprovalBroker(
-        rules=[CommandRule("rm -rf build/", prefix=True, risks=frozenset({"delete"}))]
-    )
-    assert (await ask(broker, "rm -rf build/cache")).approved
-    assert not (await ask(broker, "rm -rf build/ && git push --force")).approved
+    rule = Rule(Action.ALLOW, "command_prefix", "rm -rf build", frozenset({"delete"}))
+    broker = ApprovalBroker(rules=[rule])
+    assert (await ask(broker, "rm -rf build cache")).approved
+    assert not (await ask(broker, "rm -rf build && git push --force")).approved
     assert not (await ask(broker, "rm -rf buildings")).approved
+    assert not (await ask(broker, "rm -rf build/ ../x")).approved  # words, not characters
 
 
 async def test_hardline_is_never_asked_nor_allowed() -> None:
-    broker = ApprovalBroker(mode="off", rules=[CommandRule("rm -rf ~")])
+    broker = ApprovalBroker(mode="off", rules=[Rule(Action.ALLOW, "command", "rm -rf ~")])
     asked = answering(broker, "o")
     decision = await ask(broker, "rm -rf ~")
     assert not decision.approved and decision.reason.startswith("blocked (hardline)")
@@ -132,7 +133,8 @@ async def test_always_persists_atomically_and_is_honoured_next_start(home: Path)
     assert config.get("command_allowlist") == ["make clean", "rm -rf build"]
     assert (home / "config.yaml").read_text().startswith("# mine")
     restarted = ApprovalBroker.from_config(config)  # no front end: only the rule can allow it
-    assert (await ask(restarted, "rm -rf build")).reason == "allowed by command_allowlist"
+    allowed = await ask(restarted, "rm -rf build")
+    assert allowed.approved and "config.yaml command_allowlist[1]" in allowed.reason
     assert not (await ask(restarted, "rm -rf dist")).approved
 
 
@@ -145,31 +147,54 @@ async def test_always_that_cannot_be_saved_says_so(tmp_path: Path) -> None:
     assert (tmp_path / "config.yaml").read_text() == "command_allowlist: [broken\n"
 
 
-def test_hermes_globs_and_category_keys_are_not_applied(tmp_path: Path) -> None:
+async def test_hermes_globs_and_category_keys_never_approve_a_risky_command(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "config.yaml").write_text(
         "command_allowlist: ['git *', 'recursive delete', 'ls -la']\n"
     )
     broker = ApprovalBroker.from_config(load_config(tmp_path / "config.yaml"))
-    assert [r.text for r in broker.rules] == ["recursive delete", "ls -la"]
-    assert not broker.rules[0].covers("git push --force", verdict("git push --force"))
+    rules = broker.book.policy.rules
+    assert [(r.kind, r.pattern) for r in rules] == [
+        ("command_glob", "git *"),
+        ("command", "recursive delete"),
+        ("command", "ls -la"),
+    ]
+    assert not (await ask(broker, "git push --force")).approved
+    assert not (await ask(broker, "rm -rf build")).approved
 
 
 async def test_rules_do_not_cover_context_findings() -> None:
-    broker = ApprovalBroker(rules=[CommandRule("python3 cleanup.py")])
+    broker = ApprovalBroker(rules=[Rule(Action.ALLOW, "command", "python3 cleanup.py")])
     v = analyze_command("python3 cleanup.py", cwd="/p", recent_writes=frozenset({"/p/cleanup.py"}))
     assert not (await broker.decide("terminal", "python3 cleanup.py", v, cwd="/p")).approved
 
 
-async def test_prefix_rules_persist_and_revoke(tmp_path: Path) -> None:
+async def test_prefix_rules_persist_and_are_deleted(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     broker = ApprovalBroker(config_path=path)
-    rule = broker.add_prefix_rule("rm -rf build/", frozenset({"delete"}), permanent=True)
+    rule = Rule(Action.ALLOW, "command_prefix", "rm -rf build", frozenset({"delete"}))
+    broker.book.add(rule)
     assert load_config(path).get("approvals.rules") == [
-        {"prefix": "rm -rf build/", "risks": ["delete"]}
+        {"action": "allow", "command_prefix": "rm -rf build", "risks": ["delete"]}
     ]
-    assert ApprovalBroker.from_config(load_config(path)).rules == [rule]
-    broker.revoke(rule)
+    (saved,) = ApprovalBroker.from_config(load_config(path)).book.policy.rules
+    assert saved.same(rule) and saved.origin == "config.yaml approvals.rules[0]"
+    broker.book.remove(saved)
     assert load_config(path).get("approvals.rules") == []
+
+
+def test_rules_saved_by_an_earlier_version_still_apply(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text(
+        "approvals:\n  rules:\n    - {prefix: rm -rf build, risks: [delete]}\n"
+    )
+    (rule,) = ApprovalBroker.from_config(load_config(tmp_path / "config.yaml")).book.policy.rules
+    assert (rule.action, rule.kind, rule.pattern, rule.risks) == (
+        Action.ALLOW,
+        "command_prefix",
+        "rm -rf build",
+        frozenset({"delete"}),
+    )
 
 
 def test_config_mode_and_timeout(tmp_path: Path) -> None:

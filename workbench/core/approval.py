@@ -1,14 +1,14 @@
 """Approvals: a destructive action waits for a person's decision, and silence means no.
 
 The core posts a request carrying a future; a front end (the TUI modal, the CLI prompt)
-answers it. Everything fails closed (hermes-compat.md §8.3): a timeout, an answer that is
-not exactly one of the approving choices, no front end to ask, a front end that goes away,
-all deny. Hardline findings are denied before anyone is asked.
+answers it. Everything fails closed: a timeout, an answer that is not exactly one of the
+approving choices, no front end to ask, a front end that goes away, all deny. Hardline
+findings and deny rules are refused before anyone is asked, whatever the mode (`--yes` too).
 
-"Session" and "always" rules approve that exact command (or a prefix the user chose), and
-only for the risks seen when they were granted: a rule for `rm -rf build/` never approves
-`rm -rf build/ && git push --force`. "Always" persists: exact commands to
-`command_allowlist` (Hermes's key, plain strings), prefix rules to `approvals.rules`.
+What needs asking is the policy's call (`workbench.core.policy`): rules of every scope, then
+the detector. "Session", "always" and "never" save exactly the rule the front end showed
+(one of the request's `offers`: this exact command, or a prefix it starts with), in memory,
+in config.yaml or, for a trusted project, in its `.hermes/approvals.yaml`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
-from workbench.core.config import Config, ConfigError, set_path, update_config
-from workbench.core.safety import Verdict
+from workbench.core.config import Config, ConfigError
+from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
+from workbench.core.policy.offer import History, Offer, in_scope, offers
+from workbench.core.safety import Finding, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -36,60 +37,38 @@ class Choice(StrEnum):
     SESSION = "session"
     ALWAYS = "always"
     DENY = "deny"
+    NEVER = "never"  # deny, and save a deny rule
     OUTSIDE = "outside"  # once, outside the terminal's sandbox (offered only when it is on)
 
 
-_APPROVING = {
+_ANSWERS = {
     "o": Choice.ONCE,
     "once": Choice.ONCE,
     "s": Choice.SESSION,
     "session": Choice.SESSION,
     "a": Choice.ALWAYS,
     "always": Choice.ALWAYS,
+    "n": Choice.NEVER,
+    "never": Choice.NEVER,
 }
 
 
 def parse_answer(answer: object) -> Choice:
-    """Exactly one of the approving answers approves; anything else denies (W-A9)."""
+    """Exactly one of the known answers counts; anything else denies (W-A9)."""
     if isinstance(answer, Choice):
         return answer
-    return _APPROVING.get(answer, Choice.DENY) if isinstance(answer, str) else Choice.DENY
+    return _ANSWERS.get(answer, Choice.DENY) if isinstance(answer, str) else Choice.DENY
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
     choice: Choice
     reason: str
+    rule: Rule | None = None  # the rule that decided, or the one the person saved
 
     @property
     def approved(self) -> bool:
-        return self.choice is not Choice.DENY
-
-
-@dataclass(frozen=True, slots=True)
-class CommandRule:
-    """Approves one exact command, or commands starting with `text`, for the given risks."""
-
-    text: str
-    prefix: bool = False
-    risks: frozenset[str] = frozenset()
-    permanent: bool = False
-
-    def covers(self, command: str, verdict: Verdict | None) -> bool:
-        command = normalise(command)
-        if verdict is not None and (
-            verdict.hardline or any(f.contextual for f in verdict.findings)
-        ):
-            return False
-        if not self.prefix:
-            return command == self.text
-        if not (
-            command == self.text
-            or command.startswith(self.text.rstrip() + " ")
-            or (self.text.endswith(("/", " ")) and command.startswith(self.text))
-        ):
-            return False
-        return verdict is None or verdict.rules <= self.risks
+        return self.choice not in (Choice.DENY, Choice.NEVER)
 
 
 def normalise(command: str) -> str:
@@ -110,8 +89,12 @@ class ApprovalRequest:
     allow_permanent: bool = True
     where: str = ""  # where the command would run (the terminal's backend)
     can_leave: bool = False  # the sandbox is on: the person may let this one command out
+    allow_offers: list[Offer] = field(default_factory=list)  # what session/always would save
+    deny_offers: list[Offer] = field(default_factory=list)  # what never would save
+    scopes: tuple[Scope, ...] = (Scope.EVERYWHERE,)  # where always/never may save
     future: asyncio.Future[Choice] | None = field(default=None, repr=False)
     loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+    chosen: Rule | None = field(default=None, repr=False)  # set by answer()
 
     @property
     def writes(self) -> list[str]:
@@ -131,10 +114,14 @@ class ApprovalAnswered:
 
 FrontEnd = Callable[[ApprovalRequest], None]
 Listener = Callable[[object], None]
+NO_ONE = (
+    "denied: no one can be asked (headless; pass --yes or set approvals.mode: off "
+    "to allow destructive commands without asking)"
+)
 
 
 class ApprovalBroker:
-    """Routes approval requests to whoever can answer, and remembers the rules granted."""
+    """Routes approval requests to whoever can answer; the rules it applies are `book`'s."""
 
     def __init__(
         self,
@@ -142,40 +129,42 @@ class ApprovalBroker:
         config_path: Path | None = None,
         mode: str = "ask",
         timeout: float = DEFAULT_TIMEOUT,
-        rules: list[CommandRule] | None = None,
+        book: RuleBook | None = None,
+        rules: list[Rule] | None = None,
     ) -> None:
-        self.config_path = config_path
         self.mode = mode
         self.timeout = timeout
-        self.rules: list[CommandRule] = list(rules or [])
+        self.book = book or RuleBook(trusted=False)
+        if config_path is not None:
+            self.book.config_path = config_path
+        for rule in rules or []:
+            self.book.session.append(rule)
+        self.book.reload() if rules else None
+        self.history = History()
         self._front_ends: list[FrontEnd] = []
         self._listeners: list[Listener] = []
         self._pending: dict[int, ApprovalRequest] = {}
         self._ids = itertools.count(1)
 
     @classmethod
-    def from_config(cls, config: Config, *, mode: str | None = None) -> ApprovalBroker:
-        """Rules from `command_allowlist` (exact commands) and `approvals.rules` (prefixes)."""
-        rules = [
-            CommandRule(normalise(entry), permanent=True)
-            for entry in config.get("command_allowlist") or []
-            if isinstance(entry, str) and entry.strip() and not any(c in entry for c in "*?[")
-        ]
-        for entry in config.get("approvals.rules") or []:
-            if isinstance(entry, dict) and isinstance(entry.get("prefix"), str):
-                risks = frozenset(str(r) for r in entry.get("risks") or [])
-                rules.append(CommandRule(normalise(entry["prefix"]), True, risks, permanent=True))
+    def from_config(
+        cls, config: Config, *, mode: str | None = None, project: Path | None = None
+    ) -> ApprovalBroker:
+        """Rules from config.yaml (and a trusted project); mode and timeout from `approvals`."""
         raw_mode = config.get("approvals.mode", "ask")  # YAML reads a bare `off` as False
         configured = "off" if raw_mode is False else str(raw_mode).lower()
         timeout = config.get("approvals.timeout")
         return cls(
-            config_path=config.path,
             mode=mode or ("off" if configured in ("off", "false", "no") else "ask"),
             timeout=float(timeout)
             if isinstance(timeout, int | float) and timeout > 0
             else DEFAULT_TIMEOUT,
-            rules=rules,
+            book=RuleBook(config, project=project),
         )
+
+    @property
+    def config_path(self) -> Path | None:
+        return self.book.config_path
 
     # -- front ends and listeners ----------------------------------------------------
 
@@ -207,39 +196,49 @@ class ApprovalBroker:
 
     # -- deciding --------------------------------------------------------------------
 
+    def note(self, facts: CallFacts, shown: str) -> None:
+        """A call this session made, for the offers' "would also have matched"."""
+        self.history.add(facts, shown)
+
+    def judge(self, facts: CallFacts, verdict: Verdict | None) -> Ruling:
+        return self.book.policy.judge(facts, verdict)
+
     async def decide(
         self,
         tool: str,
         command: str,
         verdict: Verdict | None,
         *,
+        facts: CallFacts | None = None,
+        ruling: Ruling | None = None,
         cwd: str = "",
         label: str = "",
         reason: str = "",
         where: str = "",
         can_leave: bool = False,
     ) -> Decision:
-        """Ask (or answer from rules) whether `command` may run. Never raises but CancelledError."""
-        reason = reason or "; ".join(verdict.reasons if verdict else []) or "needs approval"
-        if verdict is not None and verdict.hardline:
-            return Decision(Choice.DENY, f"blocked (hardline): {reason}")
+        """Decide from the rules, or ask, whether `command` may run. Never raises but
+        CancelledError. `facts` default to a terminal command's (or a tool with no more)."""
+        if facts is None:
+            facts = CallFacts(tool, tool, command=command if tool == "terminal" else None)
+        ruling = ruling or self.judge(facts, verdict)
+        if ruling.outcome is Outcome.DENY:
+            return Decision(Choice.DENY, ruling.reason, ruling.rule)
+        if ruling.outcome is Outcome.ALLOW:
+            return Decision(
+                Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
+            )
         if self.mode == "off":
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
-        rule = next((r for r in self.rules if r.covers(command, verdict)), None)
-        if rule is not None:
-            source = "command_allowlist" if rule.permanent else "a rule approved this session"
-            return Decision(Choice.SESSION, f"allowed by {source}")
         if not self._front_ends:
-            return Decision(
-                Choice.DENY,
-                "denied: no one can be asked (headless; pass --yes or set approvals.mode: off "
-                "to allow destructive commands without asking)",
-            )
-        return await self._ask(tool, command, verdict, cwd, label, reason, where, can_leave)
+            return Decision(Choice.DENY, NO_ONE)
+        reason = ruling.reason if ruling.rule or not reason else reason
+        request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
+        return await self._ask(request)
 
-    async def _ask(self, tool, command, verdict, cwd, label, reason, where, can_leave) -> Decision:
-        loop = asyncio.get_running_loop()
-        request = ApprovalRequest(
+    def _request(self, tool, command, verdict, facts, cwd, label, reason, where, can_leave):
+        scopes = (Scope.EVERYWHERE, Scope.PROJECT) if self.book.trusted else (Scope.EVERYWHERE,)
+        return ApprovalRequest(
             id=next(self._ids),
             tool=tool,
             command=command,
@@ -249,11 +248,16 @@ class ApprovalBroker:
             label=label,
             timeout=self.timeout,
             deadline=time.monotonic() + self.timeout,
-            future=loop.create_future(),
-            loop=loop,
             where=where,
             can_leave=can_leave,
+            allow_offers=offers(facts, verdict, self.history, Action.ALLOW),
+            deny_offers=offers(facts, None, self.history, Action.DENY),
+            scopes=scopes,
         )
+
+    async def _ask(self, request: ApprovalRequest) -> Decision:
+        loop = asyncio.get_running_loop()
+        request.future, request.loop = loop.create_future(), loop
         self._pending[request.id] = request
         self._emit(ApprovalRequested(request))
         for front_end in list(self._front_ends):
@@ -264,7 +268,7 @@ class ApprovalBroker:
                 request.future.set_result(Choice.DENY) if not request.future.done() else None
         try:
             choice = await asyncio.wait_for(asyncio.shield(request.future), self.timeout)
-            decision = await self._apply(choice, command, verdict, can_leave)
+            decision = await self._apply(choice, request)
         except TimeoutError:
             decision = Decision(Choice.DENY, f"denied: no answer within {self.timeout:g}s")
         except asyncio.CancelledError:
@@ -279,32 +283,51 @@ class ApprovalBroker:
             request.future.set_result(Choice.DENY)
         self._emit(ApprovalAnswered(request, decision))
 
-    async def _apply(
-        self, choice: Choice, command: str, verdict: Verdict | None, can_leave: bool = False
-    ) -> Decision:
-        if choice is Choice.DENY or (choice is Choice.OUTSIDE and not can_leave):
+    async def _apply(self, choice: Choice, request: ApprovalRequest) -> Decision:
+        if choice is Choice.DENY or (choice is Choice.OUTSIDE and not request.can_leave):
             return Decision(Choice.DENY, "denied by the user")
         if choice is Choice.OUTSIDE:  # never a rule: the next one asks again
             return Decision(Choice.OUTSIDE, "approved once by the user, outside the sandbox")
         if choice is Choice.ONCE:
             return Decision(Choice.ONCE, "approved once by the user")
-        rule = CommandRule(normalise(command), risks=verdict.rules if verdict else frozenset())
-        self.rules.append(rule)
-        if choice is Choice.SESSION:
-            return Decision(Choice.SESSION, "approved for this session by the user")
+        rule = self._chosen(choice, request)
+        if rule is None:  # what was answered is not what was shown: fail closed
+            return Decision(Choice.DENY, "denied: the rule to save was not one of those offered")
         try:
-            await asyncio.to_thread(self._persist, rule)
+            await asyncio.to_thread(self.book.add, rule)
         except ConfigError as exc:
-            return Decision(Choice.SESSION, f"approved for this session; not saved: {exc}")
-        self.rules[-1] = CommandRule(rule.text, rule.prefix, rule.risks, permanent=True)
-        return Decision(Choice.ALWAYS, "approved always by the user (saved to command_allowlist)")
+            if choice is Choice.NEVER:
+                return Decision(Choice.DENY, f"denied by the user; the rule was not saved: {exc}")
+            self.book.add(in_scope(rule, Scope.SESSION))
+            return Decision(Choice.SESSION, f"approved for this session; not saved: {exc}", rule)
+        if choice is Choice.NEVER:
+            return Decision(Choice.NEVER, f"denied by the user; saved: {rule.describe()}", rule)
+        if choice is Choice.SESSION:
+            return Decision(Choice.SESSION, "approved for this session by the user", rule)
+        where = "the project's rules" if rule.scope is Scope.PROJECT else "config.yaml"
+        return Decision(Choice.ALWAYS, f"approved always by the user (saved to {where})", rule)
 
-    def answer(self, request_id: int, answer: object) -> bool:
-        """Resolve a pending request from any thread; False if it is no longer pending."""
+    def _chosen(self, choice: Choice, request: ApprovalRequest) -> Rule | None:
+        """The rule to save: one of the request's offers, in a scope the request allows."""
+        offered = request.deny_offers if choice is Choice.NEVER else request.allow_offers
+        if not offered:
+            return None
+        picked = request.chosen or offered[0].rule
+        if not any(picked.same(o.rule) for o in offered):
+            return None
+        if choice is Choice.SESSION:
+            return in_scope(picked, Scope.SESSION)
+        scope = picked.scope if picked.scope in request.scopes else None
+        return in_scope(picked, scope) if scope is not None else None
+
+    def answer(self, request_id: int, answer: object, rule: Rule | None = None) -> bool:
+        """Resolve a pending request from any thread; False if it is no longer pending.
+        `rule` is the offer the person chose to save (the first offer when None)."""
         request = self._pending.get(request_id)
         if request is None or request.future is None or request.loop is None:
             return False
         choice = parse_answer(answer)
+        request.chosen = rule
 
         def resolve() -> None:
             if not request.future.done():
@@ -322,49 +345,7 @@ class ApprovalBroker:
                 )
         logger.info("approvals closed (%s): %d pending denied", why, len(self._pending))
 
-    # -- rules -----------------------------------------------------------------------
 
-    def add_prefix_rule(
-        self, prefix: str, risks: frozenset[str], *, permanent: bool
-    ) -> CommandRule:
-        rule = CommandRule(
-            normalise(prefix), prefix=True, risks=frozenset(risks), permanent=permanent
-        )
-        if permanent:
-            self._persist(rule)
-        self.rules.append(rule)
-        return rule
-
-    def revoke(self, rule: CommandRule) -> None:
-        self.rules = [r for r in self.rules if r != rule]
-        if rule.permanent and self.config_path is not None:
-            update_config(lambda doc: _remove_rule(doc, rule), self.config_path)
-
-    def _persist(self, rule: CommandRule) -> None:
-        if self.config_path is None:
-            raise ConfigError("no config file to save the rule to")
-        update_config(lambda doc: _add_rule(doc, rule), self.config_path)
-
-
-def _add_rule(doc: Any, rule: CommandRule) -> None:
-    if rule.prefix:
-        entries = list((doc.get("approvals") or {}).get("rules") or [])
-        entries.append({"prefix": rule.text, "risks": sorted(rule.risks)})
-        set_path(doc, "approvals.rules", entries)
-        return
-    allow = list(doc.get("command_allowlist") or [])
-    if rule.text not in allow:
-        allow.append(rule.text)
-    doc["command_allowlist"] = allow
-
-
-def _remove_rule(doc: Any, rule: CommandRule) -> None:
-    if rule.prefix:
-        entries = [
-            e
-            for e in (doc.get("approvals") or {}).get("rules") or []
-            if not (isinstance(e, dict) and e.get("prefix") == rule.text)
-        ]
-        set_path(doc, "approvals.rules", entries)
-    else:
-        doc["command_allowlist"] = [e for e in doc.get("command_allowlist") or [] if e != rule.text]
+def plugin_verdict(shown: str, reason: str) -> Verdict:
+    """A plugin's `pre_tool_call` asked for approval: a finding rules can see."""
+    return Verdict(shown, (Finding("plugin-approval", reason, (0, len(shown))),))

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core import errors
-from workbench.core.approval import ApprovalBroker, Choice, Decision
+from workbench.core.approval import ApprovalBroker, Choice, Decision, plugin_verdict
 from workbench.core.backends import Backend
 from workbench.core.budget import (
     BudgetConfig,
@@ -40,10 +40,12 @@ from workbench.core.budget import (
     apply_result_budget,
     enforce_turn_budget,
 )
-from workbench.core.gate import FILE_WRITERS, check_call
+from workbench.core.gate import FILE_WRITERS
 from workbench.core.invoke import is_error_result
 from workbench.core.paths import resolve_path
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
+from workbench.core.policy import CallFacts, Outcome
+from workbench.core.policy.assess import assess, facts_for
 from workbench.core.registry import ToolRegistry
 from workbench.core.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 
@@ -359,7 +361,9 @@ class Executor:
             return None
         if before.approve:
             shown = f"{name} {json.dumps(before.args, ensure_ascii=False)}"
-            decision = await self._decide(name, None, shown=shown, reason=before.approve)
+            facts = facts_for(self.registry, name, before.args)
+            verdict = plugin_verdict(shown, before.approve)
+            decision = await self._decide(name, verdict, shown=shown, facts=facts)
             outcome.decision = decision
             if not decision.approved:
                 outcome.status, outcome.content = "denied", _refusal(name, decision, "denied")
@@ -367,18 +371,29 @@ class Executor:
         return before.args
 
     async def _approve(self, name: str, args: dict, context: dict, outcome: CallOutcome) -> bool:
-        check = check_call(name, args, self.cwd, self.written, self.write_roots)
+        """The rules and the detector on every call: a deny rule refuses a call the detector
+        has nothing against, an ask rule asks about it."""
+        facts, check = assess(self.registry, name, args, self.cwd, self.written, self.write_roots)
+        verdict = check.verdict if check is not None else None
+        shown = check.shown if check is not None else _shown(name, args)
+        broker = self.broker
+        if broker is not None:
+            broker.note(facts, shown)
         if check is None:
-            return True
-        decision = await self._decide(name, check.verdict, shown=check.shown)
+            if broker is None or not broker.book.policy:
+                return True  # no rules and nothing found: the fast path
+            if broker.judge(facts, None).outcome is Outcome.ALLOW:
+                return True
+        decision = await self._decide(name, verdict, shown=shown, facts=facts)
         outcome.decision = decision
         if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
             context["outside_sandbox"] = True
         if not decision.approved:
-            outcome.status = "blocked" if check.verdict.hardline else "denied"
+            blocked = verdict is not None and verdict.hardline
+            outcome.status = "blocked" if blocked else "denied"
             outcome.content = _refusal(name, decision, outcome.status)
             return False
-        context["approved_command"] = check.shown
+        context["approved_command"] = shown
         return True
 
     async def _budget(self, call: ToolCall, result: Any, outcome: CallOutcome) -> None:
@@ -396,7 +411,9 @@ class Executor:
         outcome.content, outcome.stubbed = budgeted.content, budgeted.spilled is not None
         outcome.spilled = outcome.spilled or budgeted.spilled
 
-    async def _decide(self, name: str, verdict: Any, *, shown: str, reason: str = "") -> Decision:
+    async def _decide(
+        self, name: str, verdict: Any, *, shown: str, facts: CallFacts | None = None
+    ) -> Decision:
         if verdict is not None and verdict.hardline:
             return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
         if self.broker is None:
@@ -406,9 +423,9 @@ class Executor:
             name,
             shown,
             verdict,
+            facts=facts,
             cwd=self.cwd,
             label=self.label,
-            reason=reason,
             where=backend.describe() if backend is not None and name == "terminal" else "",
             can_leave=name == "terminal" and backend is not None and backend.outside() is not None,
         )
@@ -555,6 +572,14 @@ def _timed_out(name: str, timeout: float, note: str) -> str:
     return json.dumps(
         {"error": f"Tool '{name}' timed out after {timeout:g}s.{note}", "status": "timeout"}
     )
+
+
+def _shown(name: str, args: dict) -> str:
+    """A call nothing was found in, as the approval history lists it (never its content)."""
+    if name == "terminal":
+        return str(args.get("command", ""))
+    path = args.get("path")
+    return f"{name} {path}" if isinstance(path, str) else name
 
 
 def _refusal(name: str, decision: Decision, status: str) -> str:

@@ -77,6 +77,7 @@ class ToolEntry:
     """One registered tool. Hermes's 11 fields, plus its source and owner."""
 
     __slots__ = (
+        "annotations",
         "check_fn",
         "description",
         "dynamic_schema_overrides",
@@ -94,6 +95,7 @@ class ToolEntry:
         "schema",
         "source",
         "toolset",
+        "untrusted",
     )
 
     def __init__(
@@ -114,6 +116,8 @@ class ToolEntry:
         path_args: dict[str, str] | None = None,
         parallel_safe: bool = False,
         interactive: bool = False,
+        annotations: dict[str, Any] | None = None,
+        untrusted: bool = False,
     ) -> None:
         self.name = name
         self.toolset = toolset
@@ -133,6 +137,10 @@ class ToolEntry:
         self.path_args = dict(path_args or {})
         self.parallel_safe = parallel_safe
         self.interactive = interactive
+        # What an MCP server says of its tool (readOnlyHint, destructiveHint, idempotentHint,
+        # openWorldHint, title), and whether its server is `trust: untrusted`.
+        self.annotations = dict(annotations or {})
+        self.untrusted = untrusted
         # The OpenAI function object, built once; get_definitions copies it.
         self.function = {**schema, "name": name}
 
@@ -407,6 +415,8 @@ class ToolRegistry:
             reg.get("path_args"),
             bool(reg.get("parallel_safe")),
             bool(reg.get("interactive")),
+            reg.get("annotations"),
+            bool(reg.get("untrusted")),
         )
 
     def _announce(

@@ -30,6 +30,7 @@ KNOWN_KEYS = frozenset(
         "supports_parallel_tool_calls",
         "mode",
         "cwd",
+        "trust",
         # Hermes keys accepted for compatibility, not used by this front end:
         "keepalive_interval",
         "idle_timeout_seconds",
@@ -67,6 +68,7 @@ class ServerConfig:
     parallel: bool = False
     mode: str = "legacy"
     cwd: str | None = None
+    untrusted: bool = False  # trust: untrusted (Hermes's key)
     problems: list[str] = field(default_factory=list)  # fatal: the server is not started
     warnings: list[str] = field(default_factory=list)  # reported, not fatal
 
@@ -130,6 +132,7 @@ def parse_server(name: str, entry: Any) -> ServerConfig:
     if server.mode not in ("legacy", "auto"):
         server.problems.append(f"mode must be legacy or auto, not {server.mode!r}")
     _tool_filter(server, entry.get("tools"))
+    _trust(server, entry.get("trust"))
     if entry.get("url"):
         _remote(server, entry)
     elif entry.get("command"):
@@ -137,6 +140,18 @@ def parse_server(name: str, entry: Any) -> ServerConfig:
     else:
         server.problems.append("needs a command (stdio) or a url (HTTP)")
     return server
+
+
+def _trust(server: ServerConfig, value: Any) -> None:
+    """`trust: untrusted` (Hermes's key). Anything else but `trusted` is not understood,
+    so the server is treated as untrusted and the problem reported."""
+    if value is None or value == "trusted":
+        return
+    server.untrusted = True
+    if value != "untrusted":
+        server.warnings.append(
+            f"trust must be trusted or untrusted, not {value!r}: treated as untrusted"
+        )
 
 
 def _seconds(entry: dict, key: str, default: float, server: ServerConfig) -> float:

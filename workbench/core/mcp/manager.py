@@ -20,6 +20,7 @@ from workbench.core.events import ToolSource
 from workbench.core.mcp.config import ServerConfig, parse_servers
 from workbench.core.mcp.names import tool_name, toolset
 from workbench.core.mcp.server import ServerHandle, ServerStatus
+from workbench.core.mcp.trust import annotations_of, mark_untrusted, read_only
 from workbench.core.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -187,6 +188,7 @@ class MCPManager:
         name = tool_name(handle.name, tool.name)
         self.original_names[name] = (handle.name, tool.name)
         description = tool.description or f"MCP tool {tool.name} from {handle.name}"
+        hints = annotations_of(tool)
         return {
             "name": name,
             "toolset": toolset(handle.name),
@@ -197,7 +199,10 @@ class MCPManager:
             "handler": self._handler(handle, tool.name),
             "is_async": True,
             "check_fn": handle.available,
-            "parallel_safe": handle.config.parallel,
+            # a tool that says it only reads may run beside others
+            "parallel_safe": handle.config.parallel or read_only(hints),
+            "annotations": hints,
+            "untrusted": handle.config.untrusted,
         }
 
     def _handler(self, handle: ServerHandle, tool: str) -> Callable[..., Any]:
@@ -211,10 +216,13 @@ class MCPManager:
                 handle.call(tool, args, progress=progress), self._loop
             )
             try:
-                return await asyncio.wrap_future(future)
+                result = await asyncio.wrap_future(future)
             except asyncio.CancelledError:
                 future.cancel()  # the call is cancelled on the server too
                 raise
+            if handle.config.untrusted:
+                return mark_untrusted(result, tool_name(handle.name, tool))
+            return result
 
         return call
 

@@ -1,0 +1,62 @@
+"""What the approval path knows about one call before rules are read: its facts and the
+question the detector (or the file gate, or an untrusted MCP server) raises about it.
+
+The executor and `hermes-tui approvals test` both use this, so the simulator says exactly
+what a real call would meet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.core.events import ToolSource
+from workbench.core.gate import GateCheck, check_call
+from workbench.core.policy.rules import CallFacts
+from workbench.core.safety import Finding, Severity, Verdict
+
+UNTRUSTED_RULE = "untrusted-mcp"
+
+
+def facts_for(registry: Any, name: str, args: dict[str, Any]) -> CallFacts:
+    entry = registry.get_entry(name) if registry is not None else None
+    command = str(args.get("command", "")) if name == "terminal" else None
+    if entry is None:
+        return CallFacts(name, command=command)
+    server = entry.owner if entry.source is ToolSource.MCP else ""
+    return CallFacts(name, entry.toolset, server, command)
+
+
+def assess(
+    registry: Any,
+    name: str,
+    args: dict[str, Any],
+    cwd: str | os.PathLike[str],
+    recent_writes: Iterable[str] = (),
+    roots: Iterable[str] = (),
+) -> tuple[CallFacts, GateCheck | None]:
+    """The call's facts, and what needs approval in it (None: nothing)."""
+    facts = facts_for(registry, name, args)
+    check = check_call(name, args, cwd, recent_writes, roots)
+    if check is None:
+        check = untrusted_check(registry, name, args)
+    return facts, check
+
+
+def untrusted_check(registry: Any, name: str, args: dict[str, Any]) -> GateCheck | None:
+    """A tool of an MCP server marked `trust: untrusted` asks unless it declares itself
+    read-only (`readOnlyHint`)."""
+    entry = registry.get_entry(name) if registry is not None else None
+    if entry is None or not getattr(entry, "untrusted", False):
+        return None
+    if (getattr(entry, "annotations", None) or {}).get("readOnlyHint") is True:
+        return None
+    shown = f"{name} {json.dumps(args, ensure_ascii=False)}"
+    reason = (
+        f"{name} comes from MCP server {entry.owner}, which is not trusted "
+        "(trust: untrusted), and does not declare itself read-only"
+    )
+    finding = Finding(UNTRUSTED_RULE, reason, (0, len(name)), Severity.NORMAL)
+    return GateCheck(shown, Verdict(shown, (finding,)))

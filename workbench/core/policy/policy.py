@@ -1,0 +1,107 @@
+"""The approval policy: every rule in force, and what it says about one call.
+
+Precedence is deny, then ask, then allow, whatever the scope a rule comes from. A hardline
+finding is refused before any rule is read. An allow rule approves a risky call only when it
+covers every finding: never one that depends on the session (a file the session wrote), never
+one its `risks` do not list, and a `command_allowlist` glob never approves a risky command
+(such globs approved `git push --force` under `git *` in Hermes).
+
+A rule that could not be read fails closed: a bad allow rule is dropped, and a bad rule that
+may have denied or asked makes every call ask until it is fixed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from workbench.core.policy.rules import Action, CallFacts, Rule
+from workbench.core.policy.shell import ShellCommand, parse
+from workbench.core.safety import Verdict
+
+
+class Outcome(StrEnum):
+    ALLOW = "allow"  # runs without asking
+    ASK = "ask"  # a person decides (denied when no one can be asked)
+    DENY = "deny"  # never runs
+
+
+@dataclass(frozen=True)
+class Ruling:
+    outcome: Outcome
+    reason: str
+    rule: Rule | None = None  # the rule that decided, if one did
+    verdict: Verdict | None = None  # the detector's, when it was asked
+
+    @property
+    def exit_code(self) -> int:
+        return {Outcome.ALLOW: 0, Outcome.ASK: 1, Outcome.DENY: 2}[self.outcome]
+
+
+@dataclass
+class Policy:
+    rules: list[Rule] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # bad rules, each named
+    fail_closed: str = ""  # why every call asks (a bad rule that may have denied), or ""
+    notes: list[str] = field(default_factory=list)  # e.g. project rules not trusted
+
+    def __bool__(self) -> bool:  # nothing to consult: the fast path of every call
+        return bool(self.rules or self.fail_closed)
+
+    def of(self, action: Action) -> list[Rule]:
+        return [r for r in self.rules if r.action is action]
+
+    def judge(self, facts: CallFacts, verdict: Verdict | None) -> Ruling:
+        """What happens to this call. `verdict` is the detector's (or the file gate's) when it
+        flagged the call, None when it has nothing to ask about."""
+        if verdict is not None and verdict.hardline:
+            return Ruling(Outcome.DENY, f"blocked (hardline): {_reasons(verdict)}", None, verdict)
+        shell = parse(facts.command) if facts.command is not None else None
+        for rule in self.of(Action.DENY):
+            if rule.matches(facts, shell):
+                return Ruling(Outcome.DENY, f"denied by a rule: {_named(rule)}", rule, verdict)
+        if self.fail_closed:
+            return Ruling(Outcome.ASK, self.fail_closed, None, verdict)
+        hidden = _hidden_from_deny(self.of(Action.DENY), shell)
+        if hidden:
+            return Ruling(Outcome.ASK, hidden, None, verdict)
+        for rule in self.of(Action.ASK):
+            if rule.matches(facts, shell):
+                return Ruling(Outcome.ASK, f"asks by a rule: {_named(rule)}", rule, verdict)
+        for rule in self.of(Action.ALLOW):
+            if rule.matches(facts, shell) and covers(rule, verdict):
+                return Ruling(Outcome.ALLOW, f"allowed by a rule: {_named(rule)}", rule, verdict)
+        if verdict is not None and verdict.dangerous:
+            return Ruling(Outcome.ASK, _reasons(verdict), None, verdict)
+        return Ruling(Outcome.ALLOW, "nothing to ask about", None, verdict)
+
+    def matching(self, facts: CallFacts) -> list[Rule]:
+        """Every rule about this call, whatever its action (for `approvals test`)."""
+        shell = parse(facts.command) if facts.command is not None else None
+        return [r for r in self.rules if r.matches(facts, shell)]
+
+
+def covers(rule: Rule, verdict: Verdict | None) -> bool:
+    """Whether an allow rule may approve what the detector found."""
+    if verdict is None or not verdict.dangerous:
+        return True
+    if verdict.hardline or rule.hermes_glob:
+        return False
+    if any(f.contextual for f in verdict.findings):
+        return False
+    return rule.risks is None or verdict.rules <= rule.risks
+
+
+def _hidden_from_deny(deny: list[Rule], shell: ShellCommand | None) -> str:
+    if shell is None or not shell.opaque or not any(r.might_match(shell) for r in deny):
+        return ""
+    return f"a deny rule on commands may apply, and {shell.opaque}"
+
+
+def _named(rule: Rule) -> str:
+    where = f" ({rule.origin})" if rule.origin else ""
+    return f"{rule.describe()}{where}"
+
+
+def _reasons(verdict: Verdict) -> str:
+    return "; ".join(verdict.reasons) or "needs approval"

@@ -1,0 +1,86 @@
+"""`approvals test`: what would happen to a call, and why, without running anything.
+
+It goes through the same steps as a real call (the detector or the file gate, an untrusted
+MCP server, then the rules), so its answer is the approval path's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.policy.assess import assess
+from workbench.core.policy.policy import Outcome, Policy, Ruling
+from workbench.core.policy.rules import CallFacts, Rule
+
+
+@dataclass(frozen=True)
+class Simulation:
+    facts: CallFacts
+    shown: str  # what a person would be asked about
+    ruling: Ruling
+    rules: list[Rule] = field(default_factory=list)  # every rule about the call
+    mode_off: bool = False  # approvals.mode: off (or --yes): an ask would run
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.mode_off and self.ruling.outcome is Outcome.ASK:
+            return Outcome.ALLOW
+        return self.ruling.outcome
+
+    @property
+    def exit_code(self) -> int:
+        return {Outcome.ALLOW: 0, Outcome.ASK: 1, Outcome.DENY: 2}[self.outcome]
+
+    def spans(self) -> list[tuple[str, str]]:
+        """Each dangerous part of the command, with the reason that points at it."""
+        verdict = self.ruling.verdict
+        if verdict is None:
+            return []
+        return [(verdict.command[f.span[0] : f.span[1]], f.reason) for f in verdict.findings]
+
+    def lines(self) -> list[str]:
+        words = {Outcome.ALLOW: "allowed", Outcome.ASK: "asks", Outcome.DENY: "denied"}
+        out = [f"{words[self.outcome]}: {self.shown}"]
+        out.append(f"  why: {self.ruling.reason}")
+        if self.mode_off and self.ruling.outcome is Outcome.ASK:
+            out.append("  approvals are off (approvals.mode: off or --yes): it runs unasked")
+        for part, reason in self.spans():
+            out.append(f"  dangerous: {part!r} — {reason}")
+        for rule in self.rules:
+            decided = (
+                " ← decides" if self.ruling.rule is not None and rule is self.ruling.rule else ""
+            )
+            out.append(f"  rule: {rule.describe()} [{rule.scope.value}: {rule.origin}]{decided}")
+        return out
+
+    def as_json(self) -> dict[str, Any]:
+        rule = self.ruling.rule
+        return {
+            "outcome": self.outcome.value,
+            "reason": self.ruling.reason,
+            "shown": self.shown,
+            "rule": {**rule.entry(), "scope": rule.scope.value, "origin": rule.origin}
+            if rule
+            else None,
+            "dangerous": [{"text": t, "reason": r} for t, r in self.spans()],
+            "rules": [r.entry() | {"origin": r.origin} for r in self.rules],
+        }
+
+
+def simulate(
+    policy: Policy,
+    registry: Any,
+    name: str,
+    args: dict[str, Any],
+    cwd: str | os.PathLike[str],
+    roots: Iterable[str] = (),
+    *,
+    mode_off: bool = False,
+) -> Simulation:
+    facts, check = assess(registry, name, args, cwd, (), roots)
+    ruling = policy.judge(facts, check.verdict if check else None)
+    shown = check.shown if check else (facts.command if facts.command is not None else name)
+    return Simulation(facts, shown, ruling, policy.matching(facts), mode_off)
