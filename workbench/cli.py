@@ -96,6 +96,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="approval rules: list them, test what a call would meet (runs nothing), suggest",
     )
     approvals_cli.add_arguments(approvals)
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve the workbench to a web browser (loopback only unless --host says otherwise)",
+        description=(
+            "Serve the workbench to a web browser. Each tab runs its own workbench, which runs "
+            "commands as you: every request needs the token in the address printed at start."
+        ),
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (8000)")
+    serve.add_argument(
+        "--token",
+        help="the secret every request must carry (default: $HERMES_TUI_SERVE_TOKEN, else "
+        "a random one); at least 16 URL-safe characters",
+    )
+    serve.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve without a token (refused beyond loopback)",
+    )
+    serve.add_argument(
+        "--public-url",
+        help="the address browsers use, if not http://HOST:PORT (a proxy, another name)",
+    )
     return parser
 
 
@@ -115,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--model, --base-url and --api-key apply to the workbench and `chat` only")
     if args.command == "view":
         return _run_app(view=args.path)
+    if args.command == "serve":
+        return cmd_serve(args)
     from workbench import approvals_cli
     from workbench.core.runtime import load_runtime
 
@@ -195,7 +222,7 @@ def _run_app(view: str | None = None, model_flags: dict[str, str] | None = None)
     if view is not None and not Path(view).is_file():
         _err(f"no such file: {view}")
         return EXIT_USAGE
-    if not sys.stdout.isatty():
+    if not sys.stdout.isatty() and not _served():
         print(
             "hermes-tui: the workbench needs a terminal; see `hermes-tui --help`", file=sys.stderr
         )
@@ -203,6 +230,31 @@ def _run_app(view: str | None = None, model_flags: dict[str, str] | None = None)
     from workbench.app import WorkbenchApp
 
     WorkbenchApp(view=Path(view) if view else None, model_flags=model_flags).run()
+    return EXIT_OK
+
+
+def _served() -> bool:
+    """Run by `hermes-tui serve` for a browser tab: Textual's web driver is the terminal."""
+    import os
+
+    return os.environ.get("TEXTUAL_DRIVER", "").endswith("web_driver:WebDriver")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from workbench import serve
+
+    try:
+        chosen = serve.settings(args.host, args.port, args.token, args.no_token, args.public_url)
+    except serve.ServeRefused as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    try:
+        serve.serve(chosen)
+    except OSError as exc:  # the port taken, an address not of this machine
+        _err(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        pass
     return EXIT_OK
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import time
 import urllib.request
 from collections.abc import Callable
@@ -71,3 +72,10 @@ def serving(pid: int) -> bool:
         except OSError:  # 503 while loading, or not up yet
             continue
     return False
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (bound and released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.procs import free_port
+
 SSHD = "/usr/sbin/sshd"
 START_DEADLINE = 20.0
 
@@ -40,12 +42,6 @@ class Sshd:
         if cwd is not None:
             lines.append(f"  cwd: {cwd}")
         return "\n".join(lines) + "\n"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _keygen(path: Path) -> None:
@@ -75,7 +71,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     )
     if not os.path.isdir("/run/sshd") and os.geteuid() == 0:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation dir
-    port = _free_port()
+    port = free_port()
     log = open(root / "sshd.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [SSHD, "-D", "-e", "-f", str(root / "sshd_config"), "-p", str(port)],
