@@ -289,8 +289,9 @@ def _http_method(cmd: Cmd) -> str | None:
         nxt = args[i + 1] if i + 1 < len(args) else None
         if cmd.name in ("curl", "gh", "curlie") and arg in ("-X", "--request", "--method"):
             return nxt
-        if cmd.name in ("curl", "curlie") and arg.startswith("-X") and len(arg) > 2:
-            return arg[2:]
+        if cmd.name in ("curl", "curlie") and re.fullmatch(r"-[a-zA-Z]*X.*", arg):
+            value = arg.split("X", 1)[1]  # -XDELETE, -sX DELETE, -sXDELETE
+            return value or nxt
         if arg.startswith(("--request=", "--method=")):
             return arg.split("=", 1)[1]
         if cmd.name == "wget" and arg == "--method":

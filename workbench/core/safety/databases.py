@@ -216,6 +216,13 @@ class _ClientArgs:
                 i += 1
             elif cmd.name in ("mysql", "mariadb") and re.match(r"-e.", arg):
                 self.sql.append(arg[2:])  # -e"DROP ...": the value attached
+            elif (
+                re.fullmatch(r"-[A-Za-z]{2,}", arg)
+                and f"-{arg[-1]}" in sql_opts | file_opts | value_opts
+            ):
+                self.flags.update(arg[1:-1])  # `-qtAc SQL`: flags, then an option and its value
+                self._take(f"-{arg[-1]}", nxt, sql_opts, file_opts)
+                i += 1
             else:
                 self.flags.add(arg.lstrip("-"))
             i += 1

@@ -49,7 +49,9 @@ _DYNAMIC = {
         r"\brequire\s*\(\s*[^'\"\s]|process\.binding|"
         r"\b(?:fs|process|child_process|globalThis|global|module|require\([^)]*\))\s*\["
     ),
-    "php": re.compile(r"\b(?:eval|assert|create_function|call_user_func\w*|include|require)\b"),
+    "php": re.compile(
+        r"\b(?:eval|assert|create_function|call_user_func\w*|include|require)\b|\$\w+\s*\("
+    ),
 }
 _FORK_LOOP = re.compile(
     r"\bfork\b[^;]*\b(?:while|until|for|loop)\b|\b(?:while|until|loop|for)\b[^;]*\bfork\b"
@@ -235,6 +237,12 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
     found += _opens(language, blank, strings)
     if language == "node":
         found += _node_imports(blank, strings)
+    if language == "php":  # array_map("unlink", ...): a function named by a string
+        found += [
+            CodeFinding(f"calls {s.value} by name")
+            for s in strings
+            if _PHP_CALLABLES.fullmatch(s.value) and _PHP_CALLBACK.search(blank[: s.start])
+        ]
     if language == "node" and re.search(r"method\s*:\s*['\"]DELETE['\"]", code, re.IGNORECASE):
         found.append(CodeFinding("an HTTP DELETE request"))
     dynamic = _DYNAMIC.get(language)
@@ -242,6 +250,18 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
     if match:
         found.append(CodeFinding(f"{match.group(0).strip()}: code it cannot follow"))
     return found
+
+
+_PHP_CALLABLES = re.compile(
+    r"unlink|rmdir|system|exec|shell_exec|passthru|proc_open|popen|file_put_contents|rename|"
+    r"fopen|copy|ftruncate|assert|eval|call_user_func(?:_array)?|create_function"
+)
+
+
+_PHP_CALLBACK = re.compile(
+    r"\b(?:array_map|array_walk|array_filter|call_user_func(?:_array)?|forward_static_call"
+    r"(?:_array)?|register_shutdown_function|usort|uasort|uksort|iterator_apply)\s*\([^;]*$"
+)
 
 
 def _node_imports(blank: str, strings: list[_String]) -> list[CodeFinding]:

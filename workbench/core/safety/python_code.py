@@ -144,7 +144,17 @@ class _Reader:
                 isinstance(inner, ast.Call) and self._forks(inner) for inner in ast.walk(node)
             ):
                 return [PythonFinding("forks in a loop: a fork bomb", fork_bomb=True)]
-        return [found for node in nodes if (found := self._judge(node)) is not None]
+        called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+        found = [found for node in nodes if (found := self._judge(node)) is not None]
+        for node in nodes:  # `map(os.remove, files)`: a function handed on, to be called later
+            if isinstance(node, ast.Attribute | ast.Name) and id(node) not in called:
+                name = self.qualify(node) or ""
+                if name in _DELETES | _SHELL_CALLS or (
+                    name.split("(")[0].rsplit(".", 1)[0] == "subprocess"
+                    and name.rsplit(".", 1)[-1] in _SUBPROCESS_RUNS
+                ):
+                    found.append(PythonFinding(f"hands {name} on to be called"))
+        return found
 
     # -- names ----------------------------------------------------------------------
 
