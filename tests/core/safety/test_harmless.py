@@ -49,6 +49,12 @@ from workbench.core.safety import analyze_command
         "Remove-Item -Recurse build -WhatIf",
         "make -n clean",
         "dropdb --help",
+        "python manage.py flush --help",
+        "rails db:drop --help",
+        "npx prisma migrate reset --help",
+        "php artisan migrate:fresh --help",
+        "heroku apps:destroy --help",
+        "flyway clean -?",
     ],
 )
 def test_harmless_options(command: str) -> None:

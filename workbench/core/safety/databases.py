@@ -596,6 +596,8 @@ def django(ctx: Context, cmd: Cmd, args: list[str | None], program: str) -> None
     """`manage.py` or `django-admin` with `args` (its subcommand first)."""
     words = [a for a in args if a is None or not a.startswith("-")]
     sub = words[0] if words else None
+    if any(a in ("--help", "-h", "--version") for a in args) and sub != "shell":
+        return  # argparse prints the help and exits
     if sub in _DJANGO_WIPES:
         ctx.flag(
             "data-reset", f"{program} {sub}: deletes the database's data", cmd.node, Severity.HIGH
@@ -628,6 +630,8 @@ def _django(ctx: Context, cmd: Cmd) -> None:
 
 def artisan(ctx: Context, cmd: Cmd, args: list[str | None]) -> None:
     sub = next((a for a in args if a and not a.startswith("-")), "")
+    if any(a in ("--help", "-h", "--version", "-V") for a in args):
+        return  # the console prints the help and exits
     if sub in ("migrate:fresh", "migrate:reset", "migrate:rollback", "migrate:refresh", "db:wipe"):
         ctx.flag(
             "data-reset",
