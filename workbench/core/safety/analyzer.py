@@ -702,6 +702,13 @@ class Analyzer:
             if inner.name == "make" and _makefile_from_stdin(inner):
                 self.flag("stdin-code", "make runs a makefile from standard input", node)
             if inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
+                text = _printed(cmds[:position])
+                if text is not None and inner.name in SHELLS:
+                    self.shell_payload(node, text)  # `echo rm -rf x | sh`: the text is known
+                    continue
+                if text is not None and language_of(inner.name):
+                    code_finding(self, node, inner.name, language_of(inner.name) or "", text)
+                    continue
                 source = "downloaded code" if producers & DOWNLOADERS else "piped input"
                 self.flag(
                     "remote-code",
@@ -827,9 +834,12 @@ def _printed(cmds: list[Cmd | None]) -> str | None:
         if cmd is None or cmd.name not in ("echo", "printf") or any(a is None for a in cmd.args):
             return None
         words = [a for a in cmd.args if a is not None]
+        if cmd.name == "printf" and (not words or "%" in words[0].replace("%%", "") or words[0] == "-v"):
+            return None  # a format filled in with the other arguments: not worked out here
         if cmd.name == "echo":
             words = [w for w in words if not re.fullmatch(r"-[neE]+", w)]
-        text = " ".join(words)
+        # printf prints its format once when it has nothing to fill in
+        text = words[0].replace("%%", "%") if cmd.name == "printf" else " ".join(words)
         if cmd.name == "printf" or "-e" in cmd.args:
             text = text.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
         parts.append(text)
