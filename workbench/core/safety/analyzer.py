@@ -834,7 +834,9 @@ def _printed(cmds: list[Cmd | None]) -> str | None:
         if cmd is None or cmd.name not in ("echo", "printf") or any(a is None for a in cmd.args):
             return None
         words = [a for a in cmd.args if a is not None]
-        if cmd.name == "printf" and (not words or "%" in words[0].replace("%%", "") or words[0] == "-v"):
+        if cmd.name == "printf" and (
+            not words or "%" in words[0].replace("%%", "") or words[0] == "-v"
+        ):
             return None  # a format filled in with the other arguments: not worked out here
         if cmd.name == "echo":
             words = [w for w in words if not re.fullmatch(r"-[neE]+", w)]
