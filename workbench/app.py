@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workbench.core.approval import ApprovalBroker, ApprovalRequest, Choice
     from workbench.core.commands import Done, SourceAction
     from workbench.core.events import CoreEvent
+    from workbench.core.policy import Rule
     from workbench.core.runtime import Runtime
 
 
@@ -66,14 +67,13 @@ class ApprovalQueue:
         request = self.queue.popleft()
         self.showing = True
         self.app.bell()
-        self.app.push_screen(
-            ApprovalScreen(request, len(self.queue)), lambda c: self._answered(request, c)
-        )
+        screen = ApprovalScreen(request, len(self.queue))
+        self.app.push_screen(screen, lambda c: self._answered(request, c, screen.rule_for(c)))
 
-    def _answered(self, request: ApprovalRequest, choice: Choice | None) -> None:
+    def _answered(self, request: ApprovalRequest, choice: Choice | None, rule: Rule | None) -> None:
         from workbench.core.approval import Choice
 
-        self.broker.answer(request.id, choice or Choice.DENY)
+        self.broker.answer(request.id, choice or Choice.DENY, rule)
         self.showing = False
         self._next()
 

@@ -1,16 +1,25 @@
-"""The approval prompt for the headless CLI on a terminal (the TUI has its own modal)."""
+"""The approval prompt for the headless CLI on a terminal (the TUI has its own modal).
+
+It lists the rules "always" (and "never") could save, numbered, with the calls of this
+session each would also match; `a` saves the first, `a2` the second, and so on. Anything
+that is not exactly one of the answers denies.
+"""
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 
 from workbench.core.approval import ApprovalBroker, ApprovalRequest
+from workbench.core.policy import Rule
 from workbench.core.printable import escape
+
+_NUMBERED = re.compile(r"^(a|always|s|session|n|never)([1-9][0-9]?)$")
 
 
 class TerminalPrompt:
-    """Asks on stderr, reads one line from stdin; anything but o/s/a (or once/session/always) denies."""
+    """Asks on stderr, reads one line from stdin; anything but an answer denies."""
 
     def __init__(self, broker: ApprovalBroker) -> None:
         self.broker = broker
@@ -21,18 +30,43 @@ class TerminalPrompt:
 
     def _ask(self, request: ApprovalRequest) -> None:
         with self._lock:
-            who = f" ({escape(request.label)})" if request.label else ""
-            lines = [f"\nhermes-tui: {escape(request.tool)}{who} needs your approval to run:", ""]
-            # every line, each control character visible: a command cannot hide itself
-            lines += [f"    {line}" for line in escape(request.command).split("\n")]
-            lines += ["", f"  why:   {escape(request.reason)}", f"  where: {escape(request.cwd)}"]
-            if request.writes:
-                lines.append(f"  writes: {escape(', '.join(request.writes))}")
-            lines.append(
-                f"Allow? [o]nce, [s]ession, [a]lways, [d]eny — anything else denies "
-                f"(denied in {request.timeout:g}s): "
-            )
-            sys.stderr.write("\n".join(lines))
+            sys.stderr.write("\n".join(question(request)))
             sys.stderr.flush()
             answer = sys.stdin.readline()
-        self.broker.answer(request.id, answer.strip())
+        choice, rule = parse(answer.strip(), request)
+        self.broker.answer(request.id, choice, rule)
+
+
+def question(request: ApprovalRequest) -> list[str]:
+    who = f" ({escape(request.label)})" if request.label else ""
+    lines = [f"\nhermes-tui: {escape(request.tool)}{who} needs your approval to run:", ""]
+    # every line, each control character visible: a command cannot hide itself
+    lines += [f"    {line}" for line in escape(request.command).split("\n")]
+    lines += ["", f"  why:   {escape(request.reason)}", f"  where: {escape(request.cwd)}"]
+    if request.writes:
+        lines.append(f"  writes: {escape(', '.join(request.writes))}")
+    for number, (allow, deny) in enumerate(
+        zip(request.allow_offers, request.deny_offers, strict=False), start=1
+    ):
+        lines.append(f"  rule {number}: {escape(allow.rule.describe())} / deny alike")
+        if deny.matches:
+            lines.append(f"          also matches earlier: {escape(', '.join(deny.matches[:5]))}")
+    if request.allow_offers:
+        lines.append("  (a, s or n save rule 1 in config.yaml; a2, s2, n2... another)")
+    lines.append(
+        f"Allow? [o]nce, [s]ession, [a]lways, [n]ever, [d]eny — anything else denies "
+        f"(denied in {request.timeout:g}s): "
+    )
+    return lines
+
+
+def parse(answer: str, request: ApprovalRequest) -> tuple[str, Rule | None]:
+    """The answer and the rule it picks (`a2`: the second offer); unknown numbers deny."""
+    match = _NUMBERED.match(answer)
+    if match is None:
+        return answer, None
+    word, number = match.group(1), int(match.group(2))
+    offers = request.deny_offers if word[0] == "n" else request.allow_offers
+    if number > len(offers):
+        return "deny", None
+    return word, offers[number - 1].rule

@@ -1,0 +1,43 @@
+"""The terminal's approval prompt: the rules on offer, and answers that pick one."""
+
+from __future__ import annotations
+
+import time
+
+from workbench.core.approval import ApprovalRequest
+from workbench.core.policy import Action, CallFacts
+from workbench.core.policy.offer import History, offers
+from workbench.core.safety import analyze_command
+from workbench.prompt import parse, question
+
+
+def request(command: str = "git push --force origin") -> ApprovalRequest:
+    facts = CallFacts("terminal", "terminal", command=command)
+    verdict = analyze_command(command, cwd="/p")
+    history = History()
+    history.add(
+        CallFacts("terminal", "terminal", command="git push origin dev"), "git push origin dev"
+    )
+    return ApprovalRequest(
+        1, "terminal", command, "why", verdict, "/p", "", 60.0, time.monotonic() + 60,
+        allow_offers=offers(facts, verdict, history, Action.ALLOW),
+        deny_offers=offers(facts, None, history, Action.DENY),
+    )  # fmt: skip
+
+
+def test_the_prompt_lists_the_rules_and_what_they_match() -> None:
+    text = "\n".join(question(request()))
+    assert "rule 1: allow the command `git push --force origin`" in text
+    assert "rule 4: allow commands starting with `git` (only for: git-push)" in text
+    assert "also matches earlier: git push origin dev" in text
+    assert "[n]ever" in text
+
+
+def test_a_numbered_answer_picks_that_rule_and_a_wrong_number_denies() -> None:
+    req = request()
+    assert parse("a2", req) == ("a", req.allow_offers[1].rule)
+    assert parse("n3", req) == ("n", req.deny_offers[2].rule)
+    assert parse("s1", req) == ("s", req.allow_offers[0].rule)
+    assert parse("a9", req) == ("deny", None)
+    assert parse("a", req) == ("a", None)  # the broker saves the first offer
+    assert parse("a 2", req) == ("a 2", None)  # not an answer: denies
