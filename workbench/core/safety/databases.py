@@ -388,10 +388,6 @@ _KV_DESTRUCTIVE = frozenset(
         "RESTORE",
         "DEBUG",
         "RENAME",
-        "EXPIRE",
-        "PEXPIRE",
-        "EXPIREAT",
-        "PEXPIREAT",
     ]
 )
 _KV_SUBCOMMANDS = {

@@ -192,8 +192,6 @@ def _node(node: Any, exp: Any) -> SqlEffect | None:
         return _insert(node)
     if isinstance(node, exp.Create) and node.args.get("replace"):
         return SqlEffect("CREATE OR REPLACE replaces an existing object")
-    if isinstance(node, exp.AlterRename):
-        return SqlEffect("ALTER ... RENAME renames an object its users rely on")
     if isinstance(node, exp.Copy) and not node.args.get("kind"):
         return _copy_to(node)
     if isinstance(node, exp.Pragma) and "writable_schema" in node.sql().lower():
