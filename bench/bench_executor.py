@@ -22,8 +22,8 @@ SCHEMA = {
 
 
 def main() -> int:
-    from workbench.core.executor import Executor
-    from workbench.core.registry import ToolRegistry
+    from workbench.core.execution.executor import Executor
+    from workbench.core.tools.registry import ToolRegistry
 
     registry = ToolRegistry()
     registry.register(

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workbench.core import local_model  # noqa: E402
+from workbench.core.model import local as local_model  # noqa: E402
 
 MODELS_DIR = ROOT / ".cache" / "models"
 TARGET_RATE, TARGET_MEDIAN = 7 / 8, 30.0
@@ -218,10 +218,10 @@ class Notes:
 
 async def run_task(model: str, server: object, task: Task, fixture: Path, timeout: float) -> Result:
     """One task in a fresh session, as `hermes-tui chat PROMPT --yes` runs it."""
-    from workbench.core.approval import ApprovalBroker
-    from workbench.core.model import resolve
+    from workbench.core.agent.session import ChatSession
+    from workbench.core.execution.approval import ApprovalBroker
+    from workbench.core.model.settings import resolve
     from workbench.core.runtime import load_runtime
-    from workbench.core.session import ChatSession
 
     with tempfile.TemporaryDirectory(prefix="bench-local-") as tmp:
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
@@ -251,10 +251,10 @@ async def run_task(model: str, server: object, task: Task, fixture: Path, timeou
 def start_server(model: str) -> object:
     """The model's server, started once for all its tasks (as the app keeps it for a session)."""
     from workbench.core.config import Config
-    from workbench.core.model import resolve
+    from workbench.core.model.settings import resolve
 
     settings = resolve(Config(Path("bench.yaml"), {"model": {"local": model}}), env={})
-    from workbench.core.context import Window
+    from workbench.core.agent.context import Window
 
     window = Window.for_model(model, settings.context_window, settings.max_tokens, None)
     spec = local_model.MODELS[model]

@@ -21,7 +21,7 @@ SERVER = str(Path(__file__).resolve().parent / "mcp_bench_server.py")
 
 def start_five(log_dir: Path) -> float:
     from workbench.core.mcp import MCPManager
-    from workbench.core.registry import ToolRegistry
+    from workbench.core.tools.registry import ToolRegistry
 
     config = {f"s{i}": {"command": sys.executable, "args": [SERVER, "1.0"]} for i in range(5)}
     manager = MCPManager.from_config(ToolRegistry(), config, log_dir=log_dir)
@@ -36,7 +36,7 @@ def start_five(log_dir: Path) -> float:
 
 def call_overhead(log_dir: Path, calls: int = 300) -> tuple[float, float]:
     from workbench.core.mcp import MCPManager
-    from workbench.core.registry import ToolRegistry
+    from workbench.core.tools.registry import ToolRegistry
 
     registry = ToolRegistry()
     manager = MCPManager.from_config(

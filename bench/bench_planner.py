@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from harness import fmt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the corpus lives with the tests
-from tests.core.batch_corpus import build_tree, load_batches
+from tests.core.execution.batch_corpus import build_tree, load_batches
 
 
 def as_objects(calls: list[dict]) -> list[SimpleNamespace]:
@@ -30,8 +30,8 @@ def as_objects(calls: list[dict]) -> list[SimpleNamespace]:
 def main() -> int:
     from agent.tool_dispatch_helpers import _plan_tool_batch_segments
 
-    from workbench.core.discovery import discover_builtin_tools
-    from workbench.core.scheduler import may_run_in_parallel
+    from workbench.core.execution.scheduler import may_run_in_parallel
+    from workbench.core.tools.discovery import discover_builtin_tools
 
     discover_builtin_tools()
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from workbench.core.config import load_config
 from workbench.core.plugins import HookRegistry, PluginManager
 from workbench.core.plugins.probe import Prober
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 home = Path({home!r})
 start = time.perf_counter()
 manager = PluginManager(ToolRegistry(), HookRegistry(), load_config(home / "config.yaml"), home=home,
@@ -82,7 +82,7 @@ def hot_reload_latency(home: Path, saves: int = 15) -> float:
     from workbench.core.plugins import HookRegistry, PluginManager
     from workbench.core.plugins.probe import Prober
     from workbench.core.plugins.watcher import HotReloader
-    from workbench.core.registry import ToolRegistry
+    from workbench.core.tools.registry import ToolRegistry
 
     registry = ToolRegistry()
     manager = PluginManager(

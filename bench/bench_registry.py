@@ -36,7 +36,7 @@ def main() -> int:
     import tools.registry as hermes_registry
     from tools.registry import ToolRegistry as HermesRegistry
 
-    from workbench.core.registry import ToolRegistry
+    from workbench.core.tools.registry import ToolRegistry
 
     results = []
     print(f"registry: dispatch and get_definitions ({TOOLS} tools with check_fns)")

@@ -33,8 +33,8 @@ def build_tree(root: Path) -> None:
 
 
 def timed(args: dict, cwd: Path) -> tuple[float, dict]:
-    from workbench.core.invoke import call_tool
-    from workbench.core.registry import registry
+    from workbench.core.tools.invoke import call_tool
+    from workbench.core.tools.registry import registry
 
     start = time.perf_counter()
     result = json.loads(call_tool(registry, "search_files", args, cwd=str(cwd)))
@@ -42,7 +42,7 @@ def timed(args: dict, cwd: Path) -> tuple[float, dict]:
 
 
 def main() -> int:
-    from workbench.core.discovery import discover_builtin_tools
+    from workbench.core.tools.discovery import discover_builtin_tools
 
     discover_builtin_tools()
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:

@@ -125,7 +125,7 @@ async def timeline_keys(calls: int = 10_000):
     from textual.app import App
 
     from workbench.app import WorkbenchApp
-    from workbench.core.executor import ToolCallFinished, ToolCallStarted
+    from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
     from workbench.widgets.timeline import Timeline, TimelineModel
 
     model = TimelineModel()

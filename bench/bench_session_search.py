@@ -60,7 +60,7 @@ WORDS = [
 
 
 def write_sessions(home: Path, sessions: int = 500, per_session: int = 20) -> None:
-    from workbench.core import transcript
+    from workbench.core.agent import transcript
 
     rng = random.Random(7)
     for n in range(sessions):
@@ -77,7 +77,7 @@ def write_sessions(home: Path, sessions: int = 500, per_session: int = 20) -> No
 
 
 def main() -> int:
-    from workbench.core.session_index import SessionIndex
+    from workbench.core.agent.session_index import SessionIndex
 
     home = Path(tempfile.mkdtemp(prefix="bench-search-"))
     write_sessions(home)

@@ -52,7 +52,7 @@ async def filter_keystrokes(tools: int = 2000) -> tuple[float, float]:
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="bench-ui-home-")
     from workbench.app import WorkbenchApp
     from workbench.core.events import ToolSource
-    from workbench.core.registry import registry
+    from workbench.core.tools.registry import registry
     from workbench.screens.main import MainScreen
 
     with registry.scope(ToolSource.PLUGIN, "bench"):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI
-from workbench.core.discovery import discover_builtin_tools
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.discovery import discover_builtin_tools
+from workbench.core.tools.registry import ToolRegistry
 
 discover_builtin_tools()  # the built-in tools register into the global registry once
 
@@ -33,7 +33,7 @@ def reg() -> ToolRegistry:
 @pytest.fixture
 def cli_env(home: Path) -> dict[str, str]:
     """Environment for running the installed `hermes-tui` as a subprocess."""
-    from workbench.core.providers import PROVIDERS
+    from workbench.core.model.providers import PROVIDERS
 
     # the developer's own model keys must not choose the model a test talks to
     model_vars = {v for p in PROVIDERS for v in (*p.key_vars, p.base_url_var)}

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.test_cli import run
-from workbench.core.transcript import Transcript
+from workbench.core.agent.transcript import Transcript
 
 
 def config(home: Path, text: str) -> None:

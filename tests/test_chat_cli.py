@@ -122,7 +122,7 @@ def test_damaged_sessions_are_skipped_and_said(env, fake: FakeOpenAI, home: Path
     without a crash or a hang, each problem said once."""
     import os
 
-    from tests.core.test_agent_faults import write_damaged_session
+    from tests.core.agent.test_loop_faults import write_damaged_session
 
     session_id = write_damaged_session(home)
     (home / "sessions" / "x.jsonl").mkdir()
@@ -155,7 +155,7 @@ def test_a_long_chat_is_compressed_and_says_so_then_resumes(
     import subprocess
 
     from tests.conftest import BIN
-    from workbench.core.compress import SUMMARY_SYSTEM
+    from workbench.core.agent.compress import SUMMARY_SYSTEM
 
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import BIN
-from tests.core.test_yaml_file import alias_bomb
+from tests.core.storage.test_yaml_file import alias_bomb
 from tests.test_cli import run
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from workbench.core.approval import ApprovalRequest
+from workbench.core.execution.approval import ApprovalRequest
 from workbench.core.policy import Action, CallFacts
 from workbench.core.policy.offer import History, offers
 from workbench.core.safety import analyze_command

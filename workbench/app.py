@@ -30,9 +30,9 @@ from workbench.widgets.timeline import TimelineModel
 from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
-    from workbench.core.approval import ApprovalBroker, ApprovalRequest, Choice
     from workbench.core.commands import Done, SourceAction
     from workbench.core.events import CoreEvent
+    from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest, Choice
     from workbench.core.policy import Rule
     from workbench.core.runtime import Runtime
 
@@ -71,7 +71,7 @@ class ApprovalQueue:
         self.app.push_screen(screen, lambda c: self._answered(request, c, screen.rule_for(c)))
 
     def _answered(self, request: ApprovalRequest, choice: Choice | None, rule: Rule | None) -> None:
-        from workbench.core.approval import Choice
+        from workbench.core.execution.approval import Choice
 
         self.broker.answer(request.id, choice or Choice.DENY, rule)
         self.showing = False
@@ -147,7 +147,7 @@ class WorkbenchApp(App[None]):
     @on(CoreEventArrived)
     def _core_event(self, message: CoreEventArrived) -> None:
         """Calls from the run form and plugins go on the timeline; the rest to the tools."""
-        from workbench.core.executor import ToolCallFinished, ToolCallStarted
+        from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 
         event = message.event
         match event:
@@ -190,7 +190,7 @@ class WorkbenchApp(App[None]):
         target = os.environ.get("HERMES_TUI_FIRST_FRAME")
         if target:
             heavy = {name: name in sys.modules for name in ("openai", "mcp")}
-            from workbench.core.atomic import atomic_write_text
+            from workbench.core.storage.atomic import atomic_write_text
 
             atomic_write_text(Path(target), json.dumps({"at": time.time(), "imported": heavy}))
 
@@ -330,7 +330,7 @@ class WorkbenchApp(App[None]):
         )
 
     def _search_sessions(self) -> None:
-        from workbench.core import transcript
+        from workbench.core.agent import transcript
         from workbench.screens.session_search import SessionSearchScreen
 
         runtime = self.runtime

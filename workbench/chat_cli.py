@@ -73,10 +73,10 @@ class Printer:
     """Turns the agent's events into terminal output."""
 
     def __call__(self, event: CoreEvent) -> None:
-        from workbench.core.agent import ContextNotice, TextDelta
-        from workbench.core.compress import ContextCompressed
-        from workbench.core.executor import ToolCallFinished, ToolCallStarted
-        from workbench.core.transcript import TranscriptFailed, not_saved
+        from workbench.core.agent.compress import ContextCompressed
+        from workbench.core.agent.loop import ContextNotice, TextDelta
+        from workbench.core.agent.transcript import TranscriptFailed, not_saved
+        from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 
         match event:
             case TextDelta(text=text):
@@ -105,8 +105,8 @@ class Printer:
 
 
 def run(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.model import ModelConfigError, resolve
-    from workbench.core.session import ChatSession, SessionError
+    from workbench.core.agent.session import ChatSession, SessionError
+    from workbench.core.model.settings import ModelConfigError, resolve
 
     flags = model_flags(args)
     if args.max_rounds:
@@ -134,7 +134,7 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 def _broker(runtime: Runtime, yes: bool) -> Any:
-    from workbench.core.approval import ApprovalBroker
+    from workbench.core.execution.approval import ApprovalBroker
 
     broker = ApprovalBroker.from_config(runtime.config, mode="off" if yes else None)
     if sys.stdin.isatty():
@@ -155,7 +155,7 @@ def _clarifier() -> Any:
 
 
 async def _converse(session: Any, prompt: str | None) -> int:
-    from workbench.core.context import short
+    from workbench.core.agent.context import short
 
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, session.cancel)
@@ -211,7 +211,7 @@ async def _read_prompt() -> str | None:
 def list_sessions(runtime: Runtime, args: argparse.Namespace) -> int:
     import time
 
-    from workbench.core.transcript import list_sessions as sessions
+    from workbench.core.agent.transcript import list_sessions as sessions
 
     problems: list[str] = []
     found = sessions(runtime.home, problems)
@@ -246,7 +246,7 @@ def list_sessions(runtime: Runtime, args: argparse.Namespace) -> int:
 def export(runtime: Runtime, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from workbench.core.transcript import export_markdown, find, read
+    from workbench.core.agent.transcript import export_markdown, find, read
 
     path = find(runtime.home, args.id)
     if path is None:

@@ -301,8 +301,8 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
 def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     import asyncio
 
-    from workbench.core.approval import ApprovalBroker
-    from workbench.core.invoke import suggest_tools
+    from workbench.core.execution.approval import ApprovalBroker
+    from workbench.core.tools.invoke import suggest_tools
 
     if runtime.registry.get_entry(args.name) is None:
         close = suggest_tools(runtime.registry, args.name)
@@ -478,8 +478,8 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
 
 def _model_report(runtime: Runtime) -> tuple[str, list[str]]:
     """Which model a session would use and why, and what keeps the configured one from use."""
-    from workbench.core import envfile
-    from workbench.core.model import ModelConfigError, resolve
+    from workbench.core.model import envfile
+    from workbench.core.model.settings import ModelConfigError, resolve
 
     dotenv = envfile.load(runtime.home)
     problems = list(dotenv.problems)
@@ -530,7 +530,7 @@ def _rule_problems(runtime: Runtime) -> list[str]:
 
 
 def _approvals_report(runtime: Runtime) -> list[str]:
-    from workbench.core.approval import ApprovalBroker
+    from workbench.core.execution.approval import ApprovalBroker
     from workbench.core.runtime import write_roots
 
     broker = ApprovalBroker.from_config(runtime.config)

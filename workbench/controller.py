@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.core.events import CoreEvent
-    from workbench.core.executor import CallOutcome, Executor, ToolCallFinished
-    from workbench.core.memory import ProviderTool
+    from workbench.core.execution.executor import CallOutcome, Executor, ToolCallFinished
     from workbench.core.plugins.watcher import HotReloader
     from workbench.core.runtime import Runtime
+    from workbench.core.tools.memory import ProviderTool
 
 HISTORY = 20  # calls kept per tool for its detail pane
 
@@ -69,7 +69,7 @@ class Controller:
 
     def load(self) -> Runtime:
         """Load the core (slow: on a worker thread). `start` then puts it to work."""
-        from workbench.core.approval import ApprovalBroker
+        from workbench.core.execution.approval import ApprovalBroker
         from workbench.core.runtime import load_runtime
 
         runtime = load_runtime()

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from workbench.core.approval import ApprovalRequest
     from workbench.core.events import CoreEvent
+    from workbench.core.execution.approval import ApprovalRequest
 
 
 class CoreEventArrived(Message, bubble=False):

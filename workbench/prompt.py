@@ -11,9 +11,9 @@ import re
 import sys
 import threading
 
-from workbench.core.approval import ApprovalBroker, ApprovalRequest
+from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest
+from workbench.core.execution.printable import escape
 from workbench.core.policy import Rule
-from workbench.core.printable import escape
 
 _NUMBERED = re.compile(r"^(a|always|s|session|n|never)([1-9][0-9]?)$")
 

@@ -148,7 +148,7 @@ def test_concurrent_updates_are_all_saved(tmp_path: Path) -> None:
 
 
 def test_first_run_never_overwrites_a_config_written_meanwhile(home: Path) -> None:
-    from workbench.core.atomic import atomic_write_text
+    from workbench.core.storage.atomic import atomic_write_text
 
     home.mkdir(parents=True)
     (home / "config.yaml").write_text("agent: {max_turns: 3}\n")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import BIN
 from tests.support.fake_openai import FakeOpenAI, text, tools
-from workbench.core import transcript
+from workbench.core.agent import transcript
 
 pytestmark = pytest.mark.e2e
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core import local_model, transcript
-from workbench.core.agent import TextDelta
-from workbench.core.executor import ToolCallFinished
-from workbench.core.model import resolve
+from workbench.core.agent import transcript
+from workbench.core.agent.loop import TextDelta
+from workbench.core.agent.session import ChatSession
+from workbench.core.execution.executor import ToolCallFinished
+from workbench.core.model import local as local_model
+from workbench.core.model.settings import resolve
 from workbench.core.runtime import load_runtime
-from workbench.core.session import ChatSession
 
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"
 pytestmark = [
@@ -65,7 +66,7 @@ async def test_resume_approval_and_cancel_on_the_real_model(
 ) -> None:
     import asyncio
 
-    from workbench.core.approval import ApprovalBroker
+    from workbench.core.execution.approval import ApprovalBroker
 
     monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
     home.mkdir(parents=True, exist_ok=True)

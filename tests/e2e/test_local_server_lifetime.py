@@ -20,7 +20,7 @@ from tests.e2e.conftest import wait_for
 from tests.e2e.test_session_terminal import typed
 from tests.e2e.test_workbench_terminal import keys
 from tests.support.procs import alive, local_servers, parent_of, serving, wait_until
-from workbench.core import local_model
+from workbench.core.model import local as local_model
 
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"
 SPEC = local_model.MODELS[local_model.DEFAULT_MODEL]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.mcp import CallProgress, MCPManager
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 SERVERS = Path(__file__).resolve().parents[2] / ".cache" / "mcp-servers"
 BIN = {

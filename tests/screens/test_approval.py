@@ -8,7 +8,7 @@ import pytest
 from textual.app import App
 
 from workbench.app import WorkbenchApp
-from workbench.core.approval import ApprovalRequest, Choice
+from workbench.core.execution.approval import ApprovalRequest, Choice
 from workbench.core.safety import analyze_command
 from workbench.screens.approval import ApprovalScreen
 

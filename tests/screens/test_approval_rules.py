@@ -12,8 +12,8 @@ from textual.app import App
 from textual.widgets import Static
 
 from workbench.app import ApprovalQueue, WorkbenchApp
-from workbench.core.approval import ApprovalBroker, Choice
 from workbench.core.config import load_config
+from workbench.core.execution.approval import ApprovalBroker, Choice
 from workbench.core.policy import CallFacts, RuleBook
 from workbench.core.safety import analyze_command
 from workbench.messages import ApprovalAsked

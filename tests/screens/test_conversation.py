@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.core.test_agent_faults import write_damaged_session
+from tests.core.agent.test_loop_faults import write_damaged_session
 from tests.screens.test_main import wait_until
 from tests.screens.test_workbench import loaded
 from workbench.app import WorkbenchApp

@@ -12,7 +12,7 @@ from tests.conftest import noop, schema
 from workbench.app import WorkbenchApp
 from workbench.core.config import load_config
 from workbench.core.events import ToolSource
-from workbench.core.registry import ToolRegistrationError, registry
+from workbench.core.tools.registry import ToolRegistrationError, registry
 from workbench.screens.main import MainScreen
 from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree

@@ -181,7 +181,7 @@ async def test_sub_agents_get_lane_groups_and_their_conversation_opens(server) -
 async def test_the_context_in_use_shows_as_it_changes_and_compression_is_marked(
     server, home: Path, tmp_path: Path
 ) -> None:
-    from workbench.core.compress import SUMMARY_SYSTEM
+    from workbench.core.agent.compress import SUMMARY_SYSTEM
 
     (home / "config.yaml").write_text(
         server.model_config()

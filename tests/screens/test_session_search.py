@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.test_session_index import write_sessions
+from tests.core.agent.test_session_index import write_sessions
 from tests.screens.test_main import wait_until
 from tests.screens.test_workbench import loaded
 from workbench.app import WorkbenchApp

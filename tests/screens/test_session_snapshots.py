@@ -12,9 +12,9 @@ from textual.app import App
 from tests.screens.test_approval import ModalHost, request
 from tests.screens.test_viewer import ViewerHost
 from workbench.app import WorkbenchApp
-from workbench.core.agent import ContextUsage, TextDelta, TurnFinished
-from workbench.core.compress import ContextCompressed
-from workbench.core.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.agent.compress import ContextCompressed
+from workbench.core.agent.loop import ContextUsage, TextDelta, TurnFinished
+from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.screens.session import SessionScreen
 from workbench.widgets.chat import ChatLog, PromptArea
 from workbench.widgets.timeline import Timeline, TimelineModel

@@ -15,7 +15,7 @@ from tests.core.plugins.test_manager import FIXTURES as PLUGIN_FIXTURES
 from tests.screens.test_main import labels, move_to, wait_until
 from workbench.app import WorkbenchApp
 from workbench.core.events import ToolSource
-from workbench.core.registry import registry
+from workbench.core.tools.registry import registry
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.help import HelpScreen
 from workbench.screens.main import MainScreen

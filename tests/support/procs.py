@@ -9,7 +9,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-LOCAL_SERVER = b"workbench.core.local_model"
+LOCAL_SERVER = b"workbench.core.model.local"
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 20.0, what: str = "") -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.invoke import call_tool
-from workbench.core.registry import registry
+from workbench.core.tools.invoke import call_tool
+from workbench.core.tools.registry import registry
 from workbench.tools.file_tools import MAX_LINE_CHARS, MAX_READ_CHARS
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.invoke import call_tool
-from workbench.core.registry import registry
+from workbench.core.tools.invoke import call_tool
+from workbench.core.tools.registry import registry
 
 
 def call(name: str, cwd: Path, **args) -> dict:
@@ -152,9 +152,9 @@ def test_reading_a_fifo_leaves_no_thread_behind_and_the_process_exits(
     tmp_path: Path, fifo: Path
 ) -> None:
     script = (
-        "import json, sys, threading; from workbench.core.discovery import "
-        "discover_builtin_tools; from workbench.core.invoke import call_tool; "
-        "from workbench.core.registry import registry; discover_builtin_tools(); "
+        "import json, sys, threading; from workbench.core.tools.discovery import "
+        "discover_builtin_tools; from workbench.core.tools.invoke import call_tool; "
+        "from workbench.core.tools.registry import registry; discover_builtin_tools(); "
         "out = call_tool(registry, 'read_file', {'path': sys.argv[1]}); "
         "print(json.dumps({'out': json.loads(out), 'threads': threading.active_count()}))"
     )
@@ -202,9 +202,9 @@ def test_the_file_tools_stay_in_bounded_memory_on_a_2_gb_line(sparse: Path) -> N
     # peak is this process's own (VmHWM): ru_maxrss would carry the parent's peak over exec,
     # so a test run grown large would fail it.
     script = (
-        "import json, re, sys; from workbench.core.discovery import "
-        "discover_builtin_tools; from workbench.core.invoke import call_tool; "
-        "from workbench.core.registry import registry; discover_builtin_tools(); p = sys.argv[1]; "
+        "import json, re, sys; from workbench.core.tools.discovery import "
+        "discover_builtin_tools; from workbench.core.tools.invoke import call_tool; "
+        "from workbench.core.tools.registry import registry; discover_builtin_tools(); p = sys.argv[1]; "
         "outs = [call_tool(registry, 'read_file', {'path': p, 'limit': 2}), "
         "call_tool(registry, 'read_file', {'path': p, 'offset': 1000}), "
         "call_tool(registry, 'patch', {'path': p, 'old_string': 'entry', 'new_string': 'x'}), "

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.executor import Executor
-from workbench.core.invoke import call_tool
-from workbench.core.registry import registry
+from workbench.core.execution.executor import Executor
+from workbench.core.tools.invoke import call_tool
+from workbench.core.tools.registry import registry
 
 
 def search(cwd: Path, timeout: float | None = None, **args) -> dict:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.invoke import call_tool
-from workbench.core.registry import registry
+from workbench.core.tools.invoke import call_tool
+from workbench.core.tools.registry import registry
 
 
 @pytest.fixture

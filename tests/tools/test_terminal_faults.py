@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.budget import BudgetConfig, SpillSlot, SpillStore
-from workbench.core.executor import Executor, ToolCallFinished
-from workbench.core.registry import registry
+from workbench.core.execution.budget import BudgetConfig, SpillSlot, SpillStore
+from workbench.core.execution.executor import Executor, ToolCallFinished
+from workbench.core.tools.registry import registry
 from workbench.tools.capture import OutputCapture
 from workbench.tools.terminal_tool import MAX_OUTPUT_BYTES, run_command
 
@@ -199,7 +199,7 @@ def test_a_write_error_midway_removes_the_part_and_says_so(tmp_path: Path) -> No
     # after 1 MiB, as a full disk would with ENOSPC.
     script = (
         "import json, resource, sys; from pathlib import Path; "
-        "from workbench.core.budget import SpillSlot, SpillStore; "
+        "from workbench.core.execution.budget import SpillSlot, SpillStore; "
         "from workbench.tools.terminal_tool import run_command; "
         "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY)); "
         "slot = SpillSlot(SpillStore(Path(sys.argv[1]), 's'), 'c'); "

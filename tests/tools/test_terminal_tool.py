@@ -6,8 +6,8 @@ import json
 import time
 from pathlib import Path
 
-from workbench.core.invoke import call_tool
-from workbench.core.registry import registry
+from workbench.core.tools.invoke import call_tool
+from workbench.core.tools.registry import registry
 from workbench.tools.terminal_tool import MAX_OUTPUT_BYTES, run_command
 
 

@@ -10,8 +10,8 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from tests.support.http import JSONHandler
-from workbench.core.invoke import call_tool
-from workbench.core.registry import registry
+from workbench.core.tools.invoke import call_tool
+from workbench.core.tools.registry import registry
 
 KEY = "fc-test-key"
 

@@ -6,7 +6,7 @@ from rich.color import Color
 from textual.app import App, ComposeResult
 
 from tests.screens.test_main import wait_until
-from workbench.core.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.widgets.timeline import COLOURS, Timeline, TimelineModel, seconds_label, target
 
 T0 = 500.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.core.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.widgets.timeline import TimelineModel
 
 

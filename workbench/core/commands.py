@@ -49,7 +49,7 @@ class SourceAction(StrEnum):
 def set_toolset(runtime: Runtime, name: str, enabled: bool) -> Done:
     """Switch a toolset on or off, saved to config.yaml at once."""
     from workbench.core.config import ConfigError
-    from workbench.core.toolsets import ToolsetError, set_toolset_enabled
+    from workbench.core.tools.toolsets import ToolsetError, set_toolset_enabled
 
     try:
         set_toolset_enabled(name, enabled, runtime.toolsets, runtime.config)

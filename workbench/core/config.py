@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.core import yaml_file
-from workbench.core.atomic import atomic_write_text, locked
-from workbench.core.private import private_dir, tighten
+from workbench.core.storage import yaml_file
+from workbench.core.storage.atomic import atomic_write_text, locked
+from workbench.core.storage.private import private_dir, tighten
 
 CONFIG_NAME = "config.yaml"
 HOME_SUBDIRS = ("logs", "state", "plugins")

@@ -7,20 +7,20 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from workbench.core.agent import (
+    from workbench.core.agent.compress import ContextCompressed
+    from workbench.core.agent.delegation import ChildFinished, ChildStarted
+    from workbench.core.agent.loop import (
         ContextNotice,
         ContextUsage,
         RoundStarted,
         TextDelta,
         TurnFinished,
     )
-    from workbench.core.approval import ApprovalAnswered, ApprovalRequested
-    from workbench.core.compress import ContextCompressed
-    from workbench.core.delegate import ChildFinished, ChildStarted
-    from workbench.core.executor import ToolCallFinished, ToolCallStarted
+    from workbench.core.agent.transcript import TranscriptFailed
+    from workbench.core.execution.approval import ApprovalAnswered, ApprovalRequested
+    from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
     from workbench.core.mcp.manager import CallProgress, ServerChanged, ToolsChanged
     from workbench.core.plugins.manager import PluginChanged
-    from workbench.core.transcript import TranscriptFailed
 
 
 class ToolSource(StrEnum):

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.memory import BUILTIN
+from workbench.core.tools.memory import BUILTIN
 
 if TYPE_CHECKING:
     from workbench.core.runtime import Runtime

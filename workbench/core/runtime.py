@@ -12,19 +12,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
-from workbench.core.discovery import DiscoveryReport, discover_builtin_tools
-from workbench.core.memory import BUILTIN, MemoryProviders
-from workbench.core.private import private_file_handler
-from workbench.core.registry import ToolRegistry, registry
-from workbench.core.toolsets import ToolsetChoices, Toolsets
+from workbench.core.storage.private import private_file_handler
+from workbench.core.tools.discovery import DiscoveryReport, discover_builtin_tools
+from workbench.core.tools.memory import BUILTIN, MemoryProviders
+from workbench.core.tools.registry import ToolRegistry, registry
+from workbench.core.tools.toolsets import ToolsetChoices, Toolsets
 
 if TYPE_CHECKING:
-    from workbench.core.approval import ApprovalBroker
+    from workbench.core.agent.session_index import SessionIndex
     from workbench.core.backends import Backend
-    from workbench.core.executor import Executor
+    from workbench.core.execution.approval import ApprovalBroker
+    from workbench.core.execution.executor import Executor
     from workbench.core.mcp import MCPManager
     from workbench.core.plugins import PluginManager
-    from workbench.core.session_index import SessionIndex
 
 
 @dataclass
@@ -47,14 +47,14 @@ class Runtime:
 
     def _taken(self, name: str) -> bool:
         """A memory provider's tool may not take the name of a shared or a session tool."""
-        from workbench.core.agent_tools import SESSION_TOOL_NAMES
+        from workbench.core.agent.own_tools import SESSION_TOOL_NAMES
 
         return self.registry.get_entry(name) is not None or name in SESSION_TOOL_NAMES
 
     @property
     def session_index(self) -> SessionIndex:
         if self._index is None:
-            from workbench.core.session_index import SessionIndex
+            from workbench.core.agent.session_index import SessionIndex
 
             self._index = SessionIndex(self.home)
         return self._index
@@ -104,8 +104,8 @@ class Runtime:
         on_event: Callable[[object], None] | None = None,
     ) -> Executor:
         """An executor configured from config.yaml (timeouts, workers, budgets, spill dir)."""
-        from workbench.core.budget import BudgetConfig, SpillStore
-        from workbench.core.executor import DEFAULT_TIMEOUT, DEFAULT_WORKERS, Executor
+        from workbench.core.execution.budget import BudgetConfig, SpillStore
+        from workbench.core.execution.executor import DEFAULT_TIMEOUT, DEFAULT_WORKERS, Executor
         from workbench.core.plugins import hooks
 
         get = self.config.get
@@ -131,7 +131,7 @@ class Runtime:
 
     def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
         """`ctx.dispatch_tool`: the same pipeline as the agent, approvals included (W-P5)."""
-        from workbench.core.registry import run_coroutine_sync
+        from workbench.core.tools.registry import run_coroutine_sync
 
         executor = self.executor(broker=self.broker)
         try:
@@ -226,7 +226,7 @@ def _truthy(value: str | None) -> bool:
 
 def _clean_old_results(home: Path, config: Config) -> None:
     """Spilled results are kept `results.retention_days` (default 7), then deleted."""
-    from workbench.core.budget import DEFAULT_RETENTION_DAYS, SpillStore
+    from workbench.core.execution.budget import DEFAULT_RETENTION_DAYS, SpillStore
 
     days = _positive(config.get("results.retention_days")) or DEFAULT_RETENTION_DAYS
     SpillStore.cleanup(home / "state" / "results", days)

@@ -25,10 +25,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from workbench.core.approval import ApprovalRequest, Choice
+from workbench.core.execution.approval import ApprovalRequest, Choice
+from workbench.core.execution.printable import escape, escape_with_spans
 from workbench.core.policy import Rule, Scope
 from workbench.core.policy.offer import Offer, in_scope
-from workbench.core.printable import escape, escape_with_spans
 
 CHOICE_KEYS = frozenset({"o", "s", "a", "d", "n", "escape", "enter"})
 RULE_KEYS = frozenset({"p", "w"})  # which rule, and where: not answers

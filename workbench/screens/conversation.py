@@ -15,8 +15,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from workbench.core import transcript
-from workbench.core.compress import ContextCompressed
+from workbench.core.agent import transcript
+from workbench.core.agent.compress import ContextCompressed
 from workbench.widgets.chat import MAX_MOUNTED, ChatLog, ToolCard
 from workbench.widgets.reply import AssistantMessage
 

@@ -24,7 +24,7 @@ from workbench.widgets.tools_tree import ToolsTree
 if TYPE_CHECKING:
     from workbench.controller import Controller
     from workbench.core.events import CoreEvent
-    from workbench.core.executor import ToolCallFinished
+    from workbench.core.execution.executor import ToolCallFinished
     from workbench.core.mcp.manager import ServerChanged, ToolsChanged
     from workbench.core.plugins.manager import PluginChanged
     from workbench.core.runtime import Runtime
@@ -94,7 +94,7 @@ class MainScreen(Screen[None]):
     def core_event(self, event: CoreEvent) -> None:
         """One event from the core (the app hands on every one it receives)."""
         from workbench.core.events import ChangeKind, RegistryChanged
-        from workbench.core.executor import ToolCallFinished
+        from workbench.core.execution.executor import ToolCallFinished
         from workbench.core.mcp.manager import ServerChanged, ToolsChanged
         from workbench.core.plugins.manager import PluginChanged
 

@@ -23,8 +23,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from workbench.agent_thread import AgentThread
-from workbench.core.context import short
-from workbench.core.transcript import not_saved
+from workbench.core.agent.context import short
+from workbench.core.agent.transcript import not_saved
 from workbench.messages import CoreEventArrived
 from workbench.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
 from workbench.widgets.reply import AssistantMessage
@@ -32,12 +32,12 @@ from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 
 if TYPE_CHECKING:
     from workbench.controller import Controller
-    from workbench.core.agent import TurnFinished
+    from workbench.core.agent.loop import TurnFinished
+    from workbench.core.agent.session import ChatSession
     from workbench.core.events import CoreEvent
-    from workbench.core.executor import ToolCallFinished, ToolCallStarted
-    from workbench.core.model import ModelSettings
+    from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+    from workbench.core.model.settings import ModelSettings
     from workbench.core.runtime import Runtime
-    from workbench.core.session import ChatSession
 
 FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
 CONFIGURE = (
@@ -125,14 +125,14 @@ class SessionScreen(Screen[None]):
 
     def _settings(self, runtime: Runtime) -> ModelSettings:
         """The model chosen by config.yaml, $HERMES_HOME/.env, the environment and the flags."""
-        from workbench.core.model import resolve
+        from workbench.core.model.settings import resolve
 
         flags = self.controller.model_flags if self.controller is not None else {}
         return resolve(runtime.config, **flags)
 
     def _introduction(self, runtime: Runtime) -> Text:
-        from workbench.core import local_model
-        from workbench.core.model import ModelConfigError
+        from workbench.core.model import local as local_model
+        from workbench.core.model.settings import ModelConfigError
 
         try:
             settings = self._settings(runtime)
@@ -204,8 +204,8 @@ class SessionScreen(Screen[None]):
             await log.note(Text(problem, style="yellow"))
 
     async def _start_session(self, log: ChatLog) -> bool:
-        from workbench.core.model import ModelConfigError
-        from workbench.core.session import ChatSession
+        from workbench.core.agent.session import ChatSession
+        from workbench.core.model.settings import ModelConfigError
 
         runtime = self.runtime
         if runtime is None:
@@ -281,11 +281,11 @@ class SessionScreen(Screen[None]):
 
     async def agent_event(self, event: CoreEvent) -> None:
         """One event of the running turn, in the order the agent emitted them."""
-        from workbench.core.agent import ContextNotice, ContextUsage, RoundStarted, TextDelta
-        from workbench.core.compress import ContextCompressed
-        from workbench.core.delegate import ChildFinished, ChildStarted
-        from workbench.core.executor import ToolCallFinished, ToolCallStarted
-        from workbench.core.transcript import TranscriptFailed
+        from workbench.core.agent.compress import ContextCompressed
+        from workbench.core.agent.delegation import ChildFinished, ChildStarted
+        from workbench.core.agent.loop import ContextNotice, ContextUsage, RoundStarted, TextDelta
+        from workbench.core.agent.transcript import TranscriptFailed
+        from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 
         log = self.query_one(ChatLog)
         match event:

@@ -8,10 +8,10 @@ import os
 from pathlib import Path, PurePath
 from typing import Any
 
-from workbench.core.atomic import atomic_write_text, default_file_mode
-from workbench.core.errors import tool_error, tool_result
-from workbench.core.paths import resolve_path
-from workbench.core.registry import registry
+from workbench.core.storage.atomic import atomic_write_text, default_file_mode
+from workbench.core.tools.errors import tool_error, tool_result
+from workbench.core.tools.paths import resolve_path
+from workbench.core.tools.registry import registry
 from workbench.tools.remote_files import run_elsewhere
 from workbench.tools.textio import LineReader, open_regular, read_bounded, refuse_unless_regular
 

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from workbench.core.backends import BackendError, backend_for
-from workbench.core.errors import tool_error, tool_result
+from workbench.core.tools.errors import tool_error, tool_result
 from workbench.tools.textio import LineReader
 
 MAX_REMOTE_READ = 32 * 1024 * 1024  # read_file pages through at most this much of a file

@@ -24,10 +24,10 @@ from typing import Any
 
 import regex
 
-from workbench.core.errors import tool_error, tool_result
-from workbench.core.paths import resolve_path
-from workbench.core.registry import registry
 from workbench.core.safety.places import credential, state_roots, within
+from workbench.core.tools.errors import tool_error, tool_result
+from workbench.core.tools.paths import resolve_path
+from workbench.core.tools.registry import registry
 from workbench.tools.remote_files import run_elsewhere
 from workbench.tools.textio import kind_of
 

@@ -5,7 +5,7 @@ whole of it is streamed to the session's spill file (see tools/capture.py). The 
 runs under a reaper (tools/reaper.py), so the call returns when bash exits, whatever its
 background jobs hold, and none of them outlives the call.
 
-Destructive commands need the user's approval. The executor asks (see core/gate.py) and
+Destructive commands need the user's approval. The executor asks (see core/execution/gate.py) and
 passes the approved command text in `approved_command`; a dangerous command that reaches
 this handler any other way is refused unrun, and a hardline one is refused always.
 """
@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.backends import BackendError, backend_for
-from workbench.core.budget import SpillSlot
-from workbench.core.errors import tool_error, tool_result
-from workbench.core.paths import resolve_path
-from workbench.core.registry import registry
+from workbench.core.execution.budget import SpillSlot
 from workbench.core.safety import analyze_command
+from workbench.core.tools.errors import tool_error, tool_result
+from workbench.core.tools.paths import resolve_path
+from workbench.core.tools.registry import registry
 from workbench.tools.capture import OutputCapture
 
 DEFAULT_TIMEOUT = 180

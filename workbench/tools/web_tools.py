@@ -10,8 +10,8 @@ import json
 import os
 from typing import Any
 
-from workbench.core.errors import tool_error, tool_result
-from workbench.core.registry import ToolUnavailable, registry
+from workbench.core.tools.errors import tool_error, tool_result
+from workbench.core.tools.registry import ToolUnavailable, registry
 
 API_KEY_ENV = "FIRECRAWL_API_KEY"
 API_URL_ENV = "FIRECRAWL_API_URL"

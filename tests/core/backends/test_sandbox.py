@@ -150,10 +150,10 @@ async def test_the_person_may_let_one_command_out_of_the_sandbox(
 ) -> None:
     """Allowed once, `rm` of a file outside the project fails inside the sandbox; allowed
     "outside the sandbox" (the modal's extra choice), that one command runs unconfined."""
-    from workbench.core.approval import ApprovalBroker, Choice
     from workbench.core.backends.sandbox import SandboxBackend
-    from workbench.core.executor import Executor
-    from workbench.core.registry import registry
+    from workbench.core.execution.approval import ApprovalBroker, Choice
+    from workbench.core.execution.executor import Executor
+    from workbench.core.tools.registry import registry
 
     project, other = tmp_path / "project", tmp_path / "other"
     project.mkdir()
@@ -178,7 +178,7 @@ async def test_the_person_may_let_one_command_out_of_the_sandbox(
 
 
 async def test_outside_is_refused_where_there_is_no_sandbox_to_leave() -> None:
-    from workbench.core.approval import ApprovalBroker, Choice
+    from workbench.core.execution.approval import ApprovalBroker, Choice
 
     broker = ApprovalBroker()
     broker.attach(lambda r: broker.answer(r.id, Choice.OUTSIDE))

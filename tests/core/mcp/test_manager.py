@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from workbench.core.events import ToolSource
-from workbench.core.executor import Executor
+from workbench.core.execution.executor import Executor
 from workbench.core.mcp import CallProgress, MCPManager, ToolsChanged
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = [sys.executable, str(HERE / "fixture_server.py")]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.approval import ApprovalBroker, Choice
-from workbench.core.executor import Executor
+from workbench.core.execution.approval import ApprovalBroker, Choice
+from workbench.core.execution.executor import Executor
 from workbench.core.mcp.config import parse_server
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 SERVER = [sys.executable, str(Path(__file__).resolve().parent / "annotated_server.py")]
 

@@ -13,7 +13,7 @@ import pytest
 from tests.core.plugins.test_manager import FIXTURES, make_home, make_manager
 from workbench.core.plugins import HookRegistry, PluginChanged
 from workbench.core.plugins.watcher import HotReloader
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 PLUGIN = """
 def register(ctx):

@@ -12,12 +12,12 @@ import pytest
 import yaml
 
 from tests.conftest import noop, schema
-from workbench.core.approval import ApprovalBroker
 from workbench.core.config import load_config
 from workbench.core.events import ToolSource
-from workbench.core.executor import Executor
+from workbench.core.execution.approval import ApprovalBroker
+from workbench.core.execution.executor import Executor
 from workbench.core.plugins import HookRegistry, PluginManager
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

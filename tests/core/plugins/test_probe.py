@@ -13,7 +13,7 @@ from tests.core.plugins.test_manager import make_home
 from workbench.core.config import load_config
 from workbench.core.plugins import HookRegistry, PluginManager
 from workbench.core.plugins.probe import Prober
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 
 def manager(home: Path, timeout: float = 2.0) -> tuple[PluginManager, Prober]:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.core.plugins.test_manager import make_home, make_manager
-from workbench.core.executor import Executor
+from workbench.core.execution.executor import Executor
 from workbench.core.plugins import HookRegistry
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 pytest.importorskip("hermes_clawclaw")
 pytest.importorskip("noisegate")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.core.approval import ApprovalBroker, Choice
 from workbench.core.config import load_config
+from workbench.core.execution.approval import ApprovalBroker, Choice
 from workbench.core.policy import Action, CallFacts, Rule, RuleBook, Scope
 from workbench.core.policy.offer import candidates
 from workbench.core.safety import analyze_command

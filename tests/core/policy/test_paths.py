@@ -10,11 +10,11 @@ import pytest
 
 from tests.conftest import schema
 from tests.core.plugins.test_manager import make_home, make_manager
-from workbench.core.approval import ApprovalBroker, Choice
-from workbench.core.executor import Executor
+from workbench.core.execution.approval import ApprovalBroker, Choice
+from workbench.core.execution.executor import Executor
 from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.policy import Scope, parse_rule
-from workbench.core.registry import ToolRegistry, registry
+from workbench.core.tools.registry import ToolRegistry, registry
 
 
 def rules(*entries: dict) -> list:

@@ -21,7 +21,7 @@ from workbench.core.mcp.config import ServerConfig, parse_servers
 from workbench.core.mcp.names import tool_name, toolset
 from workbench.core.mcp.server import ServerHandle, ServerStatus
 from workbench.core.mcp.trust import annotations_of, mark_untrusted, read_only
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 

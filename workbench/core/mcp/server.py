@@ -22,7 +22,7 @@ from typing import Any
 
 from workbench.core.mcp.config import ServerConfig
 from workbench.core.mcp.results import convert
-from workbench.core.private import open_private
+from workbench.core.storage.private import open_private
 
 logger = logging.getLogger(__name__)
 
@@ -339,7 +339,7 @@ class ServerHandle:
     def available(self) -> bool:
         if self.state == "ready":
             return True
-        from workbench.core.registry import ToolUnavailable
+        from workbench.core.tools.registry import ToolUnavailable
 
         reason = f"MCP server '{self.name}' is {self.state}" + (
             f": {self.error}" if self.error else ""

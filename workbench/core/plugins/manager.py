@@ -21,7 +21,6 @@ from typing import Any
 
 from workbench.core.config import Config, set_path, update_config
 from workbench.core.events import ToolSource
-from workbench.core.memory import BUILTIN, MemoryProviders
 from workbench.core.plugins import loader
 from workbench.core.plugins.context import PluginContext
 from workbench.core.plugins.hooks import HookRegistry
@@ -32,7 +31,8 @@ from workbench.core.plugins.sources import (
     default_entry_points,
     discover,
 )
-from workbench.core.registry import ToolRegistry
+from workbench.core.tools.memory import BUILTIN, MemoryProviders
+from workbench.core.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 

@@ -99,8 +99,8 @@ class Prober:
         return data if isinstance(data, dict) else {}
 
     def _write(self, changes: dict[str, dict[str, Any] | None]) -> None:
-        from workbench.core.atomic import atomic_write_text, locked
-        from workbench.core.private import private_dir
+        from workbench.core.storage.atomic import atomic_write_text, locked
+        from workbench.core.storage.private import private_dir
 
         try:
             private_dir(self.cache.parent)

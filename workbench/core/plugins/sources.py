@@ -48,7 +48,7 @@ def truthy(value: str | None) -> bool:
 
 
 def read_manifest(directory: Path, key: str, source: str) -> PluginManifest:
-    from workbench.core import yaml_file
+    from workbench.core.storage import yaml_file
 
     manifest = PluginManifest(key=key, name=directory.name, source=source, path=directory)
     file = next(

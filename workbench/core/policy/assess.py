@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from workbench.core.events import ToolSource
-from workbench.core.gate import GateCheck, check_call
+from workbench.core.execution.gate import GateCheck, check_call
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict
 

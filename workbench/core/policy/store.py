@@ -182,7 +182,7 @@ def _broken(policy: Policy, problem: str, *, may_deny: bool) -> None:
 
 
 def _read_yaml(path: Path, policy: Policy) -> Any:
-    from workbench.core import yaml_file
+    from workbench.core.storage import yaml_file
 
     try:
         return yaml_file.parse(yaml_file.read_text(path), path)

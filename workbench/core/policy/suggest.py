@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.core.agent.transcript import read, sessions_dir
 from workbench.core.policy.policy import Outcome, Policy
 from workbench.core.policy.rules import Action, CallFacts, Rule
 from workbench.core.policy.shell import parse
 from workbench.core.safety import analyze_command
-from workbench.core.transcript import read, sessions_dir
 
 APPROVED = frozenset({"once", "session", "always", "outside"})
 PREFIX_WORDS = 2

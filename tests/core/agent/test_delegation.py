@@ -1,0 +1,218 @@
+"""delegate_task against the scripted OpenAI-protocol server: sub-agents that run at once,
+call tools (one needing approval), fail, are cancelled with their parent, and stop at the
+depth limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.core.agent.test_loop import tool_messages
+from tests.support.fake_openai import FakeOpenAI, error, text, tools
+from workbench.core.agent import transcript
+from workbench.core.agent.delegation import ChildFinished, ChildStarted
+from workbench.core.execution.approval import ApprovalBroker
+from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+
+
+def offered(request: dict) -> set[str]:
+    return {t["function"]["name"] for t in request.get("tools", [])}
+
+
+def results(fake: FakeOpenAI) -> list[dict]:
+    return [json.loads(m["content"]) for m in tool_messages(fake.requests[-1])]
+
+
+async def test_two_delegated_tasks_run_at_once_and_answer_their_parent(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    fake.add(
+        tools(("delegate_task", {"goal": "inspect alpha"}), ("delegate_task", {"goal": "inspect beta"})),
+        text("alpha and beta are done"),
+    )  # fmt: skip
+    fake.route("inspect alpha", tools(("read_file", {"path": "a.txt"})),
+               text("alpha holds one line", chunks=5, delay=0.1))  # fmt: skip
+    fake.route("inspect beta", text("beta is fine", chunks=5, delay=0.1))
+    session, events = await make_session()
+    finished = await session.turn("look at both files")
+    assert finished.reason == "answered" and finished.text == "alpha and beta are done"
+
+    answers = sorted(r["answer"] for r in results(fake))
+    assert answers == ["alpha holds one line", "beta is fine"]
+    started = [e for e in events if isinstance(e, ChildStarted)]
+    done = [e for e in events if isinstance(e, ChildFinished)]
+    assert len(started) == 2 and {e.reason for e in done} == {"answered"}
+    first_done = events.index(done[0])
+    assert all(events.index(e) < first_done for e in started)  # both ran at once
+
+    child_calls = [e for e in events if isinstance(e, ToolCallStarted) and e.label]
+    delegate_ids = {
+        e.call_id for e in events if isinstance(e, ToolCallStarted) and e.name == "delegate_task"
+    }
+    (read,) = child_calls
+    assert read.name == "read_file" and read.parent in delegate_ids
+    assert read.label.startswith("sub-agent ")
+    parent_kinds = [
+        r for r in transcript.read(session.transcript.path) if r["kind"] == "tool_started"
+    ]
+    assert {r["name"] for r in parent_kinds} == {"delegate_task", "read_file"}
+
+    child_files = sorted((transcript.sessions_dir(home) / session.id).glob("*.jsonl"))
+    assert len(child_files) == 2
+    child_roles = [
+        [m["role"] for m in transcript.messages(transcript.read(path))] for path in child_files
+    ]
+    assert ["user", "assistant", "tool", "assistant"] in child_roles
+    await session.close()
+
+
+async def test_a_childs_destructive_command_asks_the_user_under_its_name(
+    make_session,
+    fake: FakeOpenAI,
+    workdir: Path,
+) -> None:
+    fake.add(tools(("delegate_task", {"goal": "clean up a"})), text("the sub-agent was refused"))
+    fake.route(
+        "clean up a", tools(("terminal", {"command": "rm a.txt"})), text("I could not delete a")
+    )
+    asked = []
+    broker = ApprovalBroker()
+    broker.attach(lambda request: (asked.append(request), broker.answer(request.id, "d")))
+    session, events = await make_session(broker=broker)
+    await session.turn("tidy up")
+    (request,) = asked
+    assert request.command == "rm a.txt" and request.label.startswith("sub-agent ")
+    assert (workdir / "a.txt").exists()
+    denied = [e for e in events if isinstance(e, ToolCallFinished) and e.name == "terminal"]
+    assert denied[0].status == "denied" and denied[0].label == request.label
+    assert results(fake)[0]["answer"] == "I could not delete a"
+    await session.close()
+
+
+async def test_a_failing_child_is_a_clear_error_for_its_parent(
+    make_session, fake: FakeOpenAI
+) -> None:
+    fake.add(tools(("delegate_task", {"goal": "doomed work"})), text("the child failed"))
+    fake.route("doomed work", *[error(500, "model exploded")] * 3)
+    session, _ = await make_session()
+    finished = await session.turn("try it")
+    assert finished.reason == "answered"
+    (result,) = results(fake)
+    assert "sub-agent" in result["error"] and "failed" in result["error"]
+    assert "500" in result["error"]
+    await session.close()
+
+
+async def test_cancelling_the_parent_cancels_its_running_child(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    fake.add(tools(("delegate_task", {"goal": "long story"})))
+    fake.route("long story", text("word " * 300, chunks=300, delay=0.02))
+    session, events = await make_session()
+    task = asyncio.create_task(session.turn("go"))
+    while not any(isinstance(e, ChildStarted) for e in events):
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.3)  # the child is streaming
+    session.cancel()
+    finished = await asyncio.wait_for(task, 10)
+    assert finished.reason == "cancelled"
+    assert [e.reason for e in events if isinstance(e, ChildFinished)] == ["cancelled"]
+    (child,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")
+    ends = [r["reason"] for r in transcript.read(child) if r["kind"] == "turn_finished"]
+    assert ends == ["cancelled"]
+    await session.close()
+
+
+async def test_children_get_no_delegate_task_at_the_default_depth_limit(
+    make_session, fake: FakeOpenAI
+) -> None:
+    fake.add(tools(("delegate_task", {"goal": "nested", "toolsets": ["file"]})), text("ok"))
+    fake.route("nested", tools(("delegate_task", {"goal": "deeper"})), text("I could not nest"))
+    session, _ = await make_session()
+    await session.turn("nest")
+    parent_first, child_first, child_second = fake.requests[0], fake.requests[1], fake.requests[2]
+    assert "delegate_task" in offered(parent_first)
+    assert "delegate_task" not in offered(child_first)  # depth limit 2: children may not
+    assert offered(child_first) - {"todo", "session_search", "memory"} <= {
+        "read_file", "write_file", "patch", "search_files"
+    }  # fmt: skip
+    assert "clarify" not in offered(child_first)  # nobody can answer a sub-agent's question
+    refused = tool_messages(child_second)[0]["content"]
+    assert "does not exist" in refused  # the call it was not offered did not run
+    await session.close()
+
+
+async def test_the_schema_states_the_limits_from_config(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    fake.add(text("one"), text("two"))
+    session, _ = await make_session()
+    await session.turn("hi")
+    (home / "config.yaml").write_text("delegation:\n  max_concurrent: 5\n  max_depth: 3\n")
+    session.runtime.reload_config()
+    await session.turn("again")
+    before, after = (
+        next(t["function"]["description"] for t in r["tools"] if t["function"]["name"] == "delegate_task")
+        for r in fake.requests
+    )  # fmt: skip
+    assert "at most 3 run at a time" in before and "sub-agents cannot delegate" in before
+    assert "at most 5 run at a time" in after and "sub-agents may delegate" in after
+    await session.close()
+
+
+@pytest.mark.parametrize("toolsets", [["terminal"], ["file", "terminal"]])
+async def test_a_child_cannot_get_toolsets_its_parent_lacks(
+    make_session, fake: FakeOpenAI, home: Path, toolsets
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [file]\n")  # no terminal
+    fake.add(tools(("delegate_task", {"goal": "browse", "toolsets": toolsets})), text("no"))
+    session, _ = await make_session()
+    await session.turn("browse")
+    (result,) = results(fake)
+    assert "error" in result and len(fake.requests) == 2  # no child conversation started
+    assert "terminal" not in offered(fake.requests[0])  # a toolset the parent lacks
+    await session.close()
+
+
+async def test_a_child_that_runs_too_long_is_stopped_with_a_clear_error(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("delegation:\n  timeout: 0.5\n")
+    fake.add(tools(("delegate_task", {"goal": "slow work"})), text("it timed out"))
+    fake.route("slow work", text("word " * 200, chunks=200, delay=0.02))
+    session, events = await make_session()
+    finished = await session.turn("go")
+    assert finished.reason == "answered"
+    (result,) = results(fake)
+    assert result["status"] == "timeout" and "within 0.5 s" in result["error"]
+    assert "did not finish within" in result["error"]
+    assert [e.reason for e in events if isinstance(e, ChildFinished)] == ["timeout"]
+    (child,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")
+    assert [r["reason"] for r in transcript.read(child) if r["kind"] == "turn_finished"] == [
+        "cancelled"
+    ]
+    await session.close()
+
+
+async def test_a_resumed_session_names_new_sub_agents_after_its_old_ones(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    fake.add(tools(("delegate_task", {"goal": "first job"})), text("done"))
+    fake.route("first job", text("first"))
+    session, _ = await make_session()
+    await session.turn("one")
+    await session.close()
+    fake.add(tools(("delegate_task", {"goal": "second job"})), text("done again"))
+    fake.route("second job", text("second"))
+    resumed, _ = await make_session(resume=session.id)
+    await resumed.turn("two")
+    await resumed.close()
+    children = sorted(p.name for p in (transcript.sessions_dir(home) / session.id).iterdir())
+    assert children == ["sub-agent-1.jsonl", "sub-agent-2.jsonl"]
+    second = transcript.read(transcript.sessions_dir(home) / session.id / "sub-agent-2.jsonl")
+    assert second[0]["goal"] == "second job"

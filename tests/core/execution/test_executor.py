@@ -1,0 +1,262 @@
+"""The executor: parallel runs, order, immediate events, timeouts, cancel, approvals, budgets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import schema
+from workbench.core.execution.approval import ApprovalBroker
+from workbench.core.execution.budget import BudgetConfig, SpillStore
+from workbench.core.execution.executor import Executor, ToolCallFinished, ToolCallStarted
+from workbench.core.tools.registry import ToolRegistry, registry
+
+
+def sleeper(seconds: float):
+    def handler(args, **kw):
+        time.sleep(args.get("s", seconds))
+        return f"slept {args.get('tag', '')}"
+
+    return handler
+
+
+@pytest.fixture
+def sleepy(reg: ToolRegistry) -> ToolRegistry:
+    reg.register("nap", "t", schema(), sleeper(0.2), parallel_safe=True)
+    reg.register("solo", "t", schema(), sleeper(0.05))
+
+    async def anap(args, **kw):
+        await asyncio.sleep(args.get("s", 0.2))
+        return "async slept"
+
+    reg.register("anap", "t", schema(), anap, is_async=True, parallel_safe=True)
+
+    def boom(args, **kw):
+        raise RuntimeError("kaput")
+
+    reg.register("boom", "t", schema(), boom, parallel_safe=True)
+    return reg
+
+
+def calls(*names: str, **args) -> list[dict]:
+    return [
+        {"id": f"c{i}", "name": n, "arguments": json.dumps({**args, "tag": i})}
+        for i, n in enumerate(names)
+    ]
+
+
+async def test_parallel_batch_runs_at_once_and_keeps_order(sleepy: ToolRegistry) -> None:
+    events: list[object] = []
+    executor = Executor(sleepy, on_event=events.append)
+    start = time.monotonic()
+    outcomes = await executor.run(calls(*["nap"] * 8))
+    elapsed = time.monotonic() - start
+    assert elapsed < 0.2 * 3  # eight 0.2 s sleeps, together (the benchmark holds the tight figure)
+    assert [o.content for o in outcomes] == [f"slept {i}" for i in range(8)]
+    assert all(o.status == "ok" and o.parallel for o in outcomes)
+    assert sum(isinstance(e, ToolCallStarted) for e in events) == 8
+
+
+async def test_events_arrive_as_each_call_finishes(sleepy: ToolRegistry) -> None:
+    seen: list[tuple[str, str, float]] = []
+
+    def record(event: object) -> None:
+        kind = "start" if isinstance(event, ToolCallStarted) else "end"
+        seen.append((kind, event.call_id, time.monotonic()))
+
+    batch = [
+        {"id": "fast", "name": "nap", "arguments": {"s": 0.05}},
+        {"id": "slow", "name": "nap", "arguments": {"s": 0.4}},
+    ]
+    start = time.monotonic()
+    await Executor(sleepy, on_event=record).run(batch)
+    fast_end = next(t for k, i, t in seen if k == "end" and i == "fast")
+    assert fast_end - start < 0.3  # reported long before the slow call (its segment) ends
+    assert [k for k, *_ in seen] == ["start", "start", "end", "end"]
+
+
+async def test_one_failing_call_never_disturbs_the_others(sleepy: ToolRegistry) -> None:
+    outcomes = await Executor(sleepy).run(calls("nap", "boom", "nap"))
+    assert [o.status for o in outcomes] == ["ok", "error", "ok"]
+    assert "RuntimeError: kaput" in outcomes[1].content
+
+
+async def test_async_call_is_cancelled_on_timeout(reg: ToolRegistry) -> None:
+    finished = threading.Event()
+
+    async def slow(args, **kw):
+        await asyncio.sleep(5)
+        finished.set()
+        return "never"
+
+    reg.register("slow", "t", schema(), slow, is_async=True)
+    start = time.monotonic()
+    (outcome,) = await Executor(reg, timeout=0.2).run([{"id": "1", "name": "slow"}])
+    assert time.monotonic() - start < 1
+    assert outcome.status == "timeout"
+    assert "timed out after 0.2s. It was cancelled." in outcome.content
+    await asyncio.sleep(0.1)
+    assert not finished.is_set()
+
+
+async def test_sync_timeout_is_honest_and_fences_conflicting_calls(
+    reg: ToolRegistry, tmp_path: Path
+) -> None:
+    """P8: a thread cannot be killed; a later write to its path waits instead of racing it."""
+    order: list[str] = []
+
+    def slow_write(args, **kw):
+        time.sleep(0.6)
+        order.append("slow write done")
+        return "ok"
+
+    def quick_write(args, **kw):
+        order.append("quick write")
+        return "ok"
+
+    reg.register("slow_write", "t", schema(), slow_write, path_args={"path": "write"})
+    reg.register("quick_write", "t", schema(), quick_write, path_args={"path": "write"})
+    executor = Executor(reg, timeout=0.2, cwd=str(tmp_path))
+    (first,) = await executor.run(
+        [{"id": "1", "name": "slow_write", "arguments": {"path": "a.txt"}}]
+    )
+    assert first.status == "timeout"
+    assert "may still be running" in first.content
+    (second,) = await executor.run(
+        [{"id": "2", "name": "quick_write", "arguments": {"path": "a.txt"}}]
+    )
+    assert second.status == "ok"
+    assert order == ["slow write done", "quick write"]
+
+
+async def test_cancel_stops_running_calls_and_skips_the_rest(sleepy: ToolRegistry) -> None:
+    executor = Executor(sleepy)
+    batch = [
+        {"id": "a", "name": "anap", "arguments": {"s": 5}},
+        {"id": "b", "name": "anap", "arguments": {"s": 5}},
+        {"id": "t", "name": "solo"},
+        {"id": "u", "name": "solo"},
+    ]
+    task = asyncio.create_task(executor.run(batch))
+    await asyncio.sleep(0.1)
+    start = time.monotonic()
+    executor.cancel()
+    outcomes = await task
+    assert time.monotonic() - start < 1
+    assert [o.status for o in outcomes] == ["cancelled", "cancelled", "skipped", "skipped"]
+    assert json.loads(outcomes[0].content)["status"] == "cancelled"
+    assert (
+        outcomes[2].content == "[Tool execution cancelled — solo was skipped due to user interrupt]"
+    )
+
+
+async def test_invalid_and_unknown_calls_get_clear_results(sleepy: ToolRegistry) -> None:
+    outcomes = await Executor(sleepy).run(
+        [{"id": "1", "name": "missing"}, {"id": "2", "name": "nap", "arguments": "{bad"}]
+    )
+    assert outcomes[0].content == '{"error": "Unknown tool: missing"}'
+    assert json.loads(outcomes[1].content)["error"] == "Invalid tool arguments"
+    assert [o.status for o in outcomes] == ["invalid", "invalid"]
+
+
+async def test_destructive_terminal_command_waits_for_approval(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("x")
+    broker = ApprovalBroker()
+    asked = []
+    broker.attach(lambda request: (asked.append(request), broker.answer(request.id, "d")))
+    executor = Executor(registry, broker=broker, cwd=str(tmp_path))
+    (denied,) = await executor.run(
+        [{"id": "1", "name": "terminal", "arguments": {"command": "rm victim.txt"}}]
+    )
+    assert denied.status == "denied" and victim.exists()
+    assert asked[0].command == "rm victim.txt" and asked[0].writes == ["victim.txt"]
+    assert json.loads(denied.content)["error"] == "Not run: denied by the user"
+    broker._front_ends.clear()
+    broker.attach(lambda request: broker.answer(request.id, "o"))
+    (allowed,) = await executor.run(
+        [{"id": "2", "name": "terminal", "arguments": {"command": "rm victim.txt"}}]
+    )
+    assert allowed.status == "ok" and not victim.exists()
+
+
+async def test_no_approval_channel_denies(tmp_path: Path) -> None:
+    (tmp_path / "keep").write_text("x")
+    (outcome,) = await Executor(registry, cwd=str(tmp_path)).run(
+        [{"id": "1", "name": "terminal", "arguments": {"command": "rm keep"}}]
+    )
+    assert outcome.status == "denied" and (tmp_path / "keep").exists()
+
+
+async def test_hardline_is_blocked_even_with_approvals_off(tmp_path: Path) -> None:
+    broker = ApprovalBroker(mode="off")
+    (outcome,) = await Executor(registry, broker=broker, cwd=str(tmp_path)).run(
+        [{"id": "1", "name": "terminal", "arguments": {"command": "rm -rf ~"}}]
+    )
+    assert outcome.status == "blocked"
+    assert "hardline" in json.loads(outcome.content)["error"]
+
+
+async def test_running_a_file_written_this_session_needs_approval(tmp_path: Path) -> None:
+    # A15: write_file then run it: the run must ask
+    asked = []
+    broker = ApprovalBroker()
+    broker.attach(lambda r: (asked.append(r.reason), broker.answer(r.id, "deny")))
+    executor = Executor(registry, broker=broker, cwd=str(tmp_path))
+    script = "import shutil; shutil.rmtree('data')\n"
+    await executor.run(
+        [{"id": "1", "name": "write_file", "arguments": {"path": "cleanup.py", "content": script}}]
+    )
+    (run,) = await executor.run(
+        [{"id": "2", "name": "terminal", "arguments": {"command": "python3 cleanup.py"}}]
+    )
+    assert run.status == "denied"
+    assert asked == ["runs cleanup.py, which was written earlier in this session"]
+
+
+async def test_writes_to_start_up_files_need_approval(tmp_path: Path, monkeypatch) -> None:
+    # W-A6
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (outcome,) = await Executor(registry, cwd=str(tmp_path)).run(
+        [{"id": "1", "name": "write_file", "arguments": {"path": "~/.bashrc", "content": "evil"}}]
+    )
+    assert outcome.status == "denied" and not (tmp_path / ".bashrc").exists()
+    hook = {"path": ".git/hooks/post-checkout", "content": "#!/bin/sh\nrm -rf ~\n"}
+    (outcome,) = await Executor(registry, cwd=str(tmp_path)).run(
+        [{"id": "2", "name": "write_file", "arguments": hook}]
+    )
+    assert outcome.status == "denied"
+
+
+async def test_oversized_results_are_spilled_privately(reg: ToolRegistry, tmp_path: Path) -> None:
+    reg.register("big", "t", schema(), lambda a, **k: "x" * 50_000, max_result_size_chars=10_000)
+    store = SpillStore(tmp_path / "results", "session-1")
+    (outcome,) = await Executor(reg, store=store).run([{"id": "call_0", "name": "big"}])
+    assert outcome.content.startswith("<persisted-output>")
+    assert outcome.spilled is not None and outcome.spilled.read_text() == "x" * 50_000
+    assert outcome.spilled.parent == tmp_path / "results" / "session-1"
+
+
+async def test_turn_budget_spills_the_largest(reg: ToolRegistry, tmp_path: Path) -> None:
+    for name, size in (("small", 5_000), ("medium", 9_000), ("large", 9_500)):
+        reg.register(name, "t", schema(), lambda a, n=size, **k: "y" * n, parallel_safe=True)
+    store = SpillStore(tmp_path / "results", "s")
+    budget = BudgetConfig(result_chars=10_000, turn_chars=16_000)
+    outcomes = await Executor(reg, budget=budget, store=store).run(
+        [{"id": n, "name": n} for n in ("small", "medium", "large")]
+    )
+    assert [o.spilled is not None for o in outcomes] == [False, False, True]  # then it fits
+    assert sum(len(o.content) for o in outcomes) <= 16_000
+
+
+async def test_finished_events_carry_the_model_visible_content(sleepy: ToolRegistry) -> None:
+    finished = []
+    await Executor(
+        sleepy, on_event=lambda e: isinstance(e, ToolCallFinished) and finished.append(e)
+    ).run(calls("nap"))
+    assert finished[0].content == "slept 0" and finished[0].duration >= 0.19

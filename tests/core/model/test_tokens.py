@@ -1,0 +1,91 @@
+"""Counting a request's tokens before it is sent: real tokenizers offline, or the estimate."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from workbench.core.agent.context import Window, known_window, result_room
+from workbench.core.model.tokens import (
+    Encoding,
+    Estimate,
+    LlamaCpp,
+    Meter,
+    encoding_for,
+    tokenizer_for,
+)
+from workbench.tools.file_tools import MAX_READ_CHARS
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding"),
+    [
+        ("gpt-4o-mini", "o200k_base"),
+        ("openai/gpt-4o", "o200k_base"),
+        ("gpt-4.1-mini", "o200k_base"),
+        ("o3-mini", "o200k_base"),
+        ("gpt-4", "cl100k_base"),
+        ("gpt-3.5-turbo", "cl100k_base"),
+        ("qwen2.5-coder-1.5b", "qwen3"),
+        ("my-finetune", None),
+        ("gpt-4o-evil/../x", None),
+    ],
+)
+def test_model_names_map_to_their_tokenizer(model: str, encoding: str | None) -> None:
+    assert encoding_for(model) == encoding
+
+
+def test_openai_tables_ship_with_the_package_and_count_exactly() -> None:
+    """Token ids as OpenAI's own tokenizer gives them, with no download."""
+    o200k, cl100k = Encoding("o200k_base"), Encoding("cl100k_base")
+    assert o200k.count("hello world") == 2 and cl100k.count("hello world") == 2
+    assert o200k.count("<|endoftext|>") > 1  # special-token text is text, never refused
+    assert isinstance(tokenizer_for("gpt-4o-mini"), Encoding)
+    assert isinstance(tokenizer_for("local-thing"), Estimate)
+
+
+def test_a_tokenizer_that_fails_falls_back_to_the_estimate_and_says_so() -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    problems: list[str] = []
+    meter = Meter(LlamaCpp(f"http://127.0.0.1:{port}/v1", "key", timeout=2), problems.append)
+    assert meter.text("x" * 300) == 100  # the estimate: a token per three characters
+    assert isinstance(meter.tokenizer, Estimate) and len(problems) == 1
+    assert "llama.cpp tokenizer failed" in problems[0]
+    meter.text("more")
+    assert len(problems) == 1  # said once
+
+
+def test_the_endpoints_count_corrects_ours_within_reason() -> None:
+    meter = Meter(Estimate())
+    meter.observe(1000, 800)  # the text is less dense than the estimate assumes
+    assert meter.scale == 0.8 and meter.corrected(1000) == 800
+    meter.observe(1000, 100_000)
+    assert meter.scale == 4.0  # clamped
+    exact = Meter(Encoding("cl100k_base"))
+    exact.observe(1000, 900)  # an exact count never scales down
+    assert exact.scale == 1.0
+
+
+def test_the_window_keeps_room_for_the_reply_and_knows_common_models() -> None:
+    small = Window.for_model("qwen2.5-coder-0.5b", 4096, 2048, None)
+    assert small.reply == 1024 and small.prompt < 4096 - 1024
+    big = Window.for_model("gpt-4o-mini", None, 2048, 0.5)
+    assert (big.context, big.reply, big.source, big.threshold) == (128_000, 2048, "model name", 0.5)
+    assert known_window("openai/gpt-4.1") == 1_047_576
+    unknown = Window.for_model("mystery", None, 2048, 7)  # a nonsense threshold: the default
+    assert unknown.source == "default" and unknown.threshold == 0.75
+
+
+def test_results_are_sized_to_what_is_left_of_the_window() -> None:
+    meter = Meter(Estimate())
+    small = Window.for_model("m", 4096, 1024, None)
+    early = result_room(small, 500, 1, meter)
+    late = result_room(small, small.prompt - 200, 1, meter)
+    assert early.tokens > late.tokens and late.tokens <= 200  # never past the window
+    two = result_room(small, 500, 2, meter)
+    assert two.per_call_chars * 2 <= early.per_call_chars + 1  # the batch shares the room
+    large = result_room(Window.for_model("gpt-4o", None, 2048, None), 2000, 1, meter)
+    assert large.budget.read_chars >= MAX_READ_CHARS  # a 128K window reads as much as ever

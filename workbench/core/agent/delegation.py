@@ -1,0 +1,241 @@
+"""delegate_task: a sub-agent with its own conversation works on one goal for its parent.
+
+The child gets the parent's model, registry, scheduler, approvals (its requests carry its
+name) and result budgets, and a set of tools never larger than the parent's: the toolsets
+it asks for, cut down to what the parent may use. Its tool calls are events like the
+parent's, labelled with its name and the call that started it. Its final answer is the
+call's result (budgeted like any other); a failure, a timeout or a cancel is a clear error.
+Several delegated tasks in one batch run at once, up to `delegation.max_concurrent`; an
+agent at depth d may delegate only while d + 1 < `delegation.max_depth` (default 2: the
+top agent may, its children may not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from workbench.core.tools.errors import tool_error, tool_result
+
+NAME = "delegate_task"
+DEFAULT_MAX_DEPTH = 2
+DEFAULT_MAX_CONCURRENT = 3
+DEFAULT_TIMEOUT = 600.0
+CHILD_PROMPT = (
+    "You are a sub-agent: another agent gave you one task. Work on it with the tools you "
+    "have, then answer with a short report of what you did and found; that answer is all "
+    "the other agent will see.\n\nGoal: {goal}"
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT
+    timeout: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def from_config(cls, get: Callable[[str], Any]) -> Limits:
+        def number(key: str, default: float) -> float:
+            value = get(f"delegation.{key}")
+            return value if isinstance(value, int | float) and value > 0 else default
+
+        return cls(
+            int(number("max_depth", DEFAULT_MAX_DEPTH)),
+            int(number("max_concurrent", DEFAULT_MAX_CONCURRENT)),
+            float(number("timeout", DEFAULT_TIMEOUT)),
+        )
+
+
+@dataclass(frozen=True)
+class ChildTask:
+    call_id: str  # the parent's delegate_task call
+    name: str  # "sub-agent 2"
+    goal: str
+    context: str
+    tools: tuple[str, ...]  # the shared tools it may be offered
+    depth: int
+
+
+@dataclass(frozen=True)
+class ChildStarted:
+    call_id: str
+    name: str
+    goal: str
+    transcript: Path | None
+
+
+@dataclass(frozen=True)
+class ChildFinished:
+    call_id: str
+    name: str
+    reason: str  # answered, max_rounds, error, timeout, cancelled
+    rounds: int
+    error: str = ""
+    goal: str = ""
+    answer: str = ""  # the sub-agent's final reply, when it gave one
+
+
+class Child(Protocol):
+    """What `spawn` returns: a sub-agent ready to run its one turn."""
+
+    transcript: Path | None
+    run: Callable[[str], Awaitable[Any]]  # the prompt -> TurnFinished
+    cancel: Callable[[], None]
+
+
+class Delegation:
+    """The delegate_task tool of one agent."""
+
+    def __init__(
+        self,
+        *,
+        depth: int,
+        limits: Callable[[], Limits],
+        offered: Callable[[], list[str]],
+        toolset_of: Callable[[str], str | None],
+        spawn: Callable[[ChildTask], Child],
+        emit: Callable[[object], None],
+        counter: list[int],
+    ) -> None:
+        self.depth = depth
+        self.limits = limits
+        self.offered = offered  # the shared tools the parent may use now
+        self.toolset_of = toolset_of
+        self.spawn = spawn
+        self.emit = emit
+        self._counter = counter  # shared by a session's agents: names stay unique
+        self._slots: asyncio.Semaphore | None = None
+        self._slots_size = 0
+
+    @property
+    def allowed(self) -> bool:
+        return self.depth + 1 < self.limits().max_depth
+
+    def toolsets(self) -> list[str]:
+        return sorted({t for n in self.offered() if (t := self.toolset_of(n))})
+
+    def schema(self) -> dict[str, Any]:
+        limits, toolsets = self.limits(), self.toolsets()
+        further = "cannot" if self.depth + 2 >= limits.max_depth else "may"
+        return {
+            "description": (
+                "Hand one self-contained task to a sub-agent with its own conversation; its "
+                "final answer comes back as this call's result. Call it several times in one "
+                f"reply to run tasks at once (at most {limits.max_concurrent} run at a time). "
+                f"Depth limit {limits.max_depth}: sub-agents {further} delegate further. "
+                f"A sub-agent gets the toolsets you name (default: all of yours: "
+                f"{', '.join(toolsets) or 'none'}); it stops after {limits.timeout:g} s."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "goal": {"type": "string", "description": "What the sub-agent must do"},
+                    "context": {
+                        "type": "string",
+                        "description": "What it needs to know: files, findings, constraints",
+                    },
+                    "toolsets": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": toolsets},
+                        "description": "Toolsets it may use (fewer is safer)",
+                    },
+                },
+                "required": ["goal"],
+            },
+        }
+
+    def _slots_for(self, size: int) -> asyncio.Semaphore:
+        if self._slots is None or self._slots_size != size:  # the limit changed in config
+            self._slots, self._slots_size = asyncio.Semaphore(size), size
+        return self._slots
+
+    async def __call__(self, args: dict[str, Any], **context: Any) -> str:
+        limits = self.limits()
+        if not self.allowed:
+            return tool_error(
+                f"delegate_task is not available at depth {self.depth} (limit {limits.max_depth})"
+            )
+        goal = str(args.get("goal") or "").strip()
+        if not goal:
+            return tool_error("delegate_task needs a goal")
+        tools, problem = self._tools_for(args.get("toolsets"))
+        if problem:
+            return tool_error(problem)
+        async with self._slots_for(limits.max_concurrent):
+            self._counter[0] += 1
+            task = ChildTask(
+                str(context.get("tool_call_id") or ""),
+                f"sub-agent {self._counter[0]}",
+                goal,
+                str(args.get("context") or ""),
+                tools,
+                self.depth + 1,
+            )
+            return await self._run(task, limits)
+
+    def _tools_for(self, requested: Any) -> tuple[tuple[str, ...], str]:
+        mine = self.offered()
+        if requested in (None, []):
+            return tuple(mine), ""
+        if not isinstance(requested, list):
+            return (), "toolsets must be a list of toolset names"
+        unknown = sorted(set(map(str, requested)) - set(self.toolsets()))
+        if unknown:
+            return (), (
+                f"toolsets not available to you: {', '.join(unknown)} "
+                f"(yours: {', '.join(self.toolsets())})"
+            )
+        return tuple(n for n in mine if self.toolset_of(n) in requested), ""
+
+    async def _run(self, task: ChildTask, limits: Limits) -> str:
+        child = self.spawn(task)
+        self.emit(ChildStarted(task.call_id, task.name, task.goal, child.transcript))
+        prompt = CHILD_PROMPT.format(goal=task.goal)
+        if task.context:
+            prompt += f"\n\nContext from the other agent:\n{task.context}"
+        running = asyncio.ensure_future(child.run(prompt))
+        try:  # shielded: on a timeout or a cancel the child is told, and records its end
+            finished = await asyncio.wait_for(asyncio.shield(running), limits.timeout)
+        except TimeoutError:
+            await _stop(child, running)
+            self.emit(ChildFinished(task.call_id, task.name, "timeout", 0))
+            return tool_error(
+                f"{task.name} did not finish within {limits.timeout:g} s and was stopped",
+                status="timeout",
+            )
+        except asyncio.CancelledError:  # the parent was cancelled: so is its child
+            await _stop(child, running)
+            self.emit(ChildFinished(task.call_id, task.name, "cancelled", 0))
+            raise
+        self.emit(
+            ChildFinished(
+                task.call_id,
+                task.name,
+                finished.reason,
+                finished.rounds,
+                finished.error,
+                task.goal,
+                finished.text,
+            )
+        )
+        where = str(child.transcript) if child.transcript else ""
+        if finished.reason == "error":
+            return tool_error(f"{task.name} failed: {finished.error}", transcript=where)
+        if finished.reason == "cancelled":
+            return tool_error(f"{task.name} was cancelled", status="cancelled")
+        return tool_result(
+            agent=task.name,
+            answer=finished.text,
+            rounds=finished.rounds,
+            complete=finished.reason == "answered",
+            transcript=where,
+        )
+
+
+async def _stop(child: Child, running: asyncio.Future[Any], grace: float = 5.0) -> None:
+    child.cancel()
+    await asyncio.wait({running}, timeout=grace)

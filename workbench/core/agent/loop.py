@@ -1,0 +1,631 @@
+"""The agent loop: stream a reply, run its tool calls, send the results back, repeat.
+
+Each round offers the tools available at that moment (enabled toolsets, passing checks, the
+session's own tools), streams the reply, assembles tool calls from the stream deltas, runs
+them through the executor (parallel segments, approvals, timeouts, budgets) and sends the
+results back in the model's order. At the round cap it asks once more without tools for a
+final answer. The user's interrupt stops the stream and the running calls; the transcript
+records what ran, what was cancelled and what never started. Endpoint failures end the turn
+with a clear message, never a crash.
+
+Every request fits the model's window: it is counted before it is sent (core.model.tokens), the
+conversation is compressed when it nears the window (core.agent.compress), and tool results are
+sized to the room left (core.agent.context). An endpoint that still refuses a request as too long
+gets one retry after room is made, and the turn says what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.agent.compress import Compressor, ContextCompressed
+from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
+from workbench.core.agent.delegation import ChildFinished, ChildStarted
+from workbench.core.agent.guards import LEAN_SYSTEM, NUDGE, REPEATED, RepeatGuard
+from workbench.core.agent.own_tools import SessionState, SessionTools
+from workbench.core.agent.transcript import Transcript
+from workbench.core.execution.executor import Executor, ToolCallFinished, ToolCallStarted
+from workbench.core.model.settings import ModelSettings, shown_url
+from workbench.core.model.tokens import Estimate, Meter
+from workbench.core.tools import errors
+from workbench.core.tools.memory import MemorySession
+
+DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
+TIME_GRACE = 60.0  # after the time limit, the answer it asked for gets this long
+FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what you have, without calling tools.]"
+
+
+class IncompleteStream(ValueError):
+    """The endpoint closed the stream before finishing the reply."""
+
+
+class ContextRefused(Exception):
+    """The endpoint refused a request as too long, again after room was made."""
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """How much of the model's context the conversation takes now."""
+
+    used: int  # tokens: the last request and its reply
+    window: int  # the model's whole context
+
+
+@dataclass(frozen=True)
+class ContextNotice:
+    """Something the user should know about the context (a refusal, a smaller window)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class RoundStarted:
+    round: int
+    offered: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    reason: str  # answered, max_rounds, cancelled, error
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed: float
+    rounds: int
+    error: str = ""  # also why a time_limit turn was stopped
+    context: int = 0  # tokens of the context in use at the end of the turn
+    window: int = 0  # the model's context window
+
+
+@dataclass
+class _Reply:
+    text: str = ""
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    usage: tuple[int, int] = (0, 0)
+    finish: str = ""
+
+
+class Agent:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        tools: SessionTools,
+        state: SessionState,
+        executor: Executor,
+        offered: Callable[[], list[str]],
+        *,
+        transcript: Transcript | None = None,
+        client: Any = None,
+        on_event: Callable[[object], None] | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        memory: MemorySession | None = None,
+        window: Window | None = None,
+        meter: Meter | None = None,
+    ) -> None:
+        self.settings = settings
+        self.tools = tools
+        self.state = state
+        self.executor = executor
+        self.offered = offered  # the shared tools the model may be offered now
+        self.transcript = transcript
+        self.client = client
+        self.on_event = on_event
+        self.messages: list[dict[str, Any]] = list(messages or [])
+        self.memory = memory  # the memory provider's hooks (None for sub-agents, as Hermes)
+        self._context = ""  # this turn's system text from the memory provider
+        self.last_offered: list[str] = []
+        self.overhead: list[float] = []  # our own time per round (excludes model and tools)
+        self._stream_task: asyncio.Task[Any] | None = None  # the reply (or summary) awaited
+        self._cancelled = False
+        self._timed_out = False  # the turn's hard wall-time cap stopped it
+        self.guard = RepeatGuard()
+        self._only_repeats = False  # the last round's calls were all refused as repeats
+        self._first_round = False
+        self.window = window or Window.for_model(
+            settings.model, settings.context_window, settings.max_tokens, None
+        )
+        self.meter = meter or Meter(Estimate())
+        self.used = 0  # tokens of the context in use (the last request and its reply)
+        self._definitions_sent: list[dict[str, Any]] = []
+        self._raw_sent = 0  # our uncorrected count of the last request sent
+        self.compressor = Compressor(
+            self.meter,
+            self.window,
+            executor.store,
+            self._summarise,
+            memory.pre_compress if memory is not None else None,
+        )
+
+    # -- public ------------------------------------------------------------------------
+
+    def _time_up(self) -> None:
+        self._timed_out = True
+        self.cancel()
+
+    def cancel(self) -> None:
+        """The user's interrupt: stop the stream and the running tool calls."""
+        self._cancelled = True
+        if self._stream_task is not None:
+            self._stream_task.cancel()
+        self.executor.cancel()
+
+    async def run_turn(self, prompt: str) -> TurnFinished:
+        self._cancelled = self._timed_out = self._only_repeats = False
+        self.guard.reset()
+        started = time.monotonic()
+        # past the time limit the next round must answer; a grace later the turn is stopped
+        limit = self.settings.turn_timeout
+        watchdog = asyncio.get_running_loop().call_later(limit + TIME_GRACE, self._time_up)
+        tokens = [0, 0]
+        if self.memory is not None:
+            context = await asyncio.to_thread(self.memory.context, prompt)
+            self._context = await asyncio.to_thread(self._bounded_context, context)
+        self._append({"role": "user", "content": prompt})
+        rounds, text, reason, error = 0, "", "answered", ""
+        try:
+            for rounds in range(1, self.settings.max_rounds + 2):
+                final = (
+                    rounds > self.settings.max_rounds
+                    or self._only_repeats
+                    or (rounds > 1 and time.monotonic() - started > limit)
+                )
+                reply = await self._round(rounds, final, tokens)
+                text = reply.text
+                if not reply.calls:
+                    reason = "max_rounds" if rounds > self.settings.max_rounds else "answered"
+                    break
+                if final:  # a model that calls tools when told not to gets no more rounds
+                    reason = "max_rounds"
+                    break
+                await self._run_calls(reply)
+                if self._cancelled:
+                    reason = "cancelled"
+                    break
+        except asyncio.CancelledError:
+            if not self._cancelled:
+                raise
+            reason = "cancelled"
+            if self._timed_out:
+                reason, error = "time_limit", _time_limit_message(limit + TIME_GRACE)
+                self._record("error", message=error)
+        except Exception as exc:  # an endpoint failure ends the turn, never the app
+            reason, error = "error", describe_error(exc, self.settings)
+            self._record("error", message=error)
+        finally:  # however the turn ended, the conversation stays one the API accepts
+            watchdog.cancel()
+            self._answer_open_calls(error or "the turn was cancelled before it ran")
+        finished = TurnFinished(
+            reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error,
+            self.used, self.window.context,
+        )  # fmt: skip
+        if self.memory is not None and reason in ("answered", "max_rounds"):
+            await asyncio.to_thread(self.memory.turn_finished, prompt, text, list(self.messages))
+        self._record("turn_finished", **finished.__dict__)
+        if self.transcript is not None:
+            self.transcript.sync()
+        self._emit(finished)
+        return finished
+
+    # -- one round ---------------------------------------------------------------------
+
+    async def _round(self, number: int, final: bool, tokens: list[int]) -> _Reply:
+        began = time.perf_counter()
+        self._first_round = number == 1
+        definitions, names = ([], []) if final else self._definitions()
+        self.last_offered = names
+        self._emit(RoundStarted(number, tuple(names)))
+        if final:
+            self._append({"role": "user", "content": FINAL_NUDGE})
+        self.overhead.append(time.perf_counter() - began)
+        request = await self._fitted(definitions)
+        reply = await self._send(request, definitions)
+        began = time.perf_counter()
+        tokens[0] += reply.usage[0]
+        tokens[1] += reply.usage[1]
+        self._measured(reply)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.calls:
+            message["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
+                for _, c in sorted(reply.calls.items())
+            ]
+        self._append(message)
+        self.overhead[-1] += time.perf_counter() - began
+        return reply
+
+    def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
+        definitions, names = [], set()
+        layers = [(self.tools.shared, self.offered())]
+        if not self.settings.lean:  # a small model misuses the agent's own tools
+            layers = [(self.tools.own, None), (self.tools.memory, None), *layers]
+        for layer, wanted in layers:
+            offered = set(layer.get_all_tool_names() if wanted is None else wanted) - names
+            definitions += layer.get_definitions(offered)
+            names |= offered
+        return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
+
+    def _bounded_context(self, text: str) -> str:
+        """A memory provider's text takes at most a quarter of the window: it is sent on
+        every request and no compression can shrink it."""
+        share = self.window.prompt // 4
+        if self.meter.corrected(self.meter.text(text)) <= share:
+            return text
+        keep = int(share * self.meter.chars_per_token() * 0.9)
+        return (
+            text[:keep] + f"\n[… the memory provider's text was cut to fit the model's context "
+            f"window: {len(text) - keep:,} more characters]"
+        )
+
+    def _extra(self) -> list[dict[str, Any]]:
+        """The system text: the lean profile's and this turn's from the memory provider.
+
+        Sent, never stored; the same in every round of a turn, so the server's prompt cache
+        keeps the conversation's prefix.
+        """
+        parts = [LEAN_SYSTEM] if self.settings.lean else []
+        parts += [self._context] if self._context else []
+        return [{"role": "system", "content": "\n\n".join(parts)}] if parts else []
+
+    def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": self._extra() + self.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "temperature": self.settings.temperature,
+            "max_tokens": self.window.reply,  # the room the window keeps for the reply
+        }
+        if definitions:
+            request["tools"] = definitions
+            if self.settings.require_tool and self._first_round:  # look before answering
+                request["tool_choice"] = "required"
+            if self.settings.lean and self.messages and self.messages[-1]["role"] == "tool":
+                # sent after the results, never stored: the next round's prefix is unchanged
+                request["messages"] = [*request["messages"], {"role": "user", "content": NUDGE}]
+        return request
+
+    # -- the window --------------------------------------------------------------------
+
+    async def _count(self, definitions: list[dict[str, Any]]) -> tuple[int, int]:
+        """(our raw count, the corrected count) of the conversation sent with `definitions`."""
+        raw = await asyncio.to_thread(self.meter.raw, self._extra() + self.messages, definitions)
+        return raw, self.meter.corrected(raw)
+
+    async def _fitted(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
+        """The next request, the conversation compressed first if it nears the window."""
+        raw, used = await self._count(definitions)
+        if used > self.window.compress_at:
+            await self.compress(definitions, reason="threshold")
+            raw, used = await self._count(definitions)
+        self._raw_sent, self._definitions_sent = raw, definitions
+        return self._request(definitions)
+
+    async def compress(
+        self, definitions: list[dict[str, Any]], *, reason: str, target: int | None = None
+    ) -> ContextCompressed | None:
+        """Make room; the transcript records the new conversation so resume goes on from it."""
+        messages, event = await self.compressor.compress(
+            self.messages, self._extra(), definitions, reason=reason, target=target
+        )
+        if not (event.stubbed or event.summarised or event.trimmed):
+            return None
+        self.messages = messages
+        self._record("compressed", messages=messages, **event.__dict__)
+        self.used = event.after
+        self._emit(event)
+        self._emit(ContextUsage(self.used, self.window.context))
+        return event
+
+    async def _summarise(self, system: str, text: str, max_tokens: int) -> str:
+        """The summariser: the same model, no tools, one reply (the user's interrupt stops it)."""
+        self._stream_task = asyncio.ensure_future(
+            self.client.chat.completions.create(
+                model=self.settings.model,
+                messages=[
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": text},
+                ],
+                temperature=self.settings.temperature,
+                max_tokens=max_tokens,
+                stream=False,
+            )
+        )
+        try:
+            response = await self._stream_task
+        finally:
+            self._stream_task = None
+        choices = getattr(response, "choices", None) or []
+        return str(choices[0].message.content or "") if choices else ""
+
+    def _measured(self, reply: _Reply) -> None:
+        """The endpoint's count of what we sent corrects ours; the context in use is shown."""
+        prompt, completion = reply.usage
+        if prompt > 0 and 0.25 <= prompt / max(1, self._raw_sent) <= 4:  # a sane report
+            self.meter.observe(self._raw_sent, prompt)
+            self.used = prompt + completion
+        else:
+            self.used = self.meter.corrected(self._raw_sent) + self.meter.text(reply.text)
+        self._emit(ContextUsage(self.used, self.window.context))
+
+    async def _send(self, request: dict[str, Any], definitions: list[dict[str, Any]]) -> _Reply:
+        """Stream the reply; a refusal as too long makes room and tries once more."""
+        try:
+            return await self._stream_cancellable(request)
+        except Exception as exc:
+            found = refusal(exc)
+            if found is None:
+                raise
+        await self._refused(found, definitions)
+        request = self._request(definitions)
+        try:
+            return await self._stream_cancellable(request)
+        except Exception as exc:
+            again = refusal(exc)
+            if again is None:
+                raise
+            raise ContextRefused(
+                f"The endpoint refused the request as too long for the model's context "
+                f"({again.message}), again after the conversation was compressed to "
+                f"{short(self._raw_sent_corrected())} tokens of a {short(self.window.prompt)} "
+                "window. Start a new session, or raise the model's context size "
+                "(model.context_window and the server's)."
+            ) from exc
+
+    def _raw_sent_corrected(self) -> int:
+        return self.meter.corrected(self._raw_sent)
+
+    async def _refused(self, found: Refusal, definitions: list[dict[str, Any]]) -> None:
+        """Learn from the refusal (the server's count, its real window), then make room."""
+        notes = [f"The endpoint refused the request as too long ({found.message})."]
+        if found.prompt_tokens:
+            self.meter.observe(self._raw_sent, found.prompt_tokens)
+        if found.context and found.context < self.window.context:
+            notes.append(
+                f"Its context holds {found.context:,} tokens, not the {self.window.context:,} "
+                "assumed: the session uses its size from now on."
+            )
+            self.window.resize(found.context, self.settings.max_tokens)
+            self.window.source = "endpoint"
+        event = await self.compress(definitions, reason="refused")
+        raw, _ = await self._count(definitions)
+        self._raw_sent = raw
+        notes.append(
+            "The conversation was compressed and the request sent again."
+            if event is not None
+            else "Nothing could be removed; the request was sent again."
+        )
+        text = " ".join(notes)
+        self._record("context_refused", message=found.message, note=text)
+        self._emit(ContextNotice(text))
+
+    async def _stream_cancellable(self, request: dict[str, Any]) -> _Reply:
+        self._stream_task = asyncio.ensure_future(self._stream(request))
+        try:
+            return await self._stream_task
+        except asyncio.CancelledError:
+            if self._cancelled:
+                partial = getattr(self, "_partial", "")
+                if partial:
+                    self._append({"role": "assistant", "content": partial + " [interrupted]"})
+            raise
+        finally:
+            self._stream_task = None
+
+    async def _stream(self, request: dict[str, Any]) -> _Reply:
+        reply = _Reply()
+        self._partial = ""
+        pending, last_emit = "", time.monotonic()
+        stream = await self.client.chat.completions.create(**request)
+        async for chunk in stream:
+            if getattr(chunk, "usage", None):
+                reply.usage = (chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                if delta.content:
+                    reply.text += delta.content
+                    pending += delta.content
+                    self._partial = reply.text
+                for call in delta.tool_calls or []:
+                    slot = reply.calls.setdefault(
+                        call.index, {"id": "", "name": "", "arguments": ""}
+                    )
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] += call.function.name or ""
+                        slot["arguments"] += call.function.arguments or ""
+                if choice.finish_reason:
+                    reply.finish = choice.finish_reason
+            if pending and time.monotonic() - last_emit >= DELTA_INTERVAL:
+                self._emit(TextDelta(pending))
+                pending, last_emit = "", time.monotonic()
+        if pending:
+            self._emit(TextDelta(pending))
+        if not reply.finish:
+            raise IncompleteStream(
+                "the stream ended before the reply was complete (no finish_reason)"
+            )
+        for index, slot in reply.calls.items():
+            slot["id"] = slot["id"] or f"call_{index}_{int(time.time() * 1000)}"
+            slot["arguments"] = slot["arguments"] or "{}"
+        return reply
+
+    async def _run_calls(self, reply: _Reply) -> None:
+        calls = [
+            {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
+            for _, c in sorted(reply.calls.items())
+        ]
+        self.executor.allowed = frozenset(self.last_offered)
+        fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
+        self._only_repeats = not fresh
+        results: dict[str, Any] = {}
+        if fresh:
+            budget = await self._result_budget(len(fresh))
+            for outcome in await self.executor.run(fresh, budget=budget):
+                self.guard.wrote(outcome.call.name, outcome.status == "ok")
+                results[outcome.call.id] = outcome.content
+        began = time.perf_counter()
+        for call in calls:
+            if any(call is f for f in fresh):
+                content = results.get(call["id"], errors.not_run("no result came back"))
+            else:
+                content = REPEATED.format(name=call["name"])
+                self._record("repeated_call", id=call["id"], name=call["name"])
+            if isinstance(content, dict):  # a multimodal result: the model gets its text here
+                content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
+            self._append({"role": "tool", "tool_call_id": call["id"], "content": content})
+        self.overhead[-1] += time.perf_counter() - began
+
+    def _answer_open_calls(self, why: str) -> None:
+        """Give each tool call of the last assistant message a result if it has none."""
+        last = next(
+            (
+                i
+                for i in range(len(self.messages) - 1, -1, -1)
+                if self.messages[i]["role"] == "assistant"
+            ),
+            None,
+        )
+        if last is None:
+            return
+        after = self.messages[last + 1 :]  # ids may repeat across turns: only these count
+        answered = {m.get("tool_call_id") for m in after if m.get("role") == "tool"}
+        for call in self.messages[last].get("tool_calls") or []:
+            if call["id"] not in answered:
+                self._append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": errors.not_run(why)}
+                )
+
+    async def _result_budget(self, calls: int) -> Any:
+        """Results sized to the room left; too little room makes room first."""
+        definitions = self._definitions_sent
+        _, used = await self._count(definitions)
+        room = result_room(self.window, used, calls, self.meter)
+        crowded = used + room.tokens > self.window.compress_at
+        if crowded and await self.compress(definitions, reason="threshold") is not None:
+            _, used = await self._count(definitions)
+            room = result_room(self.window, used, calls, self.meter)
+        return room.budget
+
+    # -- events and records ------------------------------------------------------------
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self._record("message", message=message)
+
+    def _record(self, kind: str, **data: Any) -> None:
+        if self.transcript is not None:
+            self.transcript.record(kind, **data)
+
+    def _emit(self, event: object) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def observe(self, event: object) -> None:
+        """The executor's and the broker's events, into the transcript and on to the front end."""
+        if isinstance(event, ToolCallStarted):
+            self._record(
+                "tool_started",
+                id=event.call_id,
+                name=event.name,
+                arguments=event.arguments,
+                segment=event.segment,
+                parallel=event.parallel,
+                reason=event.reason,
+                label=event.label,
+                parent=event.parent,
+            )
+        elif isinstance(event, ToolCallFinished):
+            self._record(
+                "tool_finished",
+                id=event.call_id,
+                name=event.name,
+                status=event.status,
+                duration=event.duration,
+                spilled=str(event.spilled) if event.spilled else None,
+                content=event.content if isinstance(event.content, str) else "<multimodal>",
+            )
+        elif isinstance(event, ChildStarted):
+            self._record(
+                "child_started",
+                id=event.call_id,
+                name=event.name,
+                goal=event.goal,
+                transcript=str(event.transcript or ""),
+            )
+        elif isinstance(event, ChildFinished):
+            self._record("child_finished", **event.__dict__)
+        elif type(event).__name__ == "ApprovalAnswered":
+            request = event.request
+            self._record(
+                "approval",
+                tool=request.tool,
+                command=request.command,
+                reason=request.reason,
+                decision=event.decision.choice.value,
+                why=event.decision.reason,
+            )
+        self._emit(event)
+
+
+def _time_limit_message(seconds: float) -> str:
+    return (
+        f"The turn was stopped after {seconds:.0f} s (model.turn_timeout): the model had been "
+        "asked to answer and had not finished."
+    )
+
+
+def describe_error(exc: BaseException, settings: ModelSettings) -> str:
+    """What went wrong with the endpoint, and what to do about it."""
+    import openai
+
+    where = settings.describe()
+    if isinstance(exc, ContextRefused):
+        return str(exc)
+    if type(exc).__name__ == "ContextTooSmall":
+        return f"The conversation cannot fit the model's context window: {exc}."
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        url = shown_url(settings.base_url or "")
+        return f"Cannot reach the model endpoint ({url}): {cause}. Is it running?"
+    if isinstance(exc, openai.AuthenticationError):
+        used = (
+            f"Check {settings.key_source}."
+            if settings.key_source
+            else "No key was sent: set model.api_key_env (or the provider's key variable)."
+        )
+        return f"The endpoint rejected the API key (401) for {where}. {used}"
+    if isinstance(exc, openai.NotFoundError):
+        return f"Not found (404) at {where}: is the model name '{settings.model}' right? {_message(exc)}"
+    if isinstance(exc, openai.RateLimitError):
+        return (
+            f"Rate limited (429) by {where}, still after retries. Try again later. {_message(exc)}"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return f"The endpoint failed ({exc.status_code}) after retries: {_message(exc)}"
+    if isinstance(exc, openai.APIError | json.JSONDecodeError | ValueError) or type(
+        exc
+    ).__module__.startswith(("httpx", "httpcore")):
+        return f"The reply stream broke off or was not valid ({type(exc).__name__}: {exc}). The turn was ended."
+    return f"The turn failed: {type(exc).__name__}: {exc}"
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        return str(error.get("message") if isinstance(error, dict) else error)
+    return str(getattr(exc, "message", "") or exc)

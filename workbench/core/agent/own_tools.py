@@ -1,0 +1,211 @@
+"""The agent's own tools, handled by the session, not the shared registry (as in Hermes).
+
+`todo` is the session's task list, `clarify` asks the user through the front end (never in
+parallel), `session_search` searches past sessions, `delegate_task` starts sub-agents; the
+memory tools go to the active memory provider (core.tools.memory). They all run through the same
+executor as every other call (events, timeline, transcript) via `SessionTools`, a registry
+view that routes each name: the session's own tools, then the memory provider's, then the
+shared registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.core.agent.delegation import NAME as DELEGATE
+from workbench.core.agent.delegation import Delegation
+from workbench.core.agent.session_index import SessionIndex, hits_as_json
+from workbench.core.tools.errors import tool_error, tool_result
+from workbench.core.tools.registry import ToolEntry, ToolRegistry
+
+TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
+SESSION_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", DELEGATE})
+Clarifier = Callable[[str, list[str]], Awaitable[str | None]]
+
+
+class SessionTools:
+    """A registry view: the session's own tools, the memory provider's, then the shared ones."""
+
+    def __init__(
+        self,
+        shared: ToolRegistry,
+        own: ToolRegistry,
+        memory: Callable[[], ToolRegistry] | None = None,
+    ) -> None:
+        self.shared = shared
+        self.own = own
+        empty = ToolRegistry()  # no memory tools (a sub-agent's view)
+        self._memory = memory or (lambda: empty)
+
+    @property
+    def memory(self) -> ToolRegistry:
+        return self._memory()
+
+    def _owner(self, name: str) -> ToolRegistry:
+        for layer in (self.own, self.memory):
+            if layer.get_entry(name) is not None:
+                return layer
+        return self.shared
+
+    def get_entry(self, name: str) -> ToolEntry | None:
+        return self._owner(name).get_entry(name)
+
+    def dispatch(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+        return self._owner(name).dispatch(name, args, **kwargs)
+
+    async def dispatch_async(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+        return await self._owner(name).dispatch_async(name, args, **kwargs)
+
+
+@dataclass
+class SessionState:
+    home: Path
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    clarify: Clarifier | None = None  # set by a front end that can ask the user
+
+
+TODO_SCHEMA = {
+    "description": (
+        "Keep the task list for this session. Pass the full list (or merge=true to update items "
+        "by id); call with no arguments to read it."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "content": {"type": "string"},
+                        "status": {"type": "string", "enum": list(TODO_STATUSES)},
+                    },
+                    "required": ["id", "content", "status"],
+                },
+            },
+            "merge": {"type": "boolean", "default": False},
+        },
+    },
+}
+CLARIFY_SCHEMA = {
+    "description": "Ask the user a question when you cannot go on without their answer.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string"},
+            "choices": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Optional answers",
+            },
+        },
+        "required": ["question"],
+    },
+}
+
+
+def session_tools(
+    shared: ToolRegistry,
+    state: SessionState,
+    memory: Callable[[], ToolRegistry] | None = None,
+    *,
+    interactive: bool = True,
+) -> SessionTools:
+    """The session's own tools; `clarify` only where someone can answer (not sub-agents)."""
+    own = ToolRegistry()
+    own.register("todo", "todo", TODO_SCHEMA, lambda a, **k: _todo(state, a), emoji="📋")
+    if interactive:
+        own.register(
+            "clarify",
+            "clarify",
+            CLARIFY_SCHEMA,
+            _clarifier(state),
+            is_async=True,
+            emoji="❓",
+            interactive=True,
+        )
+    return SessionTools(shared, own, memory)
+
+
+def add_session_search(own: ToolRegistry, index: SessionIndex, session_id: str) -> None:
+    def search(args: dict[str, Any], **_: Any) -> str:
+        query, limit = str(args.get("query") or ""), int(args.get("limit") or 10)
+        try:
+            hits = index.search(query, limit, exclude=session_id)
+        except Exception as exc:  # the index is derived data: say so, never crash the turn
+            return tool_error(f"Session search failed: {type(exc).__name__}: {exc}")
+        return tool_result(query=args.get("query"), hits=hits_as_json(hits), count=len(hits))
+
+    own.register(
+        "session_search", "session_search", SESSION_SEARCH_SCHEMA, search, emoji="🔎",
+        parallel_safe=True,
+    )  # fmt: skip
+
+
+def add_delegate_task(own: ToolRegistry, delegation: Delegation) -> None:
+    own.register(
+        DELEGATE,
+        "delegation",
+        delegation.schema(),
+        delegation,
+        is_async=True,
+        emoji="🧩",
+        dynamic_schema_overrides=delegation.schema,  # the limits as config has them now
+        parallel_safe=True,
+    )
+
+
+SESSION_SEARCH_SCHEMA = {
+    "description": (
+        "Full-text search over the user's past sessions with you (messages, tool calls). "
+        "Returns the matching messages with session id, time and the messages around them."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Words to find (all must match)"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        },
+        "required": ["query"],
+    },
+}
+
+
+def _todo(state: SessionState, args: dict[str, Any]) -> str:
+    if "todos" in args:
+        incoming = {str(t["id"]): dict(t) for t in args["todos"]}
+        if args.get("merge"):
+            current = {str(t["id"]): t for t in state.todos}
+            current.update(incoming)
+            state.todos = list(current.values())
+        else:
+            state.todos = list(incoming.values())
+    counts = {s: sum(t["status"] == s for t in state.todos) for s in TODO_STATUSES}
+    summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n) or "empty"
+    return tool_result(todos=state.todos, summary=summary)
+
+
+def _clarifier(state: SessionState) -> Callable[..., Awaitable[str]]:
+    async def clarify(args: dict[str, Any], **_: Any) -> str:
+        if state.clarify is None:
+            return tool_error(
+                "No one can answer questions in this session; go on with your best judgement."
+            )
+        try:
+            answer = await state.clarify(args["question"], list(args.get("choices") or []))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return tool_error(f"The question could not be asked: {exc}")
+        if not answer or not answer.strip():
+            return tool_result(
+                answer="", note="The user gave no answer; go on with your best judgement."
+            )
+        return tool_result(answer=answer.strip())
+
+    return clarify

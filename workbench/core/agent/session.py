@@ -1,0 +1,305 @@
+"""A chat session: the model (an endpoint or the bundled local one), the agent, its transcript.
+
+Front ends (the headless `chat` command, the UI) create one, attach what they can answer
+(approvals, clarify questions), and run turns. `resume` continues a session from its
+transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from workbench.core.agent import transcript
+from workbench.core.agent.context import Window
+from workbench.core.agent.delegation import NAME as DELEGATE
+from workbench.core.agent.delegation import ChildFinished, ChildTask, Delegation, Limits
+from workbench.core.agent.loop import Agent, TurnFinished
+from workbench.core.agent.own_tools import (
+    Clarifier,
+    SessionState,
+    SessionTools,
+    add_delegate_task,
+    add_session_search,
+    session_tools,
+)
+from workbench.core.execution.approval import ApprovalBroker
+from workbench.core.execution.budget import BudgetConfig
+from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.model import local as local_model
+from workbench.core.model import tokens
+from workbench.core.model.settings import ModelSettings
+from workbench.core.runtime import Runtime, new_session_id
+from workbench.core.tools.memory import MemorySession
+
+
+class SessionError(Exception):
+    """The session cannot start (no such session to resume, the local model is missing...)."""
+
+
+class ChatSession:
+    def __init__(
+        self,
+        runtime: Runtime,
+        settings: ModelSettings,
+        *,
+        broker: ApprovalBroker | None = None,
+        clarify: Clarifier | None = None,
+        on_event: Callable[[object], None] | None = None,
+        resume: str | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.settings = settings
+        self.broker = broker
+        self.on_event = on_event
+        self.local: local_model.LocalServer | None = None
+        self._owns_local = True
+        self.notes: list[str] = []  # what a front end should tell the user at the start
+        self._running: asyncio.Task[Any] | None = None
+        history: list[dict[str, Any]] = []
+        if resume is not None:
+            path = transcript.find(runtime.home, resume or None)
+            if path is None:
+                raise SessionError(f"no session matches '{resume}' (see `hermes-tui sessions`)")
+            try:
+                records = transcript.read(path)
+            except OSError as exc:
+                raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+            history, repaired = transcript.resumable(transcript.conversation(records))
+            self.notes += _resume_notes(path, records.skipped, repaired)
+            session_id = path.stem
+        else:
+            session_id = new_session_id()
+        self.transcript = transcript.Transcript(
+            transcript.sessions_dir(runtime.home) / f"{session_id}.jsonl"
+        )
+        if self.transcript.failure:
+            self.notes.append(transcript.not_saved(self.transcript.failure))
+        self.transcript.on_failure = self._tell  # a full disk later in the session
+        if resume is None:
+            self.transcript.record("session", id=session_id, model=settings.describe(), cwd=cwd)
+        else:
+            self.transcript.record("resumed", id=session_id, model=settings.describe())
+        self.state = SessionState(runtime.home, clarify=clarify)
+        self.cwd = cwd
+        # sub-agents started, for their names: a resumed session goes on from its last one
+        self._children = [_count(self._children_dir(), "sub-agent-*.jsonl")]
+        self.tools = self._tools(self.state, depth=0, offered=runtime.effective_tools)
+        self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
+        self.executor.registry = self.tools
+        self._limit_delegates(self.executor)
+        self.window = Window.for_model(
+            settings.model,
+            settings.context_window,
+            settings.max_tokens,
+            runtime.config.get("compression.threshold"),
+        )
+        # results outside a turn's own sizing (none today) still follow the model's window
+        self.executor.budget = BudgetConfig.for_context_window(self.window.context)
+        self.agent = Agent(
+            settings,
+            self.tools,
+            self.state,
+            self.executor,
+            runtime.effective_tools,
+            transcript=self.transcript,
+            on_event=on_event,
+            messages=history,
+            memory=MemorySession(runtime.memory, session_id, runtime.home),
+            window=self.window,
+        )
+        self.executor.on_event = self.agent.observe
+        if broker is not None:
+            broker.add_listener(self.agent.observe)
+
+    def _tell(self, event: object) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _tools(self, state: SessionState, depth: int, offered: Any) -> SessionTools:
+        runtime = self.runtime
+        top = depth == 0  # sub-agents get no memory tools and cannot ask the user (as Hermes)
+        tools = session_tools(
+            runtime.registry, state, runtime.memory.registry if top else None, interactive=top
+        )
+        add_session_search(tools.own, runtime.session_index, self.id)
+        delegation = Delegation(
+            depth=depth,
+            limits=lambda: Limits.from_config(runtime.config.get),
+            offered=offered,
+            toolset_of=lambda name: getattr(runtime.registry.get_entry(name), "toolset", None),
+            spawn=self._spawn,
+            emit=self._observe_child,
+            counter=self._children,
+        )
+        if delegation.allowed:
+            add_delegate_task(tools.own, delegation)
+        return tools
+
+    def _limit_delegates(self, executor: Any) -> None:
+        """delegate_task runs under its own timeout, not the tools' (a child takes longer)."""
+        limits = Limits.from_config(self.runtime.config.get)
+        executor.tool_timeouts.setdefault(DELEGATE, limits.timeout + 5)
+
+    def _children_dir(self) -> Path:
+        return transcript.sessions_dir(self.runtime.home) / self.id
+
+    def _observe_child(self, event: object) -> None:
+        self.agent.observe(event)
+        memory = self.agent.memory
+        if isinstance(event, ChildFinished) and event.answer and memory is not None:
+            child = f"{self.id}/{event.name.replace(' ', '-')}"  # as session_search names it
+            # off the loop: a provider may block; the parent's turn goes on meanwhile
+            asyncio.get_running_loop().run_in_executor(
+                None, memory.delegated, event.goal, event.answer, child
+            )
+
+    def _spawn(self, task: ChildTask) -> Any:
+        """A sub-agent: its own conversation and transcript, the session's model and tools."""
+        path = self._children_dir() / f"{task.name.replace(' ', '-')}.jsonl"
+        record = transcript.Transcript(path, on_failure=self._tell)
+        record.record("session", id=f"{self.id}/{task.name}", model=self.settings.describe(),
+                      cwd=self.cwd, parent=task.call_id, goal=task.goal)  # fmt: skip
+        state = SessionState(self.runtime.home)
+        allowed = list(task.tools)
+        tools = self._tools(state, depth=task.depth, offered=lambda: allowed)
+        executor = self.runtime.executor(broker=self.broker, session_id=self.id, cwd=self.cwd)
+        executor.registry, executor.label, executor.parent = tools, task.name, task.call_id
+        executor.budget = self.executor.budget
+        self._limit_delegates(executor)
+        agent = Agent(
+            self.settings,
+            tools,
+            state,
+            executor,
+            lambda: allowed,
+            transcript=record,
+            client=self.agent.client,
+            on_event=lambda event: _forward_child_event(event, self.agent.observe),
+            window=replace(self.agent.window),
+            meter=self.agent.meter,
+        )
+        executor.on_event = agent.observe
+        return SubAgent(agent, executor, record)
+
+    @property
+    def id(self) -> str:
+        return self.transcript.session_id
+
+    async def start(self, server: local_model.LocalServer | None = None) -> None:
+        """Connect to the endpoint, starting the bundled local model when there is none.
+
+        `server`: a bundled model's server already running (for this model and window) to
+        share; its prompt cache then already holds the system prompt and the tools. Whoever
+        started it stops it.
+        """
+        import openai
+
+        settings = self.settings
+        self._owns_local = server is None
+        if settings.local and server is not None:
+            self.local = server
+            base_url, api_key = server.base_url, server.api_key
+        elif settings.local:
+            spec = local_model.MODELS[settings.model]
+            log = self.runtime.home / "logs" / "local-model.log"
+            # one number: the server's context is the window the budgets assume
+            self.local = await asyncio.to_thread(
+                local_model.start,
+                spec,
+                models_dir(self.runtime.home),
+                log=log,
+                ctx=self.window.context,
+                max_tokens=self.window.reply,
+            )
+            base_url, api_key = self.local.base_url, self.local.api_key
+        else:
+            base_url, api_key = settings.base_url, settings.api_key or "not-needed"
+        self.agent.client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key, max_retries=2, timeout=120.0
+        )
+        self.agent.meter.tokenizer = tokens.tokenizer_for(
+            settings.model,
+            llama_url=self.local.base_url if self.local is not None else None,
+            api_key=self.local.api_key if self.local is not None else None,
+        )
+
+    async def turn(self, prompt: str) -> TurnFinished:
+        self._running = asyncio.current_task()
+        try:
+            return await self.agent.run_turn(prompt)
+        finally:
+            self._running = None
+
+    def cancel(self) -> None:
+        self.agent.cancel()
+
+    async def close(self, grace: float = 5.0) -> None:
+        """Cancel a running turn and let it record how it ended, then close everything."""
+        running = self._running
+        if running is not None and not running.done():
+            self.agent.cancel()
+            await asyncio.wait({running}, timeout=grace)
+        if self.agent.memory is not None:
+            await asyncio.to_thread(self.agent.memory.end, list(self.agent.messages))
+        if self.agent.client is not None:
+            await self.agent.client.close()
+        if self.local is not None and self._owns_local:
+            self.local.stop()
+        self.executor.shutdown()
+        self.transcript.close()
+
+
+class SubAgent:
+    """A child agent for one delegate_task call (core.agent.delegation.Child)."""
+
+    def __init__(self, agent: Agent, executor: Any, record: transcript.Transcript) -> None:
+        self.agent, self.executor, self.record = agent, executor, record
+        self.transcript = record.path
+        self.cancel = agent.cancel
+
+    async def run(self, prompt: str) -> TurnFinished:
+        try:
+            return await self.agent.run_turn(prompt)
+        finally:
+            self.executor.shutdown()
+            self.record.close()
+
+
+def _forward_child_event(event: object, observe: Callable[[object], None]) -> None:
+    """A child's tool calls reach the parent (transcript, timeline); its text stays its own."""
+    if isinstance(event, ToolCallStarted | ToolCallFinished):
+        observe(event)
+
+
+def _count(directory: Path, pattern: str) -> int:
+    try:
+        return len(list(directory.glob(pattern)))
+    except OSError:  # unreadable: the names start again, in a transcript not saved anyway
+        return 0
+
+
+def _resume_notes(path: Path, skipped: int, repaired: int) -> list[str]:
+    notes = []
+    if skipped:
+        notes.append(f"{path.name}: {skipped} damaged line(s) could not be read and were left out")
+    if repaired:
+        notes.append(
+            f"{path.name}: {repaired} tool call(s) had no result; each now has an error "
+            "result, so the model can go on"
+        )
+    return notes
+
+
+def models_dir(home: Path) -> Path:
+    """Where assembled models are kept: $HERMES_TUI_MODELS_DIR, else HERMES_HOME/models."""
+    return Path(os.environ.get("HERMES_TUI_MODELS_DIR") or home / "models")
+
+
+def transcript_path(home: Path, session_id: str) -> Path:
+    return transcript.sessions_dir(home) / f"{session_id}.jsonl"

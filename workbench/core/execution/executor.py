@@ -1,0 +1,589 @@
+"""The executor: runs a planned batch, with approvals, timeouts, cancel and result budgets.
+
+* Up to `max_workers` calls at once (default 8), results returned in the model's order.
+* Started and finished events the moment each happens (P10: a finished call is recorded
+  before its segment ends).
+* A per-call timeout on every path (W-R3): an async call is cancelled; a sync call cannot
+  be stopped, so it is reported as still running, and later calls touching its paths wait
+  for it instead of racing it (P8).
+* `cancel()` is the user's interrupt: running calls are cancelled, calls not started are
+  skipped, and every call still gets a result for the model.
+* The remaining calls are re-planned after each segment, so a link an earlier segment made
+  is seen (P7).
+* Whatever fails inside hermes-tui for one call (its planning, its approval check, the
+  hooks, the budget) becomes that call's error result; the other calls of the batch run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from workbench.core.backends import Backend
+from workbench.core.execution.approval import ApprovalBroker, Choice, Decision, plugin_verdict
+from workbench.core.execution.budget import (
+    BudgetConfig,
+    Budgeted,
+    SpillSlot,
+    SpillStore,
+    apply_result_budget,
+    enforce_turn_budget,
+)
+from workbench.core.execution.gate import FILE_WRITERS
+from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
+from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
+from workbench.core.policy import CallFacts, Outcome
+from workbench.core.policy.assess import assess, facts_for
+from workbench.core.tools import errors
+from workbench.core.tools.invoke import is_error_result
+from workbench.core.tools.paths import resolve_path
+from workbench.core.tools.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_WORKERS = 8
+FENCE_WAIT = 30.0
+
+CANCELLED = json.dumps(
+    {"error": "Tool execution cancelled by user interrupt", "status": "cancelled"}
+)
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    segment: int
+    parallel: bool
+    reason: str  # why it did not run in parallel, if it did not
+    at: float  # time.monotonic()
+    label: str = ""  # who called it: "" for the main agent, a sub-agent's name otherwise
+    parent: str = ""  # for a sub-agent's call, the delegate_task call that started it
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    status: str  # ok, error, timeout, cancelled, denied, blocked, skipped, invalid
+    content: str | dict  # what the model receives
+    started: float | None
+    at: float
+    spilled: Path | None = None
+    decision: Decision | None = None
+    label: str = ""
+    parent: str = ""
+
+    @property
+    def duration(self) -> float:
+        return self.at - self.started if self.started is not None else 0.0
+
+
+@dataclass
+class CallOutcome:
+    call: ToolCall
+    status: str
+    content: str | dict
+    segment: int = 0
+    parallel: bool = False
+    reason: str = ""
+    started: float | None = None
+    finished: float | None = None
+    spilled: Path | None = None
+    decision: Decision | None = None
+    stubbed: bool = False  # the content is already the stub of a spilled result
+
+
+@dataclass
+class _Zombie:
+    """A sync call that outlived its timeout or a cancel: it may still change its paths."""
+
+    future: asyncio.Future[Any]
+    reservations: tuple[Reservation, ...]
+    barrier: bool  # it reserved nothing, so it may touch anything
+
+
+@dataclass
+class Executor:
+    registry: ToolRegistry
+    broker: ApprovalBroker | None = None
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    store: SpillStore | None = None
+    cwd: str = field(default_factory=os.getcwd)
+    max_workers: int = DEFAULT_WORKERS
+    timeout: float = DEFAULT_TIMEOUT
+    tool_timeouts: dict[str, float] = field(default_factory=dict)
+    on_event: Callable[[object], None] | None = None
+    label: str = ""
+    parent: str = ""  # a sub-agent's executor: the delegate_task call it works for
+    written: set[str] = field(default_factory=set)  # files this session wrote (A15)
+    hooks: HookRegistry | None = None  # plugin hooks and middleware around each call
+    session_id: str = ""
+    allowed: frozenset[str] | None = None  # only these may run (the tools the model was offered)
+    write_roots: tuple[str, ...] = ()  # besides cwd, where writes need no approval
+    backend: Backend | None = None  # where terminal and file calls run (None: here, no sandbox)
+
+    def __post_init__(self) -> None:
+        self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
+        self._cancelled = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stops: set[threading.Event] = set()  # one per running call, set on cancel
+        self._zombies: list[_Zombie] = []
+        self._batch_budget: BudgetConfig | None = None
+
+    # -- public ----------------------------------------------------------------------
+
+    async def run(self, calls: list[Any], budget: BudgetConfig | None = None) -> list[CallOutcome]:
+        """Run a batch; every call gets an outcome, in the model's order. `budget` sizes
+        this batch's results (the agent's: what is left of the model's window)."""
+        self._cancelled = False
+        self._batch_budget = budget
+        normalised = [ToolCall.of(c, i) for i, c in enumerate(calls)]
+        outcomes: list[CallOutcome | None] = [None] * len(normalised)
+        position, segment_index = 0, 0
+        while position < len(normalised):
+            if self._cancelled:
+                for i in range(position, len(normalised)):
+                    outcomes[i] = self._skipped(normalised[i], segment_index)
+                break
+            segment = self._next_segment(normalised[position:])
+            indices = range(position, position + len(segment.calls))
+            await self._run_segment(
+                segment.calls, indices, segment_index, segment.parallel, outcomes
+            )
+            position += len(segment.calls)
+            segment_index += 1
+        done = [o for o in outcomes if o is not None]
+        try:
+            return await asyncio.to_thread(self._turn_budget, done)
+        except Exception:  # the results are whole; only their total could not be trimmed
+            logger.exception("the turn's result budget failed; results kept as they are")
+            return done
+
+    def _next_segment(self, calls: list[ToolCall]) -> Segment:
+        """The next segment to run; a call that cannot be planned is a segment of its own."""
+        try:
+            return plan(calls, self.cwd, self.registry)[0]
+        except Exception:
+            logger.exception("planning a batch of %d call(s) failed", len(calls))
+        try:
+            return plan(calls[:1], self.cwd, self.registry)[0]
+        except Exception as exc:
+            reason = f"it could not be planned ({type(exc).__name__}: {exc})"
+            return Segment(False, (PlannedCall(calls[0], None, reason, reason),))
+
+    def cancel(self) -> None:
+        """The user's interrupt: cancel what runs, skip what has not started."""
+        self._cancelled = True
+        for stop in list(self._stops):  # a sync tool that watches it stops its own work
+            stop.set()
+        for task in list(self._tasks):
+            task.cancel()
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- segments --------------------------------------------------------------------
+
+    async def _run_segment(self, calls, indices, segment, parallel, outcomes) -> None:
+        if parallel:
+            limit = asyncio.Semaphore(self.max_workers)
+
+            async def bounded(planned: PlannedCall, index: int) -> None:
+                async with limit:
+                    outcomes[index] = await self._tracked(planned, segment, True)
+
+            await asyncio.gather(*(bounded(p, i) for p, i in zip(calls, indices, strict=True)))
+            return
+        for planned, index in zip(calls, indices, strict=True):
+            if self._cancelled:
+                outcomes[index] = self._skipped(planned.call, segment)
+                continue
+            outcomes[index] = await self._tracked(planned, segment, False)
+
+    async def _tracked(self, planned: PlannedCall, segment: int, parallel: bool) -> CallOutcome:
+        if self._cancelled:
+            return self._skipped(planned.call, segment)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            return await self._run_call(planned, segment, parallel)
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    # -- one call --------------------------------------------------------------------
+
+    async def _run_call(self, planned: PlannedCall, segment: int, parallel: bool) -> CallOutcome:
+        call = planned.call
+        started = time.monotonic()
+        self._emit(
+            ToolCallStarted(
+                call.id,
+                call.name,
+                planned.args,
+                segment,
+                parallel,
+                planned.reason,
+                started,
+                self.label,
+                self.parent,
+            )
+        )
+        outcome = CallOutcome(call, "ok", "", segment, parallel, planned.reason, started)
+        try:
+            await self._execute(planned, outcome)
+        except asyncio.CancelledError:
+            if not self._cancelled:
+                raise
+            outcome.status, outcome.content = "cancelled", CANCELLED
+        except Exception as exc:  # ours, not the tool's: still this call's result alone
+            logger.exception("tool call %s (%s) failed in hermes-tui", call.id, call.name)
+            outcome.status = "error"
+            outcome.content = errors.tool_error(
+                f"hermes-tui failed on this call ({type(exc).__name__}: {exc}); "
+                "if it had not reached the tool yet, it did not run",
+                status="error",
+            )
+        outcome.finished = time.monotonic()
+        self._emit(
+            ToolCallFinished(
+                call.id,
+                call.name,
+                outcome.status,
+                outcome.content,
+                started,
+                outcome.finished,
+                outcome.spilled,
+                outcome.decision,
+                self.label,
+                self.parent,
+            )
+        )
+        return outcome
+
+    async def _execute(self, planned: PlannedCall, outcome: CallOutcome) -> None:
+        call, args = planned.call, planned.args
+        if self.allowed is not None and call.name not in self.allowed:
+            # As Hermes tells the model; never a fuzzy redirect to another tool (W-R4).
+            outcome.status = "invalid"
+            outcome.content = f"Tool '{call.name}' does not exist. Available tools: {', '.join(sorted(self.allowed))}"
+            return
+        if args is None:
+            outcome.status = "invalid"
+            if planned.reason == "unknown tool":
+                outcome.content = errors.unknown_tool(call.name)
+            elif planned.reason.startswith("it could not be planned"):
+                outcome.status = "error"
+                outcome.content = errors.tool_error(f"Not run: {planned.error}", status="error")
+            else:
+                outcome.content = errors.invalid_arguments(planned.error)
+            return
+        if not await self._fence(planned, outcome):
+            return
+        hooks = self.hooks if self.hooks is not None and self.hooks.active else None
+        meta = {
+            "task_id": self.label or "default",
+            "session_id": self.session_id,
+            "tool_call_id": call.id,
+            "turn_id": "",
+            "api_request_id": "",
+        }
+        if hooks is not None:
+            args = await self._before(hooks, call.name, args, meta, outcome)
+            if args is None:
+                return
+        # `spill`: where a tool streams a result too large to hold (the terminal's output);
+        # `cancel_event`: set when the user cancels, for a tool a thread cannot stop.
+        slot, stop = SpillSlot(self.store, call.id), threading.Event()
+        context: dict[str, Any] = {
+            "cwd": self.cwd,
+            "tool_call_id": call.id,
+            "spill": slot,
+            "cancel_event": stop,
+        }
+        read_chars = self._budget_now().read_chars
+        if call.name == "read_file" and read_chars:  # it never spills: it reads what fits
+            context["max_chars"] = read_chars
+        if self.backend is not None:
+            context["backend"] = self.backend
+        if not await self._approve(call.name, args, context, outcome):
+            return
+        self._stops.add(stop)
+        try:
+            result = await self._dispatch(planned, args, context, outcome, hooks, meta)
+        finally:
+            self._stops.discard(stop)
+        outcome.spilled = slot.path
+        if outcome.status in ("timeout", "cancelled", "blocked"):
+            return
+        status = "error" if is_error_result(result) else "ok"
+        if hooks is not None:
+            took = (time.monotonic() - (outcome.started or time.monotonic())) * 1000
+            result = await asyncio.to_thread(
+                hooks.after, call.name, args, result, meta, status, took
+            )
+        outcome.status = status
+        if status == "ok" and call.name in FILE_WRITERS:
+            self.written.add(os.path.realpath(resolve_path(args["path"], self.cwd)))
+        await self._budget(call, result, outcome)
+
+    async def _before(
+        self, hooks: HookRegistry, name: str, args: dict, meta: dict, outcome: CallOutcome
+    ) -> dict | None:
+        """Plugin hooks before a call: new arguments, or None when the call was stopped."""
+        try:
+            before = await asyncio.to_thread(hooks.before, name, args, meta)
+        except MiddlewareBlocked as exc:
+            outcome.status, outcome.content = (
+                "blocked",
+                errors.tool_error(str(exc), status="blocked"),
+            )
+            return None
+        if before.block:
+            outcome.status, outcome.content = "blocked", errors.tool_error(before.block)
+            await asyncio.to_thread(
+                hooks.after, name, before.args, outcome.content, meta, "blocked", 0.0
+            )
+            return None
+        if before.approve:
+            shown = f"{name} {json.dumps(before.args, ensure_ascii=False)}"
+            facts = facts_for(self.registry, name, before.args)
+            verdict = plugin_verdict(shown, before.approve)
+            decision = await self._decide(name, verdict, shown=shown, facts=facts)
+            outcome.decision = decision
+            if not decision.approved:
+                outcome.status, outcome.content = "denied", _refusal(name, decision, "denied")
+                return None
+        return before.args
+
+    async def _approve(self, name: str, args: dict, context: dict, outcome: CallOutcome) -> bool:
+        """The rules and the detector on every call: a deny rule refuses a call the detector
+        has nothing against, an ask rule asks about it."""
+        facts, check = assess(self.registry, name, args, self.cwd, self.written, self.write_roots)
+        verdict = check.verdict if check is not None else None
+        shown = check.shown if check is not None else _shown(name, args)
+        broker = self.broker
+        if broker is not None:
+            broker.note(facts, shown)
+        if check is None:
+            if broker is None or not broker.book.policy:
+                return True  # no rules and nothing found: the fast path
+            if broker.judge(facts, None).outcome is Outcome.ALLOW:
+                return True
+        decision = await self._decide(name, verdict, shown=shown, facts=facts)
+        outcome.decision = decision
+        if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
+            context["outside_sandbox"] = True
+        if not decision.approved:
+            blocked = verdict is not None and verdict.hardline
+            outcome.status = "blocked" if blocked else "denied"
+            outcome.content = _refusal(name, decision, outcome.status)
+            return False
+        context["approved_command"] = shown
+        return True
+
+    async def _budget(self, call: ToolCall, result: Any, outcome: CallOutcome) -> None:
+        entry = self.registry.get_entry(call.name)
+        budget = self._budget_now()
+        threshold = budget.threshold(call.name, entry.max_result_size_chars if entry else None)
+        budgeted = Budgeted(
+            call.name, call.id, result, len(result) if isinstance(result, str) else 0
+        )
+        if isinstance(result, str) and len(result) > threshold:
+            budgeted = await asyncio.to_thread(
+                apply_result_budget, budgeted, threshold, self.store, budget.preview_chars
+            )
+        # A tool's own spill file holds its whole output: that is what the viewer opens.
+        outcome.content, outcome.stubbed = budgeted.content, budgeted.spilled is not None
+        outcome.spilled = outcome.spilled or budgeted.spilled
+
+    async def _decide(
+        self, name: str, verdict: Any, *, shown: str, facts: CallFacts | None = None
+    ) -> Decision:
+        if verdict is not None and verdict.hardline:
+            return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
+        if self.broker is None:
+            return Decision(Choice.DENY, "denied: no approval channel in this session")
+        backend = self.backend
+        return await self.broker.decide(
+            name,
+            shown,
+            verdict,
+            facts=facts,
+            cwd=self.cwd,
+            label=self.label,
+            where=backend.describe() if backend is not None and name == "terminal" else "",
+            can_leave=name == "terminal" and backend is not None and backend.outside() is not None,
+        )
+
+    async def _dispatch(
+        self,
+        planned: PlannedCall,
+        args: dict,
+        context: dict,
+        outcome: CallOutcome,
+        hooks: HookRegistry | None = None,
+        meta: dict | None = None,
+    ):
+        name = planned.call.name
+        entry = self.registry.get_entry(name)
+        timeout = self._timeout_for(name, args)
+        # A tool that can bound its own work (search_files) ends it inside this, with an
+        # error that says why, rather than being abandoned at it.
+        context = {**context, "timeout": timeout}
+        wrapped = hooks is not None and hooks.wraps_execution
+        if entry is not None and entry.is_async and not wrapped:
+            # Awaited in this task under a deadline: no extra task, and a timeout cancels it.
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self.registry.dispatch_async(name, args, **context)
+            except TimeoutError:
+                outcome.status = "timeout"
+                outcome.content = _timed_out(name, timeout, " It was cancelled.")
+                return outcome.content
+        loop = asyncio.get_running_loop()
+        call = functools.partial(self.registry.dispatch, name, **context)
+        if wrapped:  # middleware wraps the dispatch, in the same worker thread
+            call = functools.partial(hooks.around, name, args, meta or {}, call)
+            future = loop.run_in_executor(self._pool, call)
+        else:
+            future = loop.run_in_executor(self._pool, call, args)
+        try:
+            done, _ = await asyncio.wait({future}, timeout=timeout)
+        except asyncio.CancelledError:
+            self._abandon(future, planned)
+            raise
+        if done:
+            try:
+                return future.result()
+            except MiddlewareBlocked as exc:
+                outcome.status = "blocked"
+                outcome.content = errors.tool_error(str(exc), status="blocked")
+                return outcome.content
+        self._abandon(future, planned)
+        outcome.status = "timeout"
+        outcome.content = _timed_out(
+            name,
+            timeout,
+            " It could not be stopped and may still be running; calls that "
+            "touch the same paths wait for it.",
+        )
+        return outcome.content
+
+    def _abandon(self, future: asyncio.Future[Any], planned: PlannedCall) -> None:
+        """Stop waiting for a sync call; a thread cannot be cancelled, so fence it (P8)."""
+        if future.done():
+            return
+        entry = self.registry.get_entry(planned.call.name)
+        barrier = not planned.reservations and not (entry is not None and entry.parallel_safe)
+        zombie = _Zombie(future, planned.reservations, barrier)
+        self._zombies.append(zombie)
+        future.add_done_callback(
+            lambda _: self._zombies.remove(zombie) if zombie in self._zombies else None
+        )
+
+    async def _fence(self, planned: PlannedCall, outcome: CallOutcome) -> bool:
+        """Wait for abandoned calls this one could race; refuse to run if they do not finish."""
+        entry = self.registry.get_entry(planned.call.name)
+        barrier = not planned.reservations and not (entry is not None and entry.parallel_safe)
+        blocking = [
+            z
+            for z in self._zombies
+            if z.barrier
+            or barrier
+            or any(r.conflicts(m) for r in z.reservations for m in planned.reservations)
+        ]
+        if not blocking:
+            return True
+        _, pending = await asyncio.wait([z.future for z in blocking], timeout=FENCE_WAIT)
+        if not pending:
+            return True
+        outcome.status = "blocked"
+        outcome.content = errors.tool_error(
+            "Not run: an earlier call that timed out is still running and may touch the same "
+            "files. Try again when it has finished.",
+            status="blocked",
+        )
+        return False
+
+    def _timeout_for(self, name: str, args: dict) -> float:
+        timeout = self.tool_timeouts.get(name, self.timeout)
+        requested = args.get("timeout") if name == "terminal" else None
+        if isinstance(requested, int | float):
+            timeout = max(timeout, float(requested) + 10)  # the tool's own limit fires first
+        return timeout
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _skipped(self, call: ToolCall, segment: int) -> CallOutcome:
+        content = f"[Tool execution cancelled — {call.name} was skipped due to user interrupt]"
+        now = time.monotonic()
+        self._emit(
+            ToolCallFinished(
+                call.id,
+                call.name,
+                "skipped",
+                content,
+                None,
+                now,
+                label=self.label,
+                parent=self.parent,
+            )
+        )
+        return CallOutcome(call, "skipped", content, segment, finished=now)
+
+    def _turn_budget(self, outcomes: list[CallOutcome]) -> list[CallOutcome]:
+        # Only a stub is exempt: a tool's head and tail of an output it saved still count.
+        results = [
+            Budgeted(o.call.name, o.call.id, o.content, 0, o.spilled if o.stubbed else None)
+            for o in outcomes
+        ]
+        budgeted = enforce_turn_budget(results, self._budget_now(), self.store)
+        return [
+            replace(
+                o, content=b.content, spilled=o.spilled or b.spilled, stubbed=b.spilled is not None
+            )
+            for o, b in zip(outcomes, budgeted, strict=True)
+        ]
+
+    def _budget_now(self) -> BudgetConfig:
+        return self._batch_budget or self.budget
+
+    def _emit(self, event: object) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def _timed_out(name: str, timeout: float, note: str) -> str:
+    return json.dumps(
+        {"error": f"Tool '{name}' timed out after {timeout:g}s.{note}", "status": "timeout"}
+    )
+
+
+def _shown(name: str, args: dict) -> str:
+    """A call nothing was found in, as the approval history lists it (never its content)."""
+    if name == "terminal":
+        return str(args.get("command", ""))
+    path = args.get("path")
+    return f"{name} {path}" if isinstance(path, str) else name
+
+
+def _refusal(name: str, decision: Decision, status: str) -> str:
+    message = f"Not run: {decision.reason}"
+    if name == "terminal":
+        return json.dumps({"output": "", "exit_code": -1, "error": message, "status": status})
+    return json.dumps({"error": message, "status": status})

@@ -1,0 +1,1 @@
+"""Files the app writes and reads: atomic writes, private modes, bounded YAML."""

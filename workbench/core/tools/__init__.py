@@ -1,0 +1,1 @@
+"""The tool table and what it offers: registry, toolsets, discovery, arguments, the call path."""
