@@ -86,6 +86,7 @@ class WorkbenchApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("f6", "chat", "Chat", id="app.chat"),
+        Binding("f8", "rules", "Approval rules", id="app.rules"),
     ]
 
     def __init__(self, view: Path | None = None, model_flags: dict[str, str] | None = None) -> None:
@@ -178,6 +179,23 @@ class WorkbenchApp(App[None]):
         if not isinstance(self.screen, SessionScreen):
             self.push_screen("session")
 
+    def action_rules(self) -> None:
+        """The approval rules: test a call as you type; list, add, edit, delete rules."""
+        from workbench.core.policy import RuleBook
+        from workbench.screens.rules import RulesScreen
+
+        if isinstance(self.screen, RulesScreen):
+            return
+        runtime = self.runtime
+        if runtime is not None and runtime.broker is not None:
+            book = runtime.broker.book  # the running session's rules: changes hold at once
+        elif runtime is not None:
+            book = RuleBook(runtime.config)
+        else:
+            self.notify("Still loading; try again in a moment")
+            return
+        self.push_screen(RulesScreen(runtime, book))
+
     def _first_frame(self) -> None:
         """The first frame is on screen: load the core now (its imports and discovery would
         otherwise hold the interpreter while the frame is drawn). HERMES_TUI_FIRST_FRAME
@@ -206,6 +224,7 @@ class WorkbenchApp(App[None]):
         from workbench.screens.approval import ApprovalScreen
         from workbench.screens.conversation import ConversationScreen
         from workbench.screens.help import HelpScreen
+        from workbench.screens.rules import RulesScreen
         from workbench.screens.session import SessionScreen
         from workbench.screens.session_search import SessionSearchScreen
         from workbench.screens.viewer import ViewerScreen
@@ -228,6 +247,7 @@ class WorkbenchApp(App[None]):
                     ("Tool card", ToolCard),
                     ("Timeline", Timeline),
                     ("Session search", SessionSearchScreen),
+                    ("Approval rules", RulesScreen),
                     ("Past conversation", ConversationScreen),
                 ]
             )
@@ -257,6 +277,9 @@ class WorkbenchApp(App[None]):
         )
         yield SystemCommand(
             "Memory provider", "Choose which provider keeps memory (saved)", self._pick_memory
+        )
+        yield SystemCommand(
+            "Approval rules", "Test a call; list, add, edit, delete rules", self.action_rules
         )
         yield SystemCommand("Help", "Every key", self.action_help)
 
