@@ -23,10 +23,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from workbench.core.config import ConfigError
+from workbench.core.execution.printable import escape
 from workbench.core.policy import Rule, RuleBook, RuleError, Scope, parse_rule
 from workbench.core.policy.policy import Outcome
 from workbench.core.policy.simulate import Simulation, simulate
-from workbench.core.printable import escape
 
 if TYPE_CHECKING:
     from workbench.core.runtime import Runtime
@@ -231,7 +231,7 @@ def _roots(runtime: Runtime | None) -> tuple[str, ...]:
 def _read_entry(text: str) -> Any:
     from pathlib import Path
 
-    from workbench.core import yaml_file
+    from workbench.core.storage import yaml_file
 
     try:
         return yaml_file.parse(text, Path("the rule"))
