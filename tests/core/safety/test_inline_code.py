@@ -108,3 +108,13 @@ def test_strings_and_patterns_are_set_aside() -> None:
     assert other_effects("perl", "s{a}{b}g; print 'ok'") == []
     assert other_effects("ruby", "x = %w(system exec); puts x") == []
     assert other_effects("node", "const a = 4 / 2; console.log(a)") == []
+
+
+def test_code_too_long_to_read_quickly_asks() -> None:
+    for command in (
+        'perl -e "' + "'a'," * 30000 + '"',
+        'node -e "' + "1/" * 50000 + '"',
+        "awk '" + '"x" | getline; ' * 20000 + "'",
+    ):
+        verdict = analyze_command(command)
+        assert verdict.dangerous and "too long" in verdict.reasons[0]

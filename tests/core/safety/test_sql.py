@@ -172,3 +172,8 @@ def test_without_the_sql_parser_sql_asks(monkeypatch) -> None:
     assert effect.unknown and "not installed" in effect.what
     verdict = analyze_command("psql -c 'SELECT 2'")  # the app keeps running and asks
     assert verdict.dangerous and not verdict.hardline
+
+
+def test_sql_too_long_to_parse_quickly_asks() -> None:
+    (effect,) = judge_sql("SELECT 1;" * 10000, "psql")
+    assert effect.unknown and "too long" in effect.what

@@ -1097,7 +1097,7 @@ def _awk(ctx: Context, cmd: Cmd) -> None:
         elif writes == "":
             ctx.flag("overwrite", f"{cmd.name} program {what}", cmd.node)
         elif command is None:
-            ctx.flag("inline-code", f"{cmd.name} program {what}, computed at run time", cmd.node)
+            ctx.flag("inline-code", f"{cmd.name} program {what}", cmd.node)
         elif command.split()[:1] and command.split()[0] in STDIN_INTERPRETERS:
             ctx.flag(
                 "inline-code", f"{cmd.name} program {what}: {command} runs what it prints", cmd.node

@@ -168,8 +168,12 @@ def blank_strings(language: str, code: str) -> tuple[str, list[_String]]:
     return "".join(out), strings
 
 
+MAX_CODE = 16 * 1024  # a one-liner longer than this is read too slowly to wait for: it asks
+_LOOKBACK = 200  # how far back the context of a token is read (keeps reading linear)
+
+
 def _regex_here(code: str, i: int) -> bool:
-    before = code[:i].rstrip()
+    before = code[max(0, i - _LOOKBACK) : i].rstrip()
     return not before or before[-1] in _REGEX_BEFORE or bool(_REGEX_WORDS.search(before))
 
 
@@ -211,6 +215,8 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
     strings and comments set aside (a string that mentions `unlink` calls nothing)."""
     if language in ("perl", "ruby") and _FORK_LOOP.search(code):
         return [CodeFinding("forks in a loop: a fork bomb", fork_bomb=True)]
+    if len(code) > MAX_CODE:
+        return [CodeFinding(f"{len(code)} characters of code, too long to check here")]
     blank, strings = blank_strings(language, code)
     found: list[CodeFinding] = []
     if any(not s.quote for s in strings):
@@ -241,7 +247,8 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
         found += [
             CodeFinding(f"calls {s.value} by name")
             for s in strings
-            if _PHP_CALLABLES.fullmatch(s.value) and _PHP_CALLBACK.search(blank[: s.start])
+            if _PHP_CALLABLES.fullmatch(s.value)
+            and _PHP_CALLBACK.search(blank[max(0, s.start - _LOOKBACK) : s.start])
         ]
     if language == "node" and re.search(r"method\s*:\s*['\"]DELETE['\"]", code, re.IGNORECASE):
         found.append(CodeFinding("an HTTP DELETE request"))
@@ -313,7 +320,7 @@ def _opens(language: str, blank: str, strings: list[_String]) -> list[CodeFindin
         return []
     found = []
     for string in strings:
-        before = blank[: string.start]
+        before = blank[max(0, string.start - _LOOKBACK) : string.start]
         value = string.value.strip()
         if language == "perl" and re.search(r"\bopen\s*\(?[^;]*$", before):
             if value.startswith("|") or value.endswith("|") or value in ("|-", "-|"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.core.safety.inline_code import blank_strings, call_arguments
+from workbench.core.safety.inline_code import MAX_CODE, blank_strings, call_arguments
 
 _SED_COMMANDS = set("{}=aicdDeFgGhHlLnNpPqQrRstTvwWxyz:#b")
 
@@ -93,6 +93,10 @@ def _sed_substitute(script: str, i: int, with_flags: bool) -> tuple[int, str]:
 _AWK_SINKS = ("/dev/stdout", "/dev/stderr", "-")
 
 
+def _runs(what: str, command: str | None) -> tuple[str, str | None, None]:
+    return (what if command is not None else f"{what}, computed at run time", command, None)
+
+
 GIT_PROGRAM_KEYS = re.compile(
     r"^(?:core\.(?:sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)|diff\.external|"
     r"sequence\.editor|pager\..*|include\.path|includeif\..*|interactive\.difffilter|"
@@ -105,21 +109,23 @@ def awk_effects(program: str) -> list[tuple[str, str | None, str | None]]:
     """An awk program's commands and writes: (what, command it runs, file it writes), with
     the command or file None when the program computes it. Strings are set aside first, so
     a string that mentions `system(` runs nothing."""
+    if len(program) > MAX_CODE:
+        return [(f"is {len(program)} characters long, too long to check here", None, None)]
     blank, strings = blank_strings("awk", program)
     by_end = {s.end: s for s in strings}
     by_start = {s.start: s for s in strings}
     found: list[tuple[str, str | None, str | None]] = []
     for match in re.finditer(r"\bsystem\s*\(", blank):
-        found.append(("runs a command (system)", call_arguments(blank, strings, match.end()), None))
+        found.append(_runs("runs a command (system)", call_arguments(blank, strings, match.end())))
     for match in re.finditer(r"\|\s*&?\s*getline", blank):
         before = blank[: match.start()].rstrip()
-        source = by_end.get(len(before))
-        found.append(("runs a command (getline)", source.value if source else None, None))
+        source = by_end.get(len(before))  # the string just before `| getline`
+        found.append(_runs("runs a command (getline)", source.value if source else None))
     for match in re.finditer(r"\bprintf?\b[^;{}]*?(\|&?|>>?)\s*", blank):
         target = by_start.get(match.end())
         value = target.value if target else None
         if match.group(1).startswith("|"):
-            found.append(("runs a command through a pipe", value, None))
+            found.append(_runs("runs a command through a pipe", value))
         elif value not in _AWK_SINKS:
             verb = "appends to" if match.group(1) == ">>" else "writes to"
             found.append((f"{verb} {value or 'a file named at run time'}", None, value or ""))
