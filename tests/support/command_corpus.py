@@ -1,4 +1,4 @@
-"""The labelled command corpus (tests/core/data/command_corpus.yaml): label, category, command.
+"""The labelled command corpus (tests/core/safety/data/command_corpus.yaml): label, category, command.
 
 Shared by the corpus tests and bench/bench_safety.py, which score the detector on it overall
 and per category.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-PATH = Path(__file__).resolve().parents[1] / "core" / "data" / "command_corpus.yaml"
+PATH = Path(__file__).resolve().parents[1] / "core" / "safety" / "data" / "command_corpus.yaml"
 LABELS = ("hardline", "destructive", "benign")
 # The kinds of command, each with positives (destructive) and look-alikes (benign).
 CATEGORIES = {
