@@ -35,6 +35,8 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "emoji": entry.emoji,
                 "description": entry.description,
                 "max_result_size_chars": "inf" if size == float("inf") else size,
+                "annotations": dict(entry.annotations),  # an MCP tool's hints, as declared
+                "untrusted": entry.untrusted,
             }
         )
     return rows

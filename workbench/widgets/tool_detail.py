@@ -62,6 +62,7 @@ def describe(row: dict[str, Any], calls: list[Any] = ()) -> Text:
         ("status", state),
         ("offered", offered),
         ("result cap", f"{size if size else 'default'} chars"),
+        *_trust(row),
     ):
         text.append(f"{label:<12}", "dim")
         text.append(value)
@@ -73,3 +74,29 @@ def describe(row: dict[str, Any], calls: list[Any] = ()) -> Text:
         text.append(f"{call.status:<9}", "green" if call.status == "ok" else "red")
         text.append(f"{call.duration * 1000:>6.0f} ms  {call.summary}\n")
     return text
+
+
+HINT_WORDS = (
+    ("readOnlyHint", "read-only", "may write"),
+    ("destructiveHint", "destructive", "not destructive"),
+    ("idempotentHint", "idempotent", "not idempotent"),
+    ("openWorldHint", "reaches the outside world", "closed world"),
+)
+
+
+def _trust(row: dict[str, Any]) -> list[tuple[str, str | Text]]:
+    """What an MCP server declares of its tool, and whether it is trusted."""
+    hints = row.get("annotations") or {}
+    lines: list[tuple[str, str | Text]] = []
+    if hints.get("title"):
+        lines.append(("title", str(hints["title"])))
+    said = [yes if hints[key] else no for key, yes, no in HINT_WORDS if key in hints]
+    if said:
+        names = ", ".join(
+            f"{key}={str(hints[key]).lower()}" for key, _, _ in HINT_WORDS if key in hints
+        )
+        lines.append(("annotations", f"{', '.join(said)} ({names})"))
+    if row.get("untrusted"):
+        asks = "runs unasked (read-only)" if hints.get("readOnlyHint") is True else "asks first"
+        lines.append(("trust", Text(f"untrusted server: {asks}; results marked", "yellow")))
+    return lines

@@ -119,3 +119,27 @@ def test_trust_values(value, untrusted: bool, warned: bool) -> None:
     entry = {"command": "x"} if value is None else {"command": "x", "trust": value}
     server = parse_server("s", entry)
     assert server.untrusted is untrusted and bool(server.warnings) is warned
+
+
+def test_the_tool_detail_shows_the_annotations_and_the_trust(start, reg: ToolRegistry) -> None:
+    from workbench.widgets.tool_detail import describe
+
+    start({"notes": annotated(trust="untrusted")})
+
+    def shown(name: str) -> str:
+        entry = reg.get_entry(name)
+        row = {
+            "name": name, "toolset": entry.toolset, "source": "mcp", "owner": entry.owner,
+            "available": True, "reason": None, "enabled": True, "offered": True, "emoji": "",
+            "description": entry.description, "max_result_size_chars": None,
+            "annotations": entry.annotations, "untrusted": entry.untrusted,
+        }  # fmt: skip
+        return describe(row).plain
+
+    read = shown("mcp__notes__notes_read")
+    assert "title       Read the notes" in read
+    assert "read-only, closed world (readOnlyHint=true, openWorldHint=false)" in read
+    assert "untrusted server: runs unasked (read-only); results marked" in read
+    write = shown("mcp__notes__notes_write")
+    assert "may write, destructive, not idempotent" in write and "asks first" in write
+    assert "annotations " not in shown("mcp__notes__notes_plain").split("source", 1)[1]
