@@ -29,6 +29,7 @@ from workbench.core.execution.approval import ApprovalRequest, Choice
 from workbench.core.execution.printable import escape, escape_with_spans
 from workbench.core.policy import Rule, Scope
 from workbench.core.policy.offer import Offer, in_scope
+from workbench.widgets.diff_view import diff_text
 
 CHOICE_KEYS = frozenset({"o", "s", "a", "d", "n", "escape", "enter"})
 RULE_KEYS = frozenset({"p", "w"})  # which rule, and where: not answers
@@ -79,6 +80,9 @@ class ApprovalScreen(ModalScreen[Choice]):
             )
             with VerticalScroll(id="approval-command"):
                 yield Static(highlighted(request))
+            if request.diff is not None:  # what the write would change, from the file now
+                with VerticalScroll(id="approval-diff"):
+                    yield Static(diff_text(request.diff))
             facts = Text()
             facts.append("why    ", "dim")
             facts.append(escape(request.reason) + "\n")

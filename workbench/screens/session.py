@@ -27,6 +27,7 @@ from workbench.core.agent.context import short
 from workbench.core.agent.transcript import not_saved
 from workbench.messages import CoreEventArrived
 from workbench.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
+from workbench.widgets.diff_view import diff_text
 from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 
@@ -336,6 +337,7 @@ class SessionScreen(Screen[None]):
                         event.duration,
                         event.content,
                         str(event.spilled or "") or None,
+                        event.diff,
                     )
                 self.call_finished(event)
 
@@ -432,6 +434,9 @@ def describe_bar(bar: Bar, timeline: Timeline) -> Text:
     if bar.spilled:  # first, so a small pane still shows where the whole result is
         text.append("v: open the full result\n", "bold")
         text.append(f"{bar.spilled}\n", "dim")
+    if bar.diff is not None:
+        text.append_text(diff_text(bar.diff))
+        text.append("\n")
     if bar.arguments is not None:
         text.append(json.dumps(bar.arguments, indent=2, ensure_ascii=False) + "\n")
     if bar.content:

@@ -18,8 +18,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
+from workbench.core.execution.diffs import FileDiff
+from workbench.widgets.diff_view import diff_text
+
 MAX_MOUNTED = 200
 PREVIEW = 600  # characters of a result's head and of its tail in a card
+CARD_DIFF_LINES = 12  # diff lines on a collapsed card (expanded, all that were kept)
 GLYPH = {
     "running": ("◌", "yellow"),
     "ok": ("✔", "green"),
@@ -64,9 +68,11 @@ class ToolCard(Vertical, can_focus=True):
         super().__init__(classes="tool-card")
         self.call_id, self.tool, self.arguments, self.label = call_id, name, arguments, label
         self.status, self.duration, self.content, self.spilled = "running", 0.0, "", None
+        self.diff: FileDiff | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="card-header")
+        yield Static("", classes="card-diff")
         yield Static("", classes="card-body")
 
     def _header(self) -> Text:
@@ -83,19 +89,38 @@ class ToolCard(Vertical, can_focus=True):
             text.append("  v: full result", "dim")
         return text
 
-    def finish(self, status: str, duration: float, content: Any, spilled: str | None) -> None:
-        self.status, self.duration, self.spilled = status, duration, spilled
+    def finish(
+        self,
+        status: str,
+        duration: float,
+        content: Any,
+        spilled: str | None,
+        diff: FileDiff | None = None,
+    ) -> None:
+        self.status, self.duration, self.spilled, self.diff = status, duration, spilled, diff
         self.content = (
             content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         )
         self.query_one(".card-header", Static).update(self._header())
+        self._show_diff()
         if status not in ("ok",):  # failures open by themselves
             self.set_class(True, "-expanded")
             self._fill()
 
     def action_toggle(self) -> None:
         self.toggle_class("-expanded")
+        self._show_diff()
         self._fill()
+
+    def _show_diff(self) -> None:
+        if self.diff is None:
+            return
+        expanded = self.has_class("-expanded")
+        shown = diff_text(
+            self.diff, None if expanded else CARD_DIFF_LINES, "" if expanded else " (Enter)"
+        )
+        self.query_one(".card-diff", Static).update(shown)
+        self.add_class("-diff")
 
     def _fill(self) -> None:
         if not self.has_class("-expanded"):

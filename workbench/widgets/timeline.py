@@ -62,6 +62,7 @@ class Bar:
     spilled: str | None = None
     parent: str = ""  # a sub-agent's call: the delegate_task call that started it
     conversation: str | None = None  # a delegate_task call: its sub-agent's transcript
+    diff: Any = None  # a file write: what it changed (workbench.core.execution.diffs.FileDiff)
 
     def until(self, now: float) -> float:
         return self.end if self.end is not None else now
@@ -177,6 +178,7 @@ class TimelineModel:
         bar.end, bar.status = event.at, event.status
         bar.content = event.content
         bar.spilled = str(event.spilled) if getattr(event, "spilled", None) else None
+        bar.diff = getattr(event, "diff", None)
         self.busy_until[bar.lane] = event.at
         return bar
 

@@ -23,6 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from workbench.core.config import Config, ConfigError
+from workbench.core.execution.diffs import FileDiff
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers
 from workbench.core.safety import Finding, Verdict
@@ -92,6 +93,7 @@ class ApprovalRequest:
     allow_offers: list[Offer] = field(default_factory=list)  # what session/always would save
     deny_offers: list[Offer] = field(default_factory=list)  # what never would save
     scopes: tuple[Scope, ...] = (Scope.EVERYWHERE,)  # where always/never may save
+    diff: FileDiff | None = None  # a file write: the change it would make
     future: asyncio.Future[Choice] | None = field(default=None, repr=False)
     loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     chosen: Rule | None = field(default=None, repr=False)  # set by answer()
@@ -216,6 +218,7 @@ class ApprovalBroker:
         reason: str = "",
         where: str = "",
         can_leave: bool = False,
+        diff: FileDiff | None = None,
     ) -> Decision:
         """Decide from the rules, or ask, whether `command` may run. Never raises but
         CancelledError. `facts` default to a terminal command's (or a tool with no more)."""
@@ -234,6 +237,7 @@ class ApprovalBroker:
             return Decision(Choice.DENY, NO_ONE)
         reason = ruling.reason if ruling.rule or not reason else reason
         request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
+        request.diff = diff
         return await self._ask(request)
 
     def _request(self, tool, command, verdict, facts, cwd, label, reason, where, can_leave):

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.backends import Backend
+from workbench.core.execution import diffs
 from workbench.core.execution.approval import ApprovalBroker, Choice, Decision, plugin_verdict
 from workbench.core.execution.budget import (
     BudgetConfig,
@@ -85,6 +86,7 @@ class ToolCallFinished:
     decision: Decision | None = None
     label: str = ""
     parent: str = ""
+    diff: diffs.FileDiff | None = None  # what a write_file or patch call changed
 
     @property
     def duration(self) -> float:
@@ -104,6 +106,7 @@ class CallOutcome:
     spilled: Path | None = None
     decision: Decision | None = None
     stubbed: bool = False  # the content is already the stub of a spilled result
+    diff: diffs.FileDiff | None = None
 
 
 @dataclass
@@ -271,6 +274,7 @@ class Executor:
                 outcome.decision,
                 self.label,
                 self.parent,
+                outcome.diff,
             )
         )
         return outcome
@@ -322,6 +326,9 @@ class Executor:
             context["backend"] = self.backend
         if not await self._approve(call.name, args, context, outcome):
             return
+        old = None  # the file a write changes, as it was, for the diff shown with the result
+        if call.name in diffs.DIFFED and self._files_here():
+            old = await asyncio.to_thread(diffs.before, call.name, args, self.cwd)
         self._stops.add(stop)
         try:
             result = await self._dispatch(planned, args, context, outcome, hooks, meta)
@@ -337,6 +344,8 @@ class Executor:
                 hooks.after, call.name, args, result, meta, status, took
             )
         outcome.status = status
+        if status == "ok" and old is not None:
+            outcome.diff = diffs.compare(old, diffs.planned(call.name, args, old))
         if status == "ok" and call.name in FILE_WRITERS:
             self.written.add(os.path.realpath(resolve_path(args["path"], self.cwd)))
         await self._budget(call, result, outcome)
@@ -384,7 +393,10 @@ class Executor:
                 return True  # no rules and nothing found: the fast path
             if broker.judge(facts, None).outcome is Outcome.ALLOW:
                 return True
-        decision = await self._decide(name, verdict, shown=shown, facts=facts)
+        diff = None  # a file write shows what it would change, from the file as it is now
+        if name in diffs.DIFFED and self._files_here():
+            diff = await asyncio.to_thread(diffs.preview, name, args, self.cwd)
+        decision = await self._decide(name, verdict, shown=shown, facts=facts, diff=diff)
         outcome.decision = decision
         if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
             context["outside_sandbox"] = True
@@ -411,8 +423,18 @@ class Executor:
         outcome.content, outcome.stubbed = budgeted.content, budgeted.spilled is not None
         outcome.spilled = outcome.spilled or budgeted.spilled
 
+    def _files_here(self) -> bool:
+        """The file tools work on this machine's files (not over ssh): they can be diffed."""
+        return self.backend is None or self.backend.remote is None
+
     async def _decide(
-        self, name: str, verdict: Any, *, shown: str, facts: CallFacts | None = None
+        self,
+        name: str,
+        verdict: Any,
+        *,
+        shown: str,
+        facts: CallFacts | None = None,
+        diff: diffs.FileDiff | None = None,
     ) -> Decision:
         if verdict is not None and verdict.hardline:
             return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
@@ -428,6 +450,7 @@ class Executor:
             label=self.label,
             where=backend.describe() if backend is not None and name == "terminal" else "",
             can_leave=name == "terminal" and backend is not None and backend.outside() is not None,
+            diff=diff,
         )
 
     async def _dispatch(
