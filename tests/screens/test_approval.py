@@ -10,6 +10,7 @@ from textual.app import App
 from workbench.app import WorkbenchApp
 from workbench.core.execution.approval import ApprovalRequest, Choice
 from workbench.core.safety import analyze_command
+from workbench.screens import approval as approval_screen
 from workbench.screens.approval import ApprovalScreen
 
 
@@ -25,6 +26,21 @@ def request(command: str = "rm -rf build", timeout: float = 60.0) -> ApprovalReq
         timeout=timeout,
         deadline=time.monotonic() + timeout,
     )
+
+
+class StoppedClock:
+    """The countdown's clock, stopped: a snapshot never depends on how fast it was taken
+    (a loaded machine turned 600s into 599s)."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return 1000.0
+
+
+def stop_the_clock(monkeypatch, req: ApprovalRequest) -> ApprovalRequest:
+    monkeypatch.setattr(approval_screen, "time", StoppedClock)
+    req.deadline = StoppedClock.monotonic() + req.timeout
+    return req
 
 
 class ModalHost(App[None]):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from tests.screens.test_approval import ModalHost, request
+from tests.screens.test_approval import ModalHost, request, stop_the_clock
 from tests.screens.test_viewer import ViewerHost
 from workbench.app import WorkbenchApp
 from workbench.core.agent.compress import ContextCompressed
@@ -90,9 +90,9 @@ def test_session_with_a_compressed_context(snap_compare) -> None:
     assert snap_compare(SessionHost(), terminal_size=SIZE, run_before=compressed)
 
 
-def test_approval_modal(snap_compare) -> None:
+def test_approval_modal(snap_compare, monkeypatch) -> None:
     long = "find . -name '*.tmp' -print0 | xargs -0 rm -f && rm -rf ./build ./dist " + "x" * 80
-    host = ModalHost(request(long, timeout=600))
+    host = ModalHost(stop_the_clock(monkeypatch, request(long, timeout=600)))
     assert snap_compare(host, terminal_size=SIZE)
 
 

@@ -7,12 +7,11 @@ import time
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from tests.screens.test_approval import ModalHost
+from tests.screens.test_approval import ModalHost, stop_the_clock
 from tests.screens.test_main import wait_until
 from workbench.core.execution import diffs
 from workbench.core.execution.approval import ApprovalRequest
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
-from workbench.screens import approval as approval_screen
 from workbench.screens.session import describe_bar
 from workbench.widgets.chat import CARD_DIFF_LINES, ChatLog
 from workbench.widgets.diff_view import diff_text
@@ -110,18 +109,9 @@ async def test_the_approval_modal_shows_the_diff_it_would_make() -> None:
         assert app.screen.focused.id == "deny"  # the diff changes nothing about the default
 
 
-class StoppedClock:
-    """The countdown's clock, stopped: the picture never depends on how fast it was taken."""
-
-    @staticmethod
-    def monotonic() -> float:
-        return 1000.0
-
-
 def test_approval_modal_with_a_diff_snapshot(snap_compare, monkeypatch) -> None:
-    monkeypatch.setattr(approval_screen, "time", StoppedClock)
     old = "[server]\nhost = 127.0.0.1\nport = 8080\ndebug = false\nworkers = 4\n"
     new = old.replace("debug = false", "debug = true").replace("workers = 4", "workers = 16")
     request = write_request(diffs.unified("/etc/app/server.ini", old, new))
-    request.deadline = StoppedClock.monotonic() + 60
-    assert snap_compare(ModalHost(request), terminal_size=(120, 40))
+    request.timeout = 60
+    assert snap_compare(ModalHost(stop_the_clock(monkeypatch, request)), terminal_size=(120, 40))
