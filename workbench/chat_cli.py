@@ -31,7 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rounds", type=int, help="tool-call rounds before a final answer")
     parser.add_argument("--cwd", help="working directory for the tools")
     parser.add_argument(
-        "--yes", action="store_true", help="approve destructive actions without asking"
+        "--yes",
+        action="store_true",
+        help="approve what would ask, without asking (never hardline commands or what a deny "
+        "rule refuses)",
     )
 
 

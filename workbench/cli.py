@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument(
         "--yes",
         action="store_true",
-        help="approve destructive actions without asking (hardline ones still never run)",
+        help="approve what would ask, without asking (hardline commands and what a deny "
+        "rule refuses still never run)",
     )
 
     toolsets = sub.add_parser("toolsets", help="list toolsets, or enable/disable one (persisted)")

@@ -143,3 +143,35 @@ def test_the_tool_detail_shows_the_annotations_and_the_trust(start, reg: ToolReg
     write = shown("mcp__notes__notes_write")
     assert "may write, destructive, not idempotent" in write and "asks first" in write
     assert "annotations " not in shown("mcp__notes__notes_plain").split("source", 1)[1]
+
+
+async def test_read_only_tools_run_side_by_side(start, reg: ToolRegistry) -> None:
+    from workbench.core.execution.executor import ToolCallStarted
+
+    start({"notes": annotated()})
+    events: list[object] = []
+    executor = Executor(reg, on_event=events.append)
+    batch = [{"id": f"c{i}", "name": "mcp__notes__notes_read", "arguments": "{}"} for i in range(3)]
+    try:
+        outcomes = await executor.run(batch)
+    finally:
+        executor.shutdown()
+    assert all(o.status == "ok" and o.parallel for o in outcomes)
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert len(started) == 3 and all(e.parallel and e.segment == 0 for e in started)
+
+
+def test_approvals_test_knows_an_untrusted_servers_tools(cli_env, home: Path) -> None:
+    from tests.test_cli import run
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "mcp_servers:\n"
+        f"  notes:\n    command: {SERVER[0]}\n    args: [{SERVER[1]}]\n    trust: untrusted\n"
+    )
+    write = run(cli_env, "approvals", "test", "--tool", "mcp__notes__notes_write", "--args",
+                '{"text": "x"}')  # fmt: skip
+    assert write.returncode == 1, write.stderr
+    assert "MCP server notes, which is not trusted" in write.stdout
+    read = run(cli_env, "approvals", "test", "--tool", "mcp__notes__notes_read")
+    assert read.returncode == 0 and read.stdout.startswith("allowed")
