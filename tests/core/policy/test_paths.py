@@ -123,3 +123,22 @@ async def test_every_call_is_remembered_for_the_offers(tmp_path: Path) -> None:
         executor.shutdown()
     rule = parse_rule({"action": "allow", "command_prefix": "git"}, scope=Scope.SESSION, origin="")
     assert broker.history.matching(rule) == ("git status",)
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("write_file", {"path": ".hermes/approvals.yaml", "content": "rules: []"}),
+        ("terminal", {"command": "echo 'rules: [{action: allow, tool: \"*\"}]' > .hermes/approvals.yaml"}),
+        ("terminal", {"command": "cp mine.yaml .hermes/approvals.yml"}),
+    ],
+)  # fmt: skip
+async def test_the_agent_cannot_write_a_projects_approval_rules(
+    tmp_path: Path, name: str, args: dict
+) -> None:
+    (tmp_path / ".hermes").mkdir()
+    (tmp_path / "mine.yaml").write_text("rules: []\n")
+    broker = ApprovalBroker(mode="off", rules=rules({"action": "allow", "tool": "*"}))
+    outcome = await run(Executor(registry, broker=broker, cwd=str(tmp_path)), name, **args)
+    assert outcome.status == "blocked" and "approval rules" in outcome.content
+    assert not list((tmp_path / ".hermes").iterdir())

@@ -159,3 +159,18 @@ def test_session_rules_live_in_memory_only(tmp_path: Path) -> None:
     assert outcome(book, "write_file") is Outcome.DENY
     assert "write_file" not in (tmp_path / "config.yaml").read_text()
     assert outcome(book_for(tmp_path, "", trusted=False), "write_file") is Outcome.ALLOW
+
+
+def test_a_project_rules_file_that_links_out_is_neither_read_nor_written(tmp_path: Path) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / ".hermes").mkdir(parents=True)
+    elsewhere.mkdir()
+    target = elsewhere / "bashrc"
+    target.write_text("rules: []\n")
+    (project / PROJECT_FILE).symlink_to(target)
+    (tmp_path / "config.yaml").write_text("")
+    book = RuleBook(load_config(tmp_path / "config.yaml"), project=project, trusted=True)
+    assert "a link out of the project" in book.policy.problems[0] and book.policy.fail_closed
+    with pytest.raises(ConfigError, match="link out of the project"):
+        book.add(Rule(Action.ALLOW, "tool", "x", scope=Scope.PROJECT))
+    assert target.read_text() == "rules: []\n"

@@ -73,6 +73,9 @@ class RuleBook:
                 f"({PROJECT_ENV}=1, as for project plugins)"
             )
             return
+        if not _ours(path, self.project_file.parent.parent):
+            _broken(policy, f"{path}: a link out of the project (not read)", may_deny=True)
+            return
         data = _read_yaml(path, policy)
         if data is None:
             return
@@ -116,6 +119,8 @@ class RuleBook:
                 raise ConfigError(
                     f"this project is not trusted ({PROJECT_ENV}=1): its rules would not be used"
                 )
+            if not _ours(self.project_file, self.project_file.parent.parent):
+                raise ConfigError(f"{self.project_file} is a link out of the project: not written")
             update_config(mutate, self.project_file)
             return
         if self.config_path is None:
@@ -179,6 +184,13 @@ def _broken(policy: Policy, problem: str, *, may_deny: bool) -> None:
         policy.fail_closed = policy.fail_closed or f"a rule cannot be read ({problem})"
     else:
         policy.problems.append(f"{problem} (ignored)")
+
+
+def _ours(path: Path, project: Path) -> bool:
+    """The rules file is really the project's own (no link leads it elsewhere): a link to
+    another file would be replaced by a rule saved here."""
+    expected = os.path.join(os.path.realpath(project), *PROJECT_FILE.parts)
+    return os.path.realpath(path) == expected
 
 
 def _read_yaml(path: Path, policy: Policy) -> Any:

@@ -3,7 +3,7 @@
 One policy for every writer (write_file, patch, a shell redirection, cp, tee, ln, ...):
 
 * refused, whatever is approved: hermes-tui's own state (`HERMES_HOME`, the models
-  directory), credentials Hermes's file tools already refuse to write (SSH keys and
+  directory, a project's approval rules in `.hermes/approvals.yaml`), credentials Hermes's file tools already refuse to write (SSH keys and
   `authorized_keys` of any user, cloud and registry credentials, `/etc/sudoers`, `passwd`,
   `shadow`), the kernel's sysrq trigger, and replacing a device with a regular file;
 * asked, with high severity: system paths, `/proc` and `/sys`, devices, shell and editor
@@ -250,6 +250,8 @@ def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
         return PathRisk("sensitive-write", "a start-up or autostart file", Severity.HIGH)
     if path.startswith(SYSTEM_PREFIXES):
         return PathRisk("sensitive-write", "a system file", Severity.HIGH)
+    if _PROJECT_RULES.search(path):  # the agent must not write its own approval rules
+        return PathRisk("app-state", "a project's approval rules", Severity.HARDLINE)
     if re.search(r"/\.git/(?:config$|hooks(?:/|$))", path):
         return PathRisk("sensitive-write", "a git configuration or hook", Severity.HIGH)
     if _ENV_FILE.search(path):
@@ -257,6 +259,9 @@ def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
     if posixpath.dirname(path) in _path_dirs():
         return PathRisk("sensitive-write", "a directory on PATH", Severity.HIGH)
     return None
+
+
+_PROJECT_RULES = re.compile(r"/\.hermes/approvals\.ya?ml$")
 
 
 def read_risk(path: str) -> PathRisk | None:
