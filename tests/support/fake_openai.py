@@ -38,6 +38,7 @@ class Reply:
     delay: float = 0.0  # seconds between chunks
     usage: tuple[int, int] = (11, 7)
     cut_after: int = 2
+    timings: Any = None  # llama.cpp's extra `timings` field, sent on the stream's last chunk
 
 
 def text(content: str, **kw: Any) -> Reply:
@@ -257,7 +258,10 @@ class FakeOpenAI:
             )
             for piece in _split(arguments, 3, 0):
                 yield event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-        yield event({}, "tool_calls" if reply.calls else "stop")
+        last = json.loads(event({}, "tool_calls" if reply.calls else "stop")[6:])
+        if reply.timings is not None:
+            last["timings"] = reply.timings
+        yield f"data: {json.dumps(last)}\n\n".encode()
         if (body.get("stream_options") or {}).get("include_usage"):
             prompt, completion = self.usage(reply, body)
             usage = {

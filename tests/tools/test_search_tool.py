@@ -83,6 +83,14 @@ def test_errors(tree: Path) -> None:
     assert "Path not found" in search(tree, pattern="x", path="nowhere")["error"]
 
 
+def test_a_search_that_finds_nothing_says_what_to_try(tree: Path) -> None:
+    out = search(tree, pattern="TODO tidy it")
+    assert out["matches"] == [] and out["truncated"] is False
+    assert "'TODO tidy it'" in out["hint"] and "'TODO'" in out["hint"]  # its longest word
+    assert "such as" not in search(tree, pattern="absent")["hint"]  # one word: nothing shorter
+    assert "hint" not in search(tree, pattern="TODO", offset=50)  # past the end of a paging
+
+
 def test_search_a_single_file(tree: Path) -> None:
     out = search(tree, pattern="def", path="src/util.py")
     assert [m["line"] for m in out["matches"]] == [1]

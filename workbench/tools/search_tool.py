@@ -292,7 +292,21 @@ def grep_texts(
     truncated = len(matches) > wanted
     if mode == "files_only":
         return tool_result(files=[m["path"] for m in page], truncated=truncated)
+    if not matches and not offset:
+        return tool_result(matches=[], truncated=False, hint=no_match_hint(args["pattern"]))
     return tool_result(matches=page, truncated=truncated)
+
+
+def no_match_hint(pattern: str) -> str:
+    """What to try when nothing matched: a model that reads an empty list as "the answer is
+    not there" goes on to guess it. Searches are case-sensitive and a phrase must match
+    word for word, so a shorter pattern is the usual fix."""
+    words = pattern.split()
+    shorter = f" such as {max(words, key=len)!r}" if len(words) > 1 else ""
+    return (
+        f"No line matches {pattern!r} (case-sensitive, word for word). Search again with one "
+        f"distinctive word{shorter}, or read the file; do not guess what it says."
+    )
 
 
 _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.agent import loop as agent
 from workbench.core.agent import transcript
-from workbench.core.agent.guards import LEAN_SYSTEM, NUDGE, RepeatGuard, call_key
+from workbench.core.agent.guards import LEAN_SYSTEM, NUDGE, RETRY_NUDGE, RepeatGuard, call_key
 from workbench.core.config import Config
 from workbench.core.execution.executor import ToolCallFinished
 from workbench.core.model import local as local_model
@@ -32,12 +32,17 @@ def test_the_same_call_whatever_its_json_spacing_or_key_order() -> None:
     assert call_key("f", "not json ") == call_key("f", "not json")
     guard = RepeatGuard()
     assert not guard.repeated("f", "{}") and guard.repeated("f", "{}")
-    guard.wrote("read_file", ok=True)
+    guard.wrote("read_file", "{}", ok=True)
     assert guard.repeated("f", "{}")  # a read changes nothing
-    guard.wrote("patch", ok=False)
+    guard.wrote("patch", "{}", ok=False)
     assert guard.repeated("f", "{}")  # nor does a failed write
-    guard.wrote("write_file", ok=True)
+    write = '{"path": "a.txt", "content": "x"}'
+    assert not guard.repeated("write_file", write)
+    guard.wrote("write_file", write, ok=True)
     assert not guard.repeated("f", "{}")
+    # the same write again would change nothing: it stays a repeat
+    assert guard.repeated("write_file", '{"content": "x", "path": "a.txt"}')
+    assert not guard.repeated("write_file", '{"path": "a.txt", "content": "y"}')
 
 
 async def test_a_repeated_call_is_refused_and_the_model_must_answer(
@@ -49,8 +54,8 @@ async def test_a_repeated_call_is_refused_and_the_model_must_answer(
     assert ran(events) == ["read_file"]  # the second, identical call never ran
     refused = fake.requests[2]["messages"][-2]
     assert refused["role"] == "tool" and "already called read_file" in refused["content"]
-    # the round after a round of repeats only is the final one: no tools, told to answer
-    assert "tools" not in fake.requests[2] and finished.text == "alpha it is"
+    # the round after a round of repeats only is the final one: told to answer, no calls
+    assert fake.requests[2]["tool_choice"] == "none" and finished.text == "alpha it is"
     assert finished.reason == "answered" and finished.rounds == 3
     kinds = [r["kind"] for r in transcript.read(session.transcript.path)]
     assert kinds.count("repeated_call") == 1
@@ -67,6 +72,18 @@ async def test_a_write_lets_the_same_read_run_again(
     assert ran(events) == ["read_file", "write_file", "read_file"]
     last = json.loads(fake.requests[3]["messages"][-1]["content"])
     assert "omega" in last["content"]
+    await session.close()
+
+
+async def test_the_same_write_again_is_refused(make_session, fake: FakeOpenAI) -> None:
+    # the bundled 1.5B, its file written, wrote it again and again until the round cap
+    write = ("write_file", {"path": "b.txt", "content": "beta\n"})
+    fake.add(tools(write), tools(write), text("written"))
+    session, events = await make_session(max_rounds=8)
+    finished = await session.turn("write beta into b.txt")
+    assert ran(events) == ["write_file"] and finished.text == "written"
+    refused = fake.requests[2]["messages"][-2]
+    assert refused["role"] == "tool" and "already called write_file" in refused["content"]
     await session.close()
 
 
@@ -114,6 +131,24 @@ async def test_the_lean_profile_offers_the_shared_tools_and_nudges_after_results
     await session.close()
 
 
+async def test_after_a_search_that_found_nothing_the_lean_nudge_says_try_another_way(
+    make_session, fake: FakeOpenAI, workdir: Path
+) -> None:
+    # the bundled 1.5B searched a phrase, found nothing and then guessed the answer
+    (workdir / "manual.md").write_text("Backups are kept for 41 days.\n")
+    phrase = ("search_files", {"pattern": "Backup days", "path": "manual.md"})
+    word = ("search_files", {"pattern": "Backup", "path": "manual.md"})
+    fake.add(tools(phrase), tools(word), text("41 days"))
+    session, _ = await make_session(lean=True)
+    finished = await session.turn("how long are backups kept?")
+    assert finished.text == "41 days"
+    empty = json.loads(fake.requests[1]["messages"][-2]["content"])
+    assert empty["matches"] == [] and "'Backup'" in empty["hint"]
+    assert fake.requests[1]["messages"][-1] == {"role": "user", "content": RETRY_NUDGE}
+    assert fake.requests[2]["messages"][-1] == {"role": "user", "content": NUDGE}  # found
+    await session.close()
+
+
 async def test_the_full_profile_keeps_the_agents_own_tools(make_session, fake: FakeOpenAI) -> None:
     fake.add(text("hi"))
     session, _ = await make_session()
@@ -130,7 +165,7 @@ async def test_past_the_time_limit_the_model_is_asked_to_answer(
     session, _ = await make_session(max_rounds=8, turn_timeout=0.01)
     finished = await session.turn("read a.txt")
     assert finished.reason == "answered" and finished.text == "answer now"
-    assert "tools" not in fake.requests[1]  # the second round was the final one
+    assert fake.requests[1]["tool_choice"] == "none"  # the second round was the final one
     await session.close()
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.fake_openai import FakeOpenAI, cut, error, garbage, text, tools
 from workbench.core.agent import transcript
-from workbench.core.agent.loop import TextDelta, TurnFinished
+from workbench.core.agent.loop import ServerTimings, TextDelta, TurnFinished
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import ToolCallFinished
 
@@ -111,7 +111,7 @@ async def test_offered_tools_follow_toolsets_and_availability(
     await session.close()
 
 
-async def test_round_cap_then_one_final_answer_without_tools(
+async def test_round_cap_then_one_final_answer_with_tool_choice_none(
     make_session, fake: FakeOpenAI
 ) -> None:
     fake.add(*[tools(("read_file", {"path": "a.txt"})) for _ in range(2)], text("final answer"))
@@ -119,7 +119,11 @@ async def test_round_cap_then_one_final_answer_without_tools(
     finished = await session.turn("loop")
     assert (finished.reason, finished.text, finished.rounds) == ("max_rounds", "final answer", 3)
     last = fake.requests[-1]
-    assert "tools" not in last and "Answer from what you have" in last["messages"][-1]["content"]
+    assert last["tool_choice"] == "none" and session.agent.last_offered == []
+    assert "Answer from what you have" in last["messages"][-1]["content"]
+    # the same tools as the rounds before: the request's prefix (a server's prompt cache) holds
+    assert last["tools"] == fake.requests[0]["tools"]
+    assert last["messages"][:-1] == fake.requests[-2]["messages"] + last["messages"][-3:-1]
     await session.close()
 
 
@@ -288,4 +292,18 @@ async def test_clarify_with_no_one_to_ask(make_session, fake: FakeOpenAI) -> Non
     session, _ = await make_session()
     await session.turn("x")
     assert "No one can answer" in json.loads(tool_messages(fake.requests[1])[0]["content"])["error"]
+    await session.close()
+
+
+async def test_a_servers_timings_are_told_and_garbage_ones_ignored(
+    make_session, fake: FakeOpenAI
+) -> None:
+    timings = {"cache_n": 1182, "prompt_n": 15, "prompt_ms": 1100.5, "predicted_n": 36,
+               "predicted_ms": 4400.0}  # fmt: skip
+    fake.add(text("one", timings=timings), text("two", timings={"prompt_n": "many"}))
+    session, events = await make_session()
+    await session.turn("first")
+    await session.turn("second")
+    told = [e for e in events if isinstance(e, ServerTimings)]
+    assert told == [ServerTimings(1182, 15, 1100.5, 36, 4400.0)]
     await session.close()

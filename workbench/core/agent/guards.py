@@ -4,7 +4,7 @@ Every model gets the repeated-call guard: a call with the same name and argument
 already run in this turn is not run again (nothing has changed since, so neither would its
 result); the model is told so and to answer or do something else. A successful write
 (write_file, patch) clears what was seen, since a file read before it may now read
-differently.
+differently; the same write again is still refused.
 
 A small model (the bundled one) gets a lean profile: a short system prompt that says how
 to work, only the shared tools (it misuses the agent's own: clarify, memory, todo,
@@ -39,6 +39,28 @@ NUDGE = (
     "[If everything the user asked for is done, answer now in plain text without calling a "
     "tool. If a step is left (such as writing a file), call the tool for it.]"
 )
+RETRY_NUDGE = (
+    "[That found nothing or failed. Try another way with a tool (a shorter pattern, another "
+    "file, or read_file); do not answer from a guess.]"
+)
+
+
+def nudge(results: list[str]) -> str:
+    """The line sent after tool results: to answer if the work is done, or, when every
+    result came back empty or failed, to try another way (a small model otherwise reads
+    "nothing found" as the end of the search and guesses the answer)."""
+    return RETRY_NUDGE if results and all(map(_found_nothing, results)) else NUDGE
+
+
+def _found_nothing(result: str) -> bool:
+    """An error, or a search whose result says nothing matched."""
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    return bool(data.get("error")) or (data.get("matches") == [] and "hint" in data)
 
 
 def call_key(name: str, arguments: Any) -> str:
@@ -68,7 +90,10 @@ class RepeatGuard:
         self._seen.add(key)
         return False
 
-    def wrote(self, name: str, ok: bool) -> None:
-        """A successful write changes what reads return: earlier calls may run again."""
+    def wrote(self, name: str, arguments: Any, ok: bool) -> None:
+        """A successful write changes what reads return: earlier calls may run again, but
+        not the same write (it would change nothing: small models repeat a write until
+        the round cap)."""
         if ok and name in WRITERS:
             self._seen.clear()
+            self._seen.add(call_key(name, arguments))

@@ -3,8 +3,8 @@
 Each round offers the tools available at that moment (enabled toolsets, passing checks, the
 session's own tools), streams the reply, assembles tool calls from the stream deltas, runs
 them through the executor (parallel segments, approvals, timeouts, budgets) and sends the
-results back in the model's order. At the round cap it asks once more without tools for a
-final answer. The user's interrupt stops the stream and the running calls; the transcript
+results back in the model's order. At the round cap it asks once more for a final answer,
+with tool_choice "none". The user's interrupt stops the stream and the running calls; the transcript
 records what ran, what was cancelled and what never started. Endpoint failures end the turn
 with a clear message, never a crash.
 
@@ -26,7 +26,7 @@ from typing import Any
 from workbench.core.agent.compress import Compressor, ContextCompressed
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
 from workbench.core.agent.delegation import ChildFinished, ChildStarted
-from workbench.core.agent.guards import LEAN_SYSTEM, NUDGE, REPEATED, RepeatGuard
+from workbench.core.agent.guards import LEAN_SYSTEM, REPEATED, RepeatGuard, nudge
 from workbench.core.agent.own_tools import SessionState, SessionTools
 from workbench.core.agent.transcript import Transcript
 from workbench.core.execution.executor import Executor, ToolCallFinished, ToolCallStarted
@@ -75,6 +75,18 @@ class RoundStarted:
 
 
 @dataclass(frozen=True)
+class ServerTimings:
+    """What a llama.cpp-based server says it did for a reply: tokens of the prompt taken
+    from its cache and evaluated anew, tokens generated, and the time each took."""
+
+    cached: int
+    evaluated: int
+    prompt_ms: float
+    generated: int
+    generate_ms: float
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     reason: str  # answered, max_rounds, cancelled, error
     text: str
@@ -93,6 +105,7 @@ class _Reply:
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
     usage: tuple[int, int] = (0, 0)
     finish: str = ""
+    timings: ServerTimings | None = None
 
 
 class Agent:
@@ -131,6 +144,7 @@ class Agent:
         self.guard = RepeatGuard()
         self._only_repeats = False  # the last round's calls were all refused as repeats
         self._first_round = False
+        self._final = False  # this round must answer: tool_choice "none"
         self.window = window or Window.for_model(
             settings.model, settings.context_window, settings.max_tokens, None
         )
@@ -221,7 +235,12 @@ class Agent:
     async def _round(self, number: int, final: bool, tokens: list[int]) -> _Reply:
         began = time.perf_counter()
         self._first_round = number == 1
-        definitions, names = ([], []) if final else self._definitions()
+        self._final = final
+        # the final round keeps the tools in the request, with tool_choice "none": a request
+        # without them is another prompt from its first tokens (the template renders them
+        # in the system message), which a local server would evaluate again in full
+        definitions, names = self._definitions()
+        names = [] if final else names
         self.last_offered = names
         self._emit(RoundStarted(number, tuple(names)))
         if final:
@@ -291,18 +310,35 @@ class Agent:
         }
         if definitions:
             request["tools"] = definitions
-            if self.settings.require_tool and self._first_round:  # look before answering
+            if self._final:
+                request["tool_choice"] = "none"
+            elif self.settings.require_tool and self._first_round:  # look before answering
                 request["tool_choice"] = "required"
-            if self.settings.lean and self.messages and self.messages[-1]["role"] == "tool":
-                # sent after the results, never stored: the next round's prefix is unchanged
-                request["messages"] = [*request["messages"], {"role": "user", "content": NUDGE}]
+            request["messages"] += self._nudge()
         return request
+
+    def _nudge(self) -> list[dict[str, Any]]:
+        """The lean profile's line after tool results: sent, never stored, so the next
+        round's prefix is unchanged."""
+        if self.settings.lean and self.messages and self.messages[-1]["role"] == "tool":
+            return [{"role": "user", "content": nudge(self._last_results())}]
+        return []
+
+    def _last_results(self) -> list[str]:
+        """The contents of the tool results after the last assistant message."""
+        results = []
+        for message in reversed(self.messages):
+            if message["role"] != "tool":
+                break
+            results.append(message["content"] if isinstance(message["content"], str) else "")
+        return results
 
     # -- the window --------------------------------------------------------------------
 
     async def _count(self, definitions: list[dict[str, Any]]) -> tuple[int, int]:
         """(our raw count, the corrected count) of the conversation sent with `definitions`."""
-        raw = await asyncio.to_thread(self.meter.raw, self._extra() + self.messages, definitions)
+        sent = self._extra() + self.messages + (self._nudge() if definitions else [])
+        raw = await asyncio.to_thread(self.meter.raw, sent, definitions)
         return raw, self.meter.corrected(raw)
 
     async def _fitted(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -433,6 +469,7 @@ class Agent:
         async for chunk in stream:
             if getattr(chunk, "usage", None):
                 reply.usage = (chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+            reply.timings = _timings(getattr(chunk, "timings", None)) or reply.timings
             for choice in chunk.choices or []:
                 delta = choice.delta
                 if delta.content:
@@ -454,6 +491,8 @@ class Agent:
                 pending, last_emit = "", time.monotonic()
         if pending:
             self._emit(TextDelta(pending))
+        if reply.timings is not None:
+            self._emit(reply.timings)
         if not reply.finish:
             raise IncompleteStream(
                 "the stream ended before the reply was complete (no finish_reason)"
@@ -474,8 +513,10 @@ class Agent:
         results: dict[str, Any] = {}
         if fresh:
             budget = await self._result_budget(len(fresh))
+            sent = {c["id"]: c["arguments"] for c in fresh}
             for outcome in await self.executor.run(fresh, budget=budget):
-                self.guard.wrote(outcome.call.name, outcome.status == "ok")
+                arguments = sent.get(outcome.call.id, outcome.call.arguments)
+                self.guard.wrote(outcome.call.name, arguments, outcome.status == "ok")
                 results[outcome.call.id] = outcome.content
         began = time.perf_counter()
         for call in calls:
@@ -579,6 +620,22 @@ class Agent:
                 why=event.decision.reason,
             )
         self._emit(event)
+
+
+def _timings(data: Any) -> ServerTimings | None:
+    """llama.cpp's `timings` (an extra field of a stream's last chunk), if it sent them."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return ServerTimings(
+            int(data.get("cache_n", 0)),
+            int(data["prompt_n"]),
+            float(data.get("prompt_ms", 0.0)),
+            int(data.get("predicted_n", 0)),
+            float(data.get("predicted_ms", 0.0)),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _time_limit_message(seconds: float) -> str:
