@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.agent import transcript
-from workbench.core.agent.loop import TextDelta
+from workbench.core.agent.loop import ServerTimings, TextDelta
 from workbench.core.agent.session import ChatSession
 from workbench.core.execution.executor import ToolCallFinished
 from workbench.core.model import local as local_model
@@ -42,6 +43,7 @@ async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypat
     await session.start()
     try:
         assert session.local.base_url.startswith("http://127.0.0.1:")
+        await asyncio.wait_for(session.warming, 240)  # the prompt cache filled meanwhile
         finished = await session.turn("Please read the file todo.txt")
     finally:
         await session.close()
@@ -54,8 +56,13 @@ async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypat
     assert sent_back and "buy milk" in sent_back[0]["content"]
     assistant = [m for m in transcript.messages(records) if m["role"] == "assistant"]
     assert assistant[0]["tool_calls"][0]["function"]["name"] == "read_file"
-    # round cap 1: the loop stopped and asked once more without tools
+    # round cap 1: the loop stopped and asked once more for an answer (tool_choice none)
     assert finished.reason in ("max_rounds", "answered") and finished.rounds == 2
+    # the server read the system prompt and the tools before the prompt came (warm), and
+    # the final round read only what the first round had not (its prefix kept)
+    first, final = [e for e in events if isinstance(e, ServerTimings)]
+    assert first.cached > 500 and first.evaluated < first.cached
+    assert final.cached > first.cached + first.evaluated - 8
     assert any(isinstance(e, TextDelta) for e in events) or finished.text == ""
     assert os.path.getsize(MODELS / local_model.MODELS["qwen2.5-coder-0.5b"].file) == 491_400_064
 

@@ -17,6 +17,7 @@ gets one retry after room is made, and the turn says what happened.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -229,6 +230,24 @@ class Agent:
             self.transcript.sync()
         self._emit(finished)
         return finished
+
+    async def warm(self) -> None:
+        """Fill a local server's prompt cache with the system prompt and the tools, before
+        the first prompt: on a 2-core CPU they take the bundled model about a minute to
+        read, and a user types for a while after the session opens. The first turn then
+        reads only its own tokens. Sends one request of one token; what fails is ignored
+        (the first turn says what is wrong)."""
+        definitions, _ = self._definitions()
+        request = {
+            "model": self.settings.model,
+            "messages": [*self._extra(), {"role": "user", "content": "Hello."}],
+            "temperature": self.settings.temperature,
+            "max_tokens": 1,
+        }
+        if definitions:
+            request["tools"] = definitions
+        with contextlib.suppress(Exception):
+            await self.client.chat.completions.create(**request)
 
     # -- one round ---------------------------------------------------------------------
 

@@ -61,6 +61,7 @@ class ChatSession:
         self._owns_local = True
         self.notes: list[str] = []  # what a front end should tell the user at the start
         self._running: asyncio.Task[Any] | None = None
+        self.warming: asyncio.Future[None] | None = None  # the local server's prompt cache
         history: list[dict[str, Any]] = []
         if resume is not None:
             path = transcript.find(runtime.home, resume or None)
@@ -228,6 +229,8 @@ class ChatSession:
             llama_url=self.local.base_url if self.local is not None else None,
             api_key=self.local.api_key if self.local is not None else None,
         )
+        if self.local is not None and self._owns_local:  # a shared server is warm already
+            self.warming = asyncio.ensure_future(self.agent.warm())
 
     async def turn(self, prompt: str) -> TurnFinished:
         self._running = asyncio.current_task()
@@ -247,6 +250,9 @@ class ChatSession:
             await asyncio.wait({running}, timeout=grace)
         if self.agent.memory is not None:
             await asyncio.to_thread(self.agent.memory.end, list(self.agent.messages))
+        if self.warming is not None:
+            self.warming.cancel()
+            await asyncio.wait({self.warming}, timeout=grace)
         if self.agent.client is not None:
             await self.agent.client.close()
         if self.local is not None and self._owns_local:
