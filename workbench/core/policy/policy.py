@@ -44,12 +44,33 @@ class Policy:
     problems: list[str] = field(default_factory=list)  # bad rules, each named
     fail_closed: str = ""  # why every call asks (a bad rule that may have denied), or ""
     notes: list[str] = field(default_factory=list)  # e.g. project rules not trusted
+    _key: tuple[int, int] = field(default=(0, -1), repr=False, compare=False)
+    _by_action: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __bool__(self) -> bool:  # nothing to consult: the fast path of every call
         return bool(self.rules or self.fail_closed)
 
     def of(self, action: Action) -> list[Rule]:
-        return [r for r in self.rules if r.action is action]
+        return self._index()[action][0]
+
+    def _index(self) -> dict[Action, tuple[list[Rule], list[Rule], dict[str, list[Rule]]]]:
+        """Per action: every rule; those to try on any call (tools, whole commands); prefix
+        rules by their first word, so a call is tried against the prefixes it could match."""
+        key = (id(self.rules), len(self.rules))
+        if self._key != key:  # the rules changed: index them once
+            self._by_action = {
+                a: _indexed([r for r in self.rules if r.action is a]) for a in Action
+            }
+            self._key = key
+        return self._by_action
+
+    def _candidates(self, action: Action, facts: CallFacts, shell: ShellCommand | None):
+        rules, general, by_head = self._index()[action]
+        if shell is None or not by_head:
+            return general
+        heads = {(w[0] or "").rsplit("/", 1)[-1] for w in shell.commands if w}
+        found = [r for head in heads for r in by_head.get(head, ())]
+        return sorted([*general, *found], key=rules.index) if found else general
 
     def judge(self, facts: CallFacts, verdict: Verdict | None) -> Ruling:
         """What happens to this call. `verdict` is the detector's (or the file gate's) when it
@@ -57,7 +78,7 @@ class Policy:
         if verdict is not None and verdict.hardline:
             return Ruling(Outcome.DENY, f"blocked (hardline): {_reasons(verdict)}", None, verdict)
         shell = parse(facts.command) if facts.command is not None else None
-        for rule in self.of(Action.DENY):
+        for rule in self._candidates(Action.DENY, facts, shell):
             if rule.matches(facts, shell):
                 return Ruling(Outcome.DENY, f"denied by a rule: {_named(rule)}", rule, verdict)
         if self.fail_closed:
@@ -65,10 +86,10 @@ class Policy:
         hidden = _hidden_from_deny(self.of(Action.DENY), shell)
         if hidden:
             return Ruling(Outcome.ASK, hidden, None, verdict)
-        for rule in self.of(Action.ASK):
+        for rule in self._candidates(Action.ASK, facts, shell):
             if rule.matches(facts, shell):
                 return Ruling(Outcome.ASK, f"asks by a rule: {_named(rule)}", rule, verdict)
-        for rule in self.of(Action.ALLOW):
+        for rule in self._candidates(Action.ALLOW, facts, shell):
             if rule.matches(facts, shell) and covers(rule, verdict):
                 return Ruling(Outcome.ALLOW, f"allowed by a rule: {_named(rule)}", rule, verdict)
         if verdict is not None and verdict.dangerous:
@@ -79,6 +100,18 @@ class Policy:
         """Every rule about this call, whatever its action (for `approvals test`)."""
         shell = parse(facts.command) if facts.command is not None else None
         return [r for r in self.rules if r.matches(facts, shell)]
+
+
+def _indexed(rules: list[Rule]) -> tuple[list[Rule], list[Rule], dict[str, list[Rule]]]:
+    by_head: dict[str, list[Rule]] = {}
+    general = []
+    for rule in rules:
+        head = rule.prefix_head()
+        if head is None:
+            general.append(rule)
+        else:
+            by_head.setdefault(head, []).append(rule)
+    return rules, general, by_head
 
 
 def covers(rule: Rule, verdict: Verdict | None) -> bool:

@@ -17,6 +17,7 @@ bad one is named with what is wrong (`parse_rule` raises `RuleError`).
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -68,10 +69,13 @@ class Rule:
     hermes_glob: bool = False  # a command_allowlist glob: never approves a risky command
     ignore_case: bool = False  # approvals.deny globs are matched as Hermes does
     _words: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
+    _match: Any = field(default=None, compare=False, repr=False)  # the glob, compiled once
 
     def __post_init__(self) -> None:
         if self.kind == "command_prefix" and not self._words:
             object.__setattr__(self, "_words", split_words(self.pattern))
+        if self.kind != "command_prefix":
+            object.__setattr__(self, "_match", _compile(self.pattern, self.ignore_case))
 
     # -- what it says ----------------------------------------------------------------
 
@@ -116,24 +120,24 @@ class Rule:
         if self.action is Action.ALLOW:
             if self.kind == "command":
                 return shell.text == self.pattern
-            return shell.plain and self._words_match(shell.commands[0])
+            return shell.plain and self._one_matches(shell.commands[0], shell.texts[0])
         if self.kind == "command" and shell.text == self.pattern:
             return True
         if self.kind == "command_glob" and self._glob(shell.text):
             return True
-        return any(self._words_match(words) for words in shell.commands)
+        return any(map(self._one_matches, shell.commands, shell.texts))
 
     def _tool_matches(self, facts: CallFacts) -> bool:
         if self.kind == "tool":
-            return fnmatch.fnmatchcase(facts.tool, self.pattern)
+            return self._match(facts.tool)
         if self.kind == "toolset":
-            return bool(facts.toolset) and fnmatch.fnmatchcase(facts.toolset, self.pattern)
-        return bool(facts.server) and fnmatch.fnmatchcase(facts.server, self.pattern)
+            return bool(facts.toolset) and self._match(facts.toolset)
+        return bool(facts.server) and self._match(facts.server)
 
-    def _words_match(self, words: tuple[str | None, ...]) -> bool:
-        if None in words:
+    def _one_matches(self, words: tuple[str | None, ...], text: str | None) -> bool:
+        """One simple command: its words, and their text (None when a word is unknown)."""
+        if text is None:
             return False
-        text = " ".join(w for w in words if w is not None)
         if self.kind == "command":
             return text == self.pattern
         if self.kind == "command_glob":
@@ -147,13 +151,25 @@ class Rule:
         return head == prefix[0] and words[1 : len(prefix)] == prefix[1:]
 
     def _glob(self, text: str) -> bool:
-        if self.ignore_case:
-            return fnmatch.fnmatch(text.lower(), self.pattern.lower())
-        return fnmatch.fnmatchcase(text, self.pattern)
+        return self._match(text.lower() if self.ignore_case else text)
+
+    def prefix_head(self) -> str | None:
+        """A prefix rule's program name (what it can only match), else None."""
+        if self.kind != "command_prefix" or not self._words or self._words[0] is None:
+            return None
+        return self._words[0].rsplit("/", 1)[-1] if "/" not in self._words[0] else None
 
     def might_match(self, shell: ShellCommand | None) -> bool:
         """A deny rule on commands, where the command hides what it runs."""
         return self.kind in COMMAND_KINDS and shell is not None and bool(shell.opaque)
+
+
+def _compile(pattern: str, ignore_case: bool) -> Any:
+    """A matcher for a glob (`fnmatch` syntax); a plain name is compared as it is."""
+    pattern = pattern.lower() if ignore_case else pattern
+    if not any(c in pattern for c in "*?["):
+        return pattern.__eq__
+    return re.compile(fnmatch.translate(pattern)).match
 
 
 def parse_rule(entry: Any, *, scope: Scope, origin: str) -> Rule:

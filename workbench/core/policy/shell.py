@@ -47,6 +47,7 @@ class ShellCommand:
     commands: tuple[Words, ...]  # every simple command run, wrappers removed
     plain: bool  # one simple command of known words, no operator, redirect or substitution
     opaque: str  # what deny rules cannot see through ("" when nothing)
+    texts: tuple[str | None, ...] = ()  # each command's words joined (None: a word unknown)
 
 
 def normalise(command: str) -> str:
@@ -73,6 +74,7 @@ def parse(command: str) -> ShellCommand:
         tuple(commands),
         _is_plain(source.root, commands) and not any(wrapped),
         opaque[0] if opaque else "",
+        tuple(None if None in c else " ".join(c) for c in commands),  # type: ignore[arg-type]
     )
 
 
