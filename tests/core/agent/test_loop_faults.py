@@ -67,14 +67,14 @@ async def test_a_failure_inside_the_call_path_is_that_calls_result(
     """Fault injection: the approval check raises for one call; it does not run, the other does."""
     from workbench.core.execution import executor as executor_module
 
-    real = executor_module.check_call
+    real = executor_module.assess
 
-    def failing(name, args, *rest):
+    def failing(registry, name, args, *rest):
         if args.get("path") == "c.txt":
             raise RuntimeError("injected fault")
-        return real(name, args, *rest)
+        return real(registry, name, args, *rest)
 
-    monkeypatch.setattr(executor_module, "check_call", failing)
+    monkeypatch.setattr(executor_module, "assess", failing)
     fake.add(
         tools(
             ("write_file", {"path": "c.txt", "content": "x"}),
