@@ -192,6 +192,7 @@ class Analyzer:
         self.base = base  # where this text starts in the outermost command, if known exactly
         self.fallback = fallback  # otherwise every finding points at the whole payload
         self.findings: list[Finding] = []
+        self._cmds: dict[tuple, Cmd | None] = {}
         self.written: set[str] = set()
         self.source: Source | None = None
 
@@ -532,6 +533,13 @@ class Analyzer:
             self.vars[text] = new if self.vars.get(text, new) == new else None
 
     def to_cmd(self, node: Node) -> Cmd | None:
+        """The simple command at `node` (read once: pipelines and redirections ask again)."""
+        key = (node.id, tuple(sorted(self.vars.items())) if self.vars else ())
+        if key not in self._cmds:
+            self._cmds[key] = self._to_cmd(node)
+        return self._cmds[key]
+
+    def _to_cmd(self, node: Node) -> Cmd | None:
         name_node = next((c for c in node.children if c.type == "command_name"), None)
         if name_node is None:
             return None

@@ -188,19 +188,15 @@ _IFS = re.compile(r"^\$(?:IFS|\{IFS\})$")
 def split_word(node: Node, env: Mapping[str, str | None] | None = None) -> list[str | None]:
     """The words bash makes of one word node: brace expansion and unquoted `$IFS` split it."""
     kind = node.type
-    if kind in ("concatenation", "brace_expression", "word") and "{" in (
-        text := node.text.decode("utf-8", errors="replace")
-    ):
+    if kind in ("concatenation", "brace_expression", "word") and b"{" in node.text:
+        text = node.text.decode("utf-8", errors="replace")
         expanded = expand_braces(text)
         if expanded is not None and expanded != [text]:
             return list(expanded)
-    if kind == "concatenation" and any(
-        c.type in ("simple_expansion", "expansion") and _IFS.match(c.text.decode())
-        for c in node.children
-    ):
+    if kind == "concatenation" and b"IFS" in node.text and any(_is_ifs(c) for c in node.children):
         words: list[str | None] = [""]
         for child in node.children:
-            if child.type in ("simple_expansion", "expansion") and _IFS.match(child.text.decode()):
+            if _is_ifs(child):
                 words.append("")
                 continue
             value = word_value(child, env)
@@ -213,6 +209,10 @@ def split_word(node: Node, env: Mapping[str, str | None] | None = None) -> list[
     if kind in ("simple_expansion", "expansion") and value and any(c in value for c in " \t\n"):
         return list(value.split())  # an unquoted variable is split into words (`$a` = 'rm -rf')
     return [value]
+
+
+def _is_ifs(node: Node) -> bool:
+    return node.type in ("simple_expansion", "expansion") and bool(_IFS.match(node.text.decode()))
 
 
 def home_dir() -> str:
