@@ -224,6 +224,8 @@ class ApprovalBroker:
         CancelledError. `facts` default to a terminal command's (or a tool with no more)."""
         if facts is None:
             facts = CallFacts(tool, tool, command=command if tool == "terminal" else None)
+        if verdict is None and ruling is None:  # the caller found something to ask about
+            verdict = needs_approval(command, reason or "needs approval")
         ruling = ruling or self.judge(facts, verdict)
         if ruling.outcome is Outcome.DENY:
             return Decision(Choice.DENY, ruling.reason, ruling.rule)
@@ -353,3 +355,8 @@ class ApprovalBroker:
 def plugin_verdict(shown: str, reason: str) -> Verdict:
     """A plugin's `pre_tool_call` asked for approval: a finding rules can see."""
     return Verdict(shown, (Finding("plugin-approval", reason, (0, len(shown))),))
+
+
+def needs_approval(shown: str, reason: str) -> Verdict:
+    """A caller asks about a call with no finding of its own: one rules can see."""
+    return Verdict(shown, (Finding("needs-approval", reason, (0, len(shown))),))

@@ -43,7 +43,7 @@ from workbench.core.execution.budget import (
 from workbench.core.execution.gate import FILE_WRITERS
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
-from workbench.core.policy import CallFacts, Outcome
+from workbench.core.policy import CallFacts, Outcome, Ruling
 from workbench.core.policy.assess import assess, facts_for
 from workbench.core.tools import errors
 from workbench.core.tools.invoke import is_error_result
@@ -388,15 +388,19 @@ class Executor:
         broker = self.broker
         if broker is not None:
             broker.note(facts, shown)
+        ruling = None
         if check is None:
             if broker is None or not broker.book.policy:
                 return True  # no rules and nothing found: the fast path
-            if broker.judge(facts, None).outcome is Outcome.ALLOW:
+            ruling = broker.judge(facts, None)
+            if ruling.outcome is Outcome.ALLOW:
                 return True
         diff = None  # a file write shows what it would change, from the file as it is now
         if name in diffs.DIFFED and self._files_here():
             diff = await asyncio.to_thread(diffs.preview, name, args, self.cwd)
-        decision = await self._decide(name, verdict, shown=shown, facts=facts, diff=diff)
+        decision = await self._decide(
+            name, verdict, shown=shown, facts=facts, diff=diff, ruling=ruling
+        )
         outcome.decision = decision
         if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
             context["outside_sandbox"] = True
@@ -435,6 +439,7 @@ class Executor:
         shown: str,
         facts: CallFacts | None = None,
         diff: diffs.FileDiff | None = None,
+        ruling: Ruling | None = None,
     ) -> Decision:
         if verdict is not None and verdict.hardline:
             return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
@@ -446,6 +451,7 @@ class Executor:
             shown,
             verdict,
             facts=facts,
+            ruling=ruling,
             cwd=self.cwd,
             label=self.label,
             where=backend.describe() if backend is not None and name == "terminal" else "",
