@@ -124,7 +124,6 @@ def _key(character: str):
 async def timeline_keys(calls: int = 10_000):
     from textual.app import App
 
-    from workbench.app import WorkbenchApp
     from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
     from workbench.widgets.timeline import Timeline, TimelineModel
 
@@ -139,8 +138,6 @@ async def timeline_keys(calls: int = 10_000):
         model.finished(ToolCallFinished(f"c{n}", "read_file", "ok", "x", start, start + 0.3))
 
     class Host(App[None]):
-        CSS_PATH = WorkbenchApp.CSS_PATH
-
         def compose(self):
             yield Timeline(model, id="timeline")
 
@@ -162,7 +159,6 @@ async def timeline_keys(calls: int = 10_000):
 async def viewer_first_screen(size: int = 500 << 20):
     from textual.app import App
 
-    from workbench.app import WorkbenchApp
     from workbench.screens.viewer import ViewerScreen
     from workbench.widgets.file_view import FileView
 
@@ -174,10 +170,7 @@ async def viewer_first_screen(size: int = 500 << 20):
             while out.tell() < size:
                 out.write(block)
 
-        class Host(App[None]):
-            CSS_PATH = WorkbenchApp.CSS_PATH
-
-        app = Host()
+        app = App[None]()
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause(0.2)
             watch_frames(

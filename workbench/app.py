@@ -23,7 +23,6 @@ from textual.screen import Screen
 from workbench import __version__
 from workbench.controller import Controller
 from workbench.messages import ApprovalAsked, CoreEventArrived
-from workbench.resources import style
 from workbench.screens.main import MainScreen
 from workbench.widgets.sources import SourcesPanel
 from workbench.widgets.timeline import TimelineModel
@@ -81,7 +80,6 @@ class ApprovalQueue:
 class WorkbenchApp(App[None]):
     TITLE = "hermes-tui"
     SUB_TITLE = f"tool workbench {__version__}"
-    CSS_PATH = [style("app.tcss")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "help", "Help", id="app.help"),

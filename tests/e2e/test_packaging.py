@@ -1,4 +1,4 @@
-"""A non-editable install into a fresh virtual environment runs, its styles inside the wheel."""
+"""A non-editable install into a fresh virtual environment runs, its stylesheets inside the wheel."""
 
 from __future__ import annotations
 
@@ -17,14 +17,15 @@ pytestmark = pytest.mark.e2e
 FIRST_FRAME = """
 import asyncio
 from workbench.app import WorkbenchApp
-from workbench.resources import style
+from workbench.screens.main import MainScreen
 
 async def main():
     app = WorkbenchApp()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.5)
         print(app.screen.query_one("#tools-tree").styles.border_left[0])
-    print(style("app.tcss"))
+        print(app.screen.query_one("#left").styles.min_width)
+    print(MainScreen.CSS_PATH)
 
 asyncio.run(main())
 """
@@ -69,14 +70,14 @@ def test_fresh_install_runs(installed: Path, tmp_path: Path) -> None:
         timeout=120,
     )
     assert frame.returncode == 0, frame.stderr
-    border, css = frame.stdout.split()
-    assert border == "round"  # the style from styles/app.tcss was applied
-    site = next((installed / "lib").glob("python3*/site-packages"))
-    assert Path(css) == site / "workbench/styles/app.tcss"
+    border, min_width, css = frame.stdout.split()
+    assert border == "round"  # the tree's own style
+    assert min_width == "28"  # from the main screen's stylesheet, found beside its module
+    assert css == "main.tcss"
 
 
 def test_wheel_contents(installed: Path) -> None:
     (wheel,) = installed.parent.glob("hermes_tui-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "workbench/styles/app.tcss" in names
+    assert "workbench/screens/main.tcss" in names
     assert not any(n.startswith(("tests/", "bench/")) for n in names)

@@ -7,7 +7,6 @@ import time
 import pytest
 from textual.app import App
 
-from workbench.app import WorkbenchApp
 from workbench.core.execution.approval import ApprovalRequest, Choice
 from workbench.core.safety import analyze_command
 from workbench.screens import approval as approval_screen
@@ -44,8 +43,6 @@ def stop_the_clock(monkeypatch, req: ApprovalRequest) -> ApprovalRequest:
 
 
 class ModalHost(App[None]):
-    CSS_PATH = WorkbenchApp.CSS_PATH
-
     def __init__(self, req: ApprovalRequest) -> None:
         super().__init__()
         self.req, self.answers = req, []

@@ -11,7 +11,6 @@ from textual.app import App
 
 from tests.screens.test_approval import ModalHost, request, stop_the_clock
 from tests.screens.test_viewer import ViewerHost
-from workbench.app import WorkbenchApp
 from workbench.core.agent.compress import ContextCompressed
 from workbench.core.agent.loop import ContextUsage, TextDelta, TurnFinished
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
@@ -33,8 +32,6 @@ CALLS = [  # id, name, arguments, segment, parallel, reason, start, end, status
 
 
 class SessionHost(App[None]):
-    CSS_PATH = WorkbenchApp.CSS_PATH
-
     def on_mount(self) -> None:
         self.push_screen(SessionScreen(timeline=TimelineModel()))
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from textual.app import App
 
 from tests.screens.test_main import wait_until
-from workbench.app import WorkbenchApp
 from workbench.screens.viewer import ViewerScreen
 from workbench.widgets import file_view
 from workbench.widgets.file_view import FileView
@@ -18,8 +17,6 @@ LINES = 300_000  # ~12 MB: several index steps past the first chunk
 
 
 class ViewerHost(App[None]):
-    CSS_PATH = WorkbenchApp.CSS_PATH
-
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path

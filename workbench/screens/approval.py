@@ -50,6 +50,7 @@ def highlighted(request: ApprovalRequest) -> Text:
 class ApprovalScreen(ModalScreen[Choice]):
     """Dismisses with the user's `Choice`; anything but o/s/a is DENY."""
 
+    CSS_PATH = "approval.tcss"  # its layout, beside it
     AUTO_FOCUS = "#deny"
     BINDINGS = [
         Binding("o", "choose('once')", "Allow once", id="approval.once"),

@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 
 class HelpScreen(ModalScreen[None]):
+    CSS_PATH = "lists.tcss"  # its layout, beside it
     BINDINGS = [
         Binding("escape", "dismiss", "Close help", id="help.close"),
         Binding("f1", "dismiss", "Close help", id="help.close_f1", show=False),

@@ -43,6 +43,7 @@ class FilterInput(Input):
 
 
 class MainScreen(Screen[None]):
+    CSS_PATH = "main.tcss"  # its layout, beside it
     AUTO_FOCUS = "ToolsTree"
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", id="main.filter"),

@@ -11,6 +11,7 @@ from textual.widgets import OptionList, Static
 
 
 class PickScreen(ModalScreen[str | None]):
+    CSS_PATH = "lists.tcss"  # its layout, beside it
     BINDINGS = [Binding("escape", "dismiss", "Close", id="pick.close")]
 
     def __init__(self, title: str, items: list[str], empty: str = "Nothing here.") -> None:

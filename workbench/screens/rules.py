@@ -38,6 +38,7 @@ WORD = {Outcome.ALLOW: "allowed", Outcome.ASK: "asks", Outcome.DENY: "denied"}
 class RulesScreen(Screen[None]):
     """Opened with F8 (or the palette); Esc goes back."""
 
+    CSS_PATH = "rules.tcss"  # its layout, beside it
     BINDINGS = [
         Binding("escape", "close", "Back", id="rules.close"),
         Binding("n", "new", "New rule", id="rules.new"),

@@ -50,6 +50,7 @@ CONFIGURE = (
 
 
 class SessionScreen(Screen[None]):
+    CSS_PATH = "session.tcss"  # its layout, beside it
     AUTO_FOCUS = "#prompt"
     BINDINGS = [
         Binding("escape", "cancel", "Cancel the turn", id="session.cancel"),

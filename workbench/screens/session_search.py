@@ -20,6 +20,7 @@ SEARCH_DELAY = 0.15  # seconds of quiet typing before a search runs
 class SessionSearchScreen(ModalScreen[str | None]):
     """Dismissed with the chosen hit's session id, or None."""
 
+    CSS_PATH = "lists.tcss"  # its layout, beside it
     BINDINGS = [
         Binding("escape", "dismiss", "Close", id="sessions.close"),
         Binding("down", "to_hits", "Hits", id="sessions.hits", show=False),

@@ -30,6 +30,7 @@ GOTO_POLL = 0.1  # seconds between looks at the index while a line is waited for
 
 
 class ViewerScreen(Screen[None]):
+    CSS_PATH = "viewer.tcss"  # its layout, beside it
     BINDINGS = [
         Binding("escape,q", "close", "Close viewer", id="viewer.close"),
         Binding("slash", "ask('search')", "Search", id="viewer.search"),

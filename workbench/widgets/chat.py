@@ -54,6 +54,37 @@ def head_and_tail(text: str, size: int = PREVIEW) -> str:
 class ToolCard(Vertical, can_focus=True):
     """One tool call: a header line, and on demand its arguments and a result preview."""
 
+    DEFAULT_CSS = """
+    ToolCard {
+        height: auto;
+        margin: 0 1;
+        padding: 0 1;
+        border-left: wide $primary 40%;
+    }
+
+    ToolCard:focus {
+        border-left: wide $primary;
+        background: $boost;
+    }
+
+    ToolCard .card-body {
+        display: none;
+        color: $text-muted;
+    }
+
+    ToolCard.-expanded .card-body {
+        display: block;
+    }
+
+    ToolCard .card-diff {
+        display: none;
+    }
+
+    ToolCard.-diff .card-diff {
+        display: block;
+    }
+    """
+
     BINDINGS = [
         Binding("space,enter", "toggle", "Expand / collapse", id="card.toggle"),
         Binding("v", "view", "Open the result in the viewer", id="card.view"),
@@ -142,6 +173,33 @@ class ToolCard(Vertical, can_focus=True):
 class ChatLog(VerticalScroll):
     """The conversation. Keeps at most MAX_MOUNTED widgets; it scrolls with new output."""
 
+    DEFAULT_CSS = """
+    ChatLog {
+        height: 1fr;
+        layout: stream;
+        padding: 0 1;
+    }
+
+    ChatLog .user {
+        margin-top: 1;
+        padding: 0 1;
+        background: $boost;
+        color: $text;
+    }
+
+    ChatLog .note {
+        padding: 0 1;
+    }
+
+    ChatLog .divider {
+        margin-top: 1;
+        padding: 0 1;
+        border-top: solid $foreground 30%;
+        color: $text-muted;
+        text-align: center;
+    }
+    """
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.cards: dict[str, ToolCard] = {}
@@ -172,6 +230,17 @@ class ChatLog(VerticalScroll):
 
 class PromptArea(TextArea):
     """The prompt: Enter sends, ctrl+j adds a line, up/down walk the history."""
+
+    DEFAULT_CSS = """
+    PromptArea {
+        height: 5;
+        border: round $primary 50%;
+    }
+
+    PromptArea:focus {
+        border: round $primary;
+    }
+    """
 
     BINDINGS = [
         # not priority: a priority binding runs ahead of keys still queued for the widget,

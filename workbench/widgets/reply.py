@@ -97,6 +97,24 @@ class Part(Static):
 class AssistantMessage(Vertical):
     """A reply being streamed, then rendered whole; `reply` holds all of its text."""
 
+    DEFAULT_CSS = """
+    AssistantMessage {
+        height: auto;
+        layout: stream;
+        padding: 0 1;
+    }
+
+    AssistantMessage > Markdown {
+        layout: stream;
+        margin: 0;
+        padding: 0;
+    }
+
+    AssistantMessage > .sealed {
+        margin-bottom: 1;  /* a sealed part ends with a block, the gap the next one starts after */
+    }
+    """
+
     def __init__(self) -> None:
         super().__init__(classes="assistant")
         self.reply = ""

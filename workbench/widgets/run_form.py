@@ -22,6 +22,28 @@ LONG_TEXT = {"content", "old_string", "new_string", "text", "body", "patch", "co
 
 
 class RunToolForm(VerticalScroll):
+    DEFAULT_CSS = """
+    RunToolForm {
+        padding: 0 1;
+    }
+
+    RunToolForm Label {
+        margin-top: 1;
+    }
+
+    RunToolForm .field-hint {
+        color: $text-muted;
+    }
+
+    RunToolForm .field-text {
+        height: 6;
+    }
+
+    RunToolForm .form-run, RunToolForm .form-status {
+        margin-top: 1;
+    }
+    """
+
     BINDINGS = [Binding("ctrl+r", "run", "Run the tool", id="form.run")]
 
     class RunRequested(Message):
@@ -38,8 +60,10 @@ class RunToolForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Text("Select a tool in the tree to run it.", style="dim"), id="form-title")
         yield Vertical(id="form-fields")
-        yield Button("Run (ctrl+r)", id="form-run", variant="primary", disabled=True)
-        yield Static("", id="form-status")
+        yield Button(
+            "Run (ctrl+r)", id="form-run", classes="form-run", variant="primary", disabled=True
+        )
+        yield Static("", id="form-status", classes="form-status")
         yield Static("", id="form-result")
 
     async def show(self, tool: str | None, schema: dict[str, Any] | None) -> None:

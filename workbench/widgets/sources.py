@@ -33,6 +33,26 @@ NO_PLUGINS = (
 
 
 class SourcesPanel(VerticalScroll):
+    DEFAULT_CSS = """
+    SourcesPanel {
+        padding: 0 1;
+    }
+
+    SourcesPanel .sources-heading {
+        margin-top: 1;
+    }
+
+    SourcesPanel DataTable {
+        height: auto;
+        max-height: 12;
+    }
+
+    SourcesPanel .source-detail {
+        margin-top: 1;
+        color: $text-muted;
+    }
+    """
+
     BINDINGS = [
         Binding("r", "restart_server", "Restart server", id="sources.restart"),
         Binding("e", "enable_plugin", "Enable plugin", id="sources.enable"),
@@ -60,7 +80,7 @@ class SourcesPanel(VerticalScroll):
         yield Static(Text("Plugins", style="bold"), classes="sources-heading")
         yield Static(Text(NO_PLUGINS, style="dim italic"), id="plugins-empty")
         yield DataTable(id="plugins", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="source-detail")
+        yield Static("", id="source-detail", classes="source-detail")
 
     def on_mount(self) -> None:
         self.query_one("#servers", DataTable).add_columns(

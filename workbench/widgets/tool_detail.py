@@ -16,6 +16,12 @@ PLACEHOLDER = "Select a tool to see its details."
 class ToolDetail(VerticalScroll):
     """Renders one tool row (see `report.tool_rows`), its recent calls and its JSON schema."""
 
+    DEFAULT_CSS = """
+    ToolDetail {
+        padding: 0 1;
+    }
+    """
+
     def compose(self) -> ComposeResult:
         yield Static(Text(PLACEHOLDER, style="dim"), id="detail-facts")
         yield Static("", id="detail-schema")

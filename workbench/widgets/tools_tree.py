@@ -27,6 +27,17 @@ EMPTY = {
 
 
 class ToolsTree(Tree[dict[str, Any]]):
+    DEFAULT_CSS = """
+    ToolsTree {
+        height: 1fr;
+        border: round $primary 50%;
+    }
+
+    ToolsTree:focus {
+        border: round $primary;
+    }
+    """
+
     BINDINGS = [
         Binding("space", "toggle_toolset", "Toggle toolset", id="tools.toggle_toolset"),
         Binding("right", "expand", "Expand", id="tools.expand", show=False),
