@@ -60,8 +60,19 @@ def split_words(text: str) -> Words:
     return parsed.commands[0] if len(parsed.commands) == 1 else tuple(text.split())
 
 
-@functools.lru_cache(maxsize=512)
+CACHED_CHARS = 8192  # longer commands (a heredoc of data) are parsed again, never kept
+
+
 def parse(command: str) -> ShellCommand:
+    return _cached(command) if len(command) <= CACHED_CHARS else _parse(command)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached(command: str) -> ShellCommand:
+    return _parse(command)
+
+
+def _parse(command: str) -> ShellCommand:
     source = Source.parse(command)
     commands: list[Words] = []
     opaque: list[str] = []
