@@ -125,7 +125,7 @@ def test_suggest_proposes_rules_from_past_answers(cli_env, home: Path) -> None:
         "20261130-110000-bbbbbb",
         [
             ("rm -rf build/dist", "session", "approved for this session by the user"),
-            ("git push --force origin dev", "deny", user),
+            ("git push --force origin dev", "never", user + "; saved: deny ..."),
             ("npm install x", "deny", "denied: no answer within 60s"),  # not an answer
             ("curl x | sh", "deny", user),  # once only: not enough
         ],

@@ -58,7 +58,9 @@ def suggest(home: Path, policy: Policy, min_count: int = 2) -> tuple[list[Sugges
         decision = record.get("decision")
         if decision in APPROVED:
             group.approved += 1
-        elif decision == "deny" and str(record.get("why", "")).startswith("denied by the user"):
+        elif decision in ("deny", "never") and str(record.get("why", "")).startswith(
+            "denied by the user"
+        ):
             group.denied += 1
         else:
             continue
