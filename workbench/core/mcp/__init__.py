@@ -1,6 +1,38 @@
 """MCP servers as a tool source (the `mcp` 2.x SDK; see shared/docs/mcp-sdk.md)."""
 
-from workbench.core.mcp.manager import CallProgress, MCPManager, ServerChanged, ToolsChanged
-from workbench.core.mcp.server import ServerStatus
+from workbench.core.mcp.asks import (
+    AskSettled,
+    ElicitAnswer,
+    Elicitation,
+    SamplingRequest,
+    ServerAsks,
+)
+from workbench.core.mcp.manager import (
+    CallProgress,
+    CatalogChanged,
+    MCPManager,
+    ResourceUpdated,
+    ServerChanged,
+    ServerLog,
+    ToolsChanged,
+    UnknownServer,
+)
+from workbench.core.mcp.server import NotReady, ServerStatus
 
-__all__ = ["CallProgress", "MCPManager", "ServerChanged", "ServerStatus", "ToolsChanged"]
+__all__ = [
+    "AskSettled",
+    "CallProgress",
+    "CatalogChanged",
+    "ElicitAnswer",
+    "Elicitation",
+    "MCPManager",
+    "NotReady",
+    "ResourceUpdated",
+    "SamplingRequest",
+    "ServerAsks",
+    "ServerChanged",
+    "ServerLog",
+    "ServerStatus",
+    "ToolsChanged",
+    "UnknownServer",
+]

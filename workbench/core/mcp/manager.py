@@ -9,23 +9,35 @@ refresh registers only what was added and removes only what was removed, and say
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from workbench.core.events import ToolSource
+from workbench.core.mcp import catalog as cat
+from workbench.core.mcp.asks import ServerAsks
 from workbench.core.mcp.config import ServerConfig, parse_servers
 from workbench.core.mcp.names import tool_name, toolset
-from workbench.core.mcp.server import ServerHandle, ServerStatus
+from workbench.core.mcp.server import NotReady, ServerHandle, ServerStatus
 from workbench.core.mcp.trust import annotations_of, mark_untrusted, read_only
 from workbench.core.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 
 STOP_GRACE = 0.5  # seconds a server that never became ready gets to go by itself on stop
+ASK_TIMEOUT = 30.0  # seconds a request to a server (read a resource, get a prompt) may take
+T = TypeVar("T")
+
+
+class UnknownServer(KeyError):
+    """No server of that name is configured."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown MCP server"
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,30 @@ class ToolsChanged:
     server: str
     added: tuple[str, ...]
     removed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ServerLog:
+    """A log message the server sent (notifications/message), as one line."""
+
+    server: str
+    level: str
+    line: str
+
+
+@dataclass(frozen=True)
+class ResourceUpdated:
+    """A subscribed resource changed on the server (notifications/resources/updated)."""
+
+    server: str
+    uri: str
+
+
+@dataclass(frozen=True)
+class CatalogChanged:
+    """The server's resources, templates or prompts were listed again."""
+
+    server: str
 
 
 @dataclass(frozen=True)
@@ -61,6 +97,7 @@ class MCPManager:
         *,
         log_dir: Path,
         on_event: Callable[[object], None] | None = None,
+        asks: ServerAsks | None = None,
     ) -> None:
         self.registry = registry
         self.configs = configs
@@ -71,6 +108,9 @@ class MCPManager:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._tasks: dict[str, asyncio.Future[Any]] = {}  # each server's owner task
+        # roots, elicitation and sampling: with no front end attached, declined and refused
+        self.asks = asks or ServerAsks()
+        self.asks.emit = self._emit  # how each question ended goes out with the other events
 
     @classmethod
     def from_config(
@@ -98,7 +138,9 @@ class MCPManager:
 
     async def _start_all(self) -> None:
         for config in self.configs:
-            handle = ServerHandle(config, self.log_dir, self._publish, self._state_changed)
+            handle = ServerHandle(
+                config, self.log_dir, self._publish, self._state_changed, self.asks
+            )
             self.handles[config.name] = handle
             if handle.state == "new":
                 self._tasks[config.name] = asyncio.ensure_future(handle.run())
@@ -166,6 +208,42 @@ class MCPManager:
                 for c in self.configs
             ]
         return [h.status() for h in self.handles.values()]
+
+    # -- resources and prompts (from any thread but the MCP loop's) ----------------------
+
+    def handle(self, name: str) -> ServerHandle:
+        handle = self.handles.get(name)
+        if handle is None:
+            known = ", ".join(sorted(c.name for c in self.configs)) or "none configured"
+            raise UnknownServer(f"no MCP server named {name!r} (servers: {known})")
+        return handle
+
+    def run_on_loop(self, coroutine: Coroutine[Any, Any, T], timeout: float = ASK_TIMEOUT) -> T:
+        """Run a coroutine on the MCP loop and wait for it; TimeoutError after `timeout`."""
+        if self._loop is None:
+            coroutine.close()
+            raise NotReady("the MCP servers are not started")
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"no answer within {timeout:g} s") from None
+
+    def read_resource(self, server: str, uri: str, timeout: float = ASK_TIMEOUT) -> list[Any]:
+        return self.run_on_loop(self.handle(server).read_resource(uri), timeout)
+
+    def get_prompt(
+        self, server: str, name: str, arguments: dict[str, str], timeout: float = ASK_TIMEOUT
+    ) -> Any:
+        return self.run_on_loop(self.handle(server).get_prompt(name, arguments), timeout)
+
+    def subscribe(self, server: str, uri: str, on: bool = True) -> None:
+        handle = self.handle(server)
+        self.run_on_loop(handle.subscribe(uri) if on else handle.unsubscribe(uri))
+
+    def catalog(self, server: str) -> cat.Catalog:
+        return self.handle(server).catalog
 
     # -- registration ------------------------------------------------------------------
 

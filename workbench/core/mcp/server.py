@@ -15,14 +15,19 @@ import logging
 import shutil
 import sys
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from workbench.core.mcp import catalog as cat
 from workbench.core.mcp.config import ServerConfig
 from workbench.core.mcp.results import convert
 from workbench.core.storage.private import open_private
+
+if TYPE_CHECKING:
+    from workbench.core.mcp.asks import ServerAsks
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +36,7 @@ BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 REFRESH_DEBOUNCE = 0.2
 MAX_PAGES = 50
 STDERR_TAIL = 12
+LOG_LINES = 200  # a server's log messages kept for showing
 
 
 @dataclass
@@ -45,6 +51,14 @@ class ServerStatus:
     stderr_tail: list[str] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    info: cat.ServerInfo = field(default_factory=cat.ServerInfo)
+    catalog: cat.Catalog = field(default_factory=cat.Catalog)
+    logs: list[str] = field(default_factory=list)  # its log messages, newest last
+    subscriptions: dict[str, int] = field(default_factory=dict)  # uri -> updates seen
+
+
+class NotReady(Exception):
+    """The server cannot be asked now (not connected); the message says why."""
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -61,6 +75,7 @@ class ServerHandle:
         log_dir: Path,
         publish: Callable[[ServerHandle, list[Any]], None],
         notify: Callable[[object], None],
+        asks: ServerAsks | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -82,6 +97,12 @@ class ServerHandle:
         self._phase_since = 0.0  # time.monotonic() when it began waiting for it
         self.noise = 0  # lines of its output that were not JSON-RPC messages
         self._first_noise = ""
+        self.asks = asks
+        self.info = cat.ServerInfo()
+        self.catalog = cat.Catalog()
+        self.logs: deque[str] = deque(maxlen=LOG_LINES)
+        self.subscriptions: dict[str, int] = {}  # kept over reconnects
+        self._relist = asyncio.Event()  # resources or prompts changed: list them again
 
     # -- status ------------------------------------------------------------------------
 
@@ -105,6 +126,10 @@ class ServerHandle:
             tail,
             list(self.refused),
             warnings,
+            self.info,
+            self.catalog,
+            list(self.logs),
+            dict(self.subscriptions),
         )
 
     def waiting(self) -> str:
@@ -189,6 +214,8 @@ class ServerHandle:
                 mode=self.config.mode,
                 read_timeout_seconds=self.config.connect_timeout,
                 message_handler=functools.partial(self._on_message, refresh=refresh),
+                logging_callback=self._on_log,
+                **self._client_capabilities(),
             )
             async with asyncio.timeout(self.config.connect_timeout):
                 self._waiting_for("initialize")
@@ -197,12 +224,15 @@ class ServerHandle:
                 tools = await self._list(client)
             self.phase = ""
             self.client, self.protocol = client, str(getattr(client, "protocol_version", "") or "")
+            self.info = cat.server_info(client)
             self.tools = tools
             self._publish(self, tools)
             self.error = ""
             self._set("ready")
             self.settled.set()
             helpers = {asyncio.ensure_future(self._refresher(client, refresh))}
+            self._relist.set()  # the first listing of resources and prompts
+            helpers.add(asyncio.ensure_future(self._cataloguer(client)))
             if self.protocol.startswith("2026"):
                 helpers.add(asyncio.ensure_future(self._listen(client, refresh)))
             waits = {
@@ -259,6 +289,18 @@ class ServerHandle:
 
         if isinstance(message, types.ToolListChangedNotification):
             refresh.set()  # never re-list here: the refresher coalesces bursts
+        elif isinstance(
+            message,
+            types.ResourceListChangedNotification | types.PromptListChangedNotification,
+        ):
+            self._relist.set()
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            uri = str(message.params.uri)
+            if uri in self.subscriptions:  # an update we did not ask for is not news
+                self.subscriptions[uri] += 1
+                from workbench.core.mcp.manager import ResourceUpdated
+
+                self._notify(ResourceUpdated(self.name, uri))
         elif isinstance(message, Exception):  # a line that is not JSON-RPC: counted, said once
             self.noise += 1
             if self.noise == 1:
@@ -282,11 +324,114 @@ class ServerHandle:
             self.tools = tools
             self._publish(self, tools)
 
+    def _client_capabilities(self) -> dict[str, Any]:
+        """Roots, elicitation and sampling, answered by the manager's ServerAsks (none
+        without one: the SDK then says the client does not support them)."""
+        if self.asks is None:
+            return {}
+        return {
+            "list_roots_callback": self.asks.list_roots,
+            "elicitation_callback": self.asks.elicitation_callback(self.name),
+            "sampling_callback": self.asks.sampling_callback(self.name),
+        }
+
+    async def _on_log(self, params: Any) -> None:
+        data = params.data
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+        where = f" {params.logger}" if params.logger else ""
+        line = f"{time.strftime('%H:%M:%S')} {params.level}{where}: {text}"[:2000]
+        self.logs.append(line)
+        from workbench.core.mcp.manager import ServerLog
+
+        self._notify(ServerLog(self.name, str(params.level), line))
+
+    async def _cataloguer(self, client: Any) -> None:
+        """Resources, templates and prompts, listed after connect and whenever they change;
+        subscriptions are renewed on a new session."""
+        for uri in list(self.subscriptions):
+            with contextlib.suppress(Exception), _legacy_ok():
+                await client.subscribe_resource(uri)
+        while True:
+            await self._relist.wait()
+            await asyncio.sleep(REFRESH_DEBOUNCE)
+            self._relist.clear()
+            self.catalog = await self._list_catalog(client)
+            from workbench.core.mcp.manager import CatalogChanged
+
+            self._notify(CatalogChanged(self.name))
+
+    async def _list_catalog(self, client: Any) -> cat.Catalog:
+        found = cat.Catalog()
+        kinds = (
+            ("resources", "resources", client.list_resources, cat.resource, found.resources),
+            (
+                "templates",
+                "resources",
+                client.list_resource_templates,
+                cat.template,
+                found.templates,
+            ),
+            ("prompts", "prompts", client.list_prompts, cat.prompt, found.prompts),
+        )
+        for kind, capability, lister, convert_one, into in kinds:
+            if not self.info.can(capability):
+                continue
+            try:
+                into.extend(convert_one(item) for item in await self._pages(lister, kind))
+            except Exception as exc:
+                found.errors[kind] = _short_error(root_cause(exc))
+        return found
+
+    async def _pages(self, lister: Callable[..., Any], kind: str) -> list[Any]:
+        attribute = {"templates": "resource_templates"}.get(kind, kind)
+        items, cursor = [], None
+        for _ in range(MAX_PAGES):
+            page = await lister(cursor=cursor, cache_mode="bypass")
+            items.extend(getattr(page, attribute) or [])
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return items
+
+    def _ready_client(self) -> Any:
+        client = self.client
+        if client is None or self.state != "ready":
+            raise NotReady(
+                f"MCP server '{self.name}' is {self.state}"
+                + (f": {self.error}" if self.error else "")
+            )
+        return client
+
+    async def read_resource(self, uri: str) -> list[cat.Content]:
+        result = await self._ready_client().read_resource(uri, cache_mode="bypass")
+        return cat.contents(result)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
+        return await self._ready_client().get_prompt(name, arguments)
+
+    async def subscribe(self, uri: str) -> None:
+        client = self._ready_client()
+        if not self.info.capabilities.get("resources", {}).get("subscribe"):
+            raise NotReady(f"MCP server '{self.name}' does not offer subscriptions")
+        with _legacy_ok():
+            await client.subscribe_resource(uri)
+        self.subscriptions.setdefault(uri, 0)
+
+    async def unsubscribe(self, uri: str) -> None:
+        self.subscriptions.pop(uri, None)
+        client = self.client
+        if client is not None and self.state == "ready":
+            with _legacy_ok():
+                await client.unsubscribe_resource(uri)
+
     async def _listen(self, client: Any, refresh: asyncio.Event) -> None:
         with contextlib.suppress(Exception):
-            async with client.listen(tools_list_changed=True) as subscription:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as subscription:
                 async for _event in subscription:
                     refresh.set()
+                    self._relist.set()
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -372,6 +517,22 @@ def _noise_text(exc: Exception) -> str:
             text = value if isinstance(value, str) else value.decode("utf-8", "replace")
             return repr(text[:120] + ("…" if len(text) > 120 else ""))
     return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}"
+
+
+@contextlib.contextmanager
+def _legacy_ok() -> Any:
+    """resources/subscribe is the way on the sessions we open (legacy mode); the SDK warns
+    that 2026 sessions replace it, which is not news to the user."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="resources/(un)?subscribe")
+        yield
+
+
+def _short_error(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
 
 
 def _file_safe(name: str) -> str:

@@ -1,0 +1,278 @@
+"""What a server may ask of us: its roots, input from the user (elicitation), and a
+completion from the session's model (sampling).
+
+Everything fails closed. An elicitation nobody answers in time is declined; with no front
+end to ask it is declined at once and said. A sampling request reaches the model only after
+the user approves it, seeing the messages, the system prompt and the token limit; silence,
+a timeout, or no front end refuse it. A server can never answer for the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+ASK_TIMEOUT = 120.0  # seconds a question waits for the user before it is declined
+MAX_SAMPLING_TOKENS = 4096  # a server may ask for more; the model is never asked for more
+NO_ONE = "no one can be asked (no UI)"
+GONE = "the UI closed before it was answered"
+
+
+@dataclass
+class Elicitation:
+    """A server's request for input: `schema` is the JSON schema of the answer it wants."""
+
+    id: int
+    server: str
+    message: str
+    schema: dict[str, Any]
+    deadline: float  # loop time
+    future: asyncio.Future[Any] = field(repr=False)
+
+
+@dataclass
+class SamplingRequest:
+    """A server's request for a completion, as the user is shown it before approving."""
+
+    id: int
+    server: str
+    messages: list[dict[str, str]]  # role, text
+    system_prompt: str
+    max_tokens: int
+    temperature: float | None
+    deadline: float
+    future: asyncio.Future[Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ElicitAnswer:
+    action: str  # accept, decline, cancel
+    content: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class AskSettled:
+    """An event: how a server's question ended (shown to the user, logged by the CLI)."""
+
+    server: str
+    kind: str  # elicitation, sampling
+    outcome: str  # accepted, declined, cancelled, approved, refused, failed
+    why: str = ""
+
+
+Sampler = Callable[[SamplingRequest], Awaitable[tuple[str, str]]]  # -> (text, model name)
+
+
+class ServerAsks:
+    """Shared by every server of one manager. A front end attaches to be asked; `sampler`
+    runs an approved sampling request on the session's model."""
+
+    def __init__(
+        self,
+        roots: list[Path] | None = None,
+        *,
+        timeout: float = ASK_TIMEOUT,
+        emit: Callable[[object], None] | None = None,
+    ) -> None:
+        self.roots = [Path(r).resolve() for r in (roots or [Path.cwd()])]
+        self.timeout = timeout
+        self.emit = emit or (lambda event: None)
+        self.sampler: Sampler | None = None
+        self._front_end: Callable[[object], None] | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, Elicitation | SamplingRequest] = {}
+
+    # -- the front end -------------------------------------------------------------------
+
+    def attach(self, front_end: Callable[[object], None]) -> Callable[[], None]:
+        """`front_end(request)` is called on the MCP thread; it answers with `answer()`."""
+        self._front_end = front_end
+
+        def detach() -> None:
+            if self._front_end is front_end:
+                self._front_end = None
+                for request in list(self._pending.values()):
+                    self.answer(request.id, GONE)  # nobody left to answer: refused
+
+        return detach
+
+    def pending(self) -> list[Elicitation | SamplingRequest]:
+        return list(self._pending.values())
+
+    def answer(self, request_id: int, answer: Any) -> bool:
+        """From any thread. An elicitation takes an ElicitAnswer, sampling True to approve;
+        anything else declines or refuses."""
+        request = self._pending.get(request_id)
+        if request is None:
+            return False
+        request.future.get_loop().call_soon_threadsafe(self._resolve, request, answer)
+        return True
+
+    def _resolve(self, request: Elicitation | SamplingRequest, answer: Any) -> None:
+        self._pending.pop(request.id, None)
+        if not request.future.done():
+            request.future.set_result(answer)
+
+    async def _ask(self, request: Elicitation | SamplingRequest) -> Any:
+        front_end = self._front_end
+        self._pending[request.id] = request
+        try:
+            front_end(request)  # type: ignore[misc]
+        except Exception:
+            logger.exception("the front end failed to show a server's question")
+            self._pending.pop(request.id, None)
+            return None
+        try:
+            return await asyncio.wait_for(asyncio.shield(request.future), self.timeout)
+        except TimeoutError:
+            return None
+        finally:
+            self._pending.pop(request.id, None)
+
+    # -- roots ---------------------------------------------------------------------------
+
+    async def list_roots(self, context: Any = None) -> Any:
+        import mcp.types as types
+
+        return types.ListRootsResult(
+            roots=[
+                types.Root(uri=root.as_uri(), name=root.name or str(root)) for root in self.roots
+            ]
+        )
+
+    # -- elicitation ---------------------------------------------------------------------
+
+    def elicitation_callback(self, server: str) -> Callable[..., Awaitable[Any]]:
+        async def callback(context: Any, params: Any) -> Any:
+            return await self.elicit(server, params)
+
+        return callback
+
+    async def elicit(self, server: str, params: Any) -> Any:
+        import mcp.types as types
+
+        schema = getattr(params, "requested_schema", None)
+        if getattr(params, "mode", "form") == "url" or schema is None:
+            url = getattr(params, "url", "")
+            return self._elicited(server, "decline", f"asks to open a URL ({url}); not supported")
+        if self._front_end is None:
+            return self._elicited(server, "decline", NO_ONE)
+        loop = asyncio.get_running_loop()
+        request = Elicitation(
+            next(self._ids),
+            server,
+            str(getattr(params, "message", "") or ""),
+            dict(schema),
+            loop.time() + self.timeout,
+            loop.create_future(),
+        )
+        answer = await self._ask(request)
+        if not isinstance(answer, ElicitAnswer):
+            return self._elicited(server, "decline", _why(answer, "not answered"))
+        if answer.action != "accept":
+            return self._elicited(server, answer.action, "the user chose it")
+        problem = check_content(request.schema, answer.content or {})
+        if problem:  # the form checks first; this is the last guard
+            return self._elicited(server, "decline", problem)
+        self.emit(AskSettled(server, "elicitation", "accepted"))
+        return types.ElicitResult(action="accept", content=answer.content or {})
+
+    def _elicited(self, server: str, action: str, why: str) -> Any:
+        import mcp.types as types
+
+        action = action if action in ("decline", "cancel") else "decline"
+        outcome = {"decline": "declined", "cancel": "cancelled"}[action]
+        self.emit(AskSettled(server, "elicitation", outcome, why))
+        logger.info("MCP server %s: elicitation %s (%s)", server, outcome, why)
+        return types.ElicitResult(action=action)
+
+    # -- sampling ------------------------------------------------------------------------
+
+    def sampling_callback(self, server: str) -> Callable[..., Awaitable[Any]]:
+        async def callback(context: Any, params: Any) -> Any:
+            return await self.sample(server, params)
+
+        return callback
+
+    async def sample(self, server: str, params: Any) -> Any:
+        import mcp.types as types
+
+        if self._front_end is None:
+            return self._refused(server, f"sampling refused: {NO_ONE}")
+        loop = asyncio.get_running_loop()
+        request = SamplingRequest(
+            next(self._ids),
+            server,
+            [
+                {"role": str(m.role), "text": _message_text(m.content)}
+                for m in params.messages or []
+            ],
+            str(params.system_prompt or ""),
+            max(1, min(int(params.max_tokens or 1), MAX_SAMPLING_TOKENS)),
+            params.temperature,
+            loop.time() + self.timeout,
+            loop.create_future(),
+        )
+        answer = await self._ask(request)
+        if answer is not True:
+            return self._refused(server, f"sampling refused: {_why(answer, 'the user denied it')}")
+        if self.sampler is None:
+            return self._refused(server, "sampling refused: no model is configured")
+        try:
+            text, model = await self.sampler(request)
+        except Exception as exc:
+            self.emit(AskSettled(server, "sampling", "failed", str(exc)))
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=f"sampling failed: {exc}")
+        self.emit(AskSettled(server, "sampling", "approved"))
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=text),
+            model=model,
+            stop_reason="endTurn",
+        )
+
+    def _refused(self, server: str, message: str) -> Any:
+        import mcp.types as types
+
+        self.emit(AskSettled(server, "sampling", "refused", message.split(": ", 1)[-1]))
+        logger.info("MCP server %s: %s", server, message)
+        return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+
+
+def _why(answer: Any, otherwise: str) -> str:
+    if answer is None:
+        return "no answer in time"
+    return GONE if answer is GONE else otherwise
+
+
+def _message_text(content: Any) -> str:
+    items = content if isinstance(content, list) else [content]
+    parts = []
+    for item in items:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(str(item.text))
+        else:
+            parts.append(f"[{kind or 'content'}: {getattr(item, 'mime_type', '')}]")
+    return "\n".join(parts)
+
+
+def check_content(schema: dict[str, Any], content: dict[str, Any]) -> str:
+    """Why `content` does not answer `schema` ("" when it does)."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(content, schema)
+    except jsonschema.ValidationError as exc:
+        where = ".".join(str(p) for p in exc.absolute_path)
+        return f"{where + ': ' if where else ''}{exc.message}"
+    except jsonschema.SchemaError as exc:
+        return f"the server's schema is not valid: {exc.message}"
+    return ""
