@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("id", help="session id (or a unique prefix)")
     export.add_argument("-o", "--output", help="file to write (default: stdout)")
 
+    from workbench import mcp_cli
+
+    mcp = sub.add_parser(
+        "mcp", help="MCP servers' resources and prompts: list, resources, read, prompts, prompt"
+    )
+    mcp_cli.add_arguments(mcp)
+
     view = sub.add_parser("view", help="open a file (a spilled result, a log) in the result viewer")
     view.add_argument("path", help="the file to view, however large")
 
@@ -126,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from workbench import chat_cli
+    from workbench import chat_cli, mcp_cli
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -159,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         "sessions": chat_cli.list_sessions,
         "export": chat_cli.export,
         "approvals": approvals_cli.run,
+        "mcp": mcp_cli.run,
     }
     try:
         return handler[args.command](runtime, args)
@@ -188,7 +196,7 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
     from workbench.core.mcp.names import tool_name
 
     wait = runtime.config.get("mcp_discovery_timeout")
-    manager = runtime.start_mcp()
+    manager = runtime.start_mcp(on_event=_say_asks)
     if manager is None:
         return
     only = None
@@ -205,10 +213,19 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
                 _err(f"MCP server {status.name} is not ready: {status.error or status.state}")
 
 
+def _say_asks(event: object) -> None:
+    """With no UI, a server's question is declined or refused: say so, not silently."""
+    from workbench.core.mcp import AskSettled
+
+    if isinstance(event, AskSettled):
+        what = "asked for input" if event.kind == "elicitation" else "asked for a completion"
+        _err(f"MCP server {event.server} {what}: {event.outcome} ({event.why})")
+
+
 def _runs_plugins(args: argparse.Namespace) -> bool:
     """Whether the command needs plugin code: disabling one, or reading sessions, never
     does, so a plugin that hangs or kills its process can always be switched off."""
-    if args.command in ("sessions", "export"):
+    if args.command in ("sessions", "export", "mcp"):
         return False
     if args.command == "approvals":
         from workbench import approvals_cli

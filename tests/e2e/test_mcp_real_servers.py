@@ -50,7 +50,8 @@ def manager(tmp_path: Path, reg: ToolRegistry, repo: Path):
             "time": {"command": str(BIN["time"]), "args": ["--local-timezone", "UTC"]},
             "git": {"command": str(BIN["git"]), "args": ["--repository", str(repo)]},
             "everything": {"command": str(BIN["everything"])},
-            "fs": {"command": str(BIN["filesystem"]), "args": [str(repo)]},
+            # it takes its directories from our roots (the working directory) unless told
+            "fs": {"command": str(BIN["filesystem"]), "args": [str(repo)], "roots": [str(repo)]},
         },
         log_dir=tmp_path / "logs",
         on_event=events.append,

@@ -50,9 +50,9 @@ class FrontEnd:
 def started(tmp_path: Path, reg: ToolRegistry):
     managers: list[MCPManager] = []
 
-    def start(asks: ServerAsks | None = None) -> tuple[MCPManager, list[object]]:
+    def start(asks: ServerAsks | None = None, **extra) -> tuple[MCPManager, list[object]]:
         events: list[object] = []
-        config = parse_server("cat", {"command": SERVER[0], "args": SERVER[1:]})
+        config = parse_server("cat", {"command": SERVER[0], "args": SERVER[1:], **extra})
         manager = MCPManager(
             reg, [config], log_dir=tmp_path / "logs", on_event=events.append, asks=asks
         )
@@ -176,7 +176,20 @@ def test_roots_are_the_working_directory(started, reg: ToolRegistry, tmp_path: P
     asks = ServerAsks([tmp_path])
     started(asks)
     roots = json.loads(json.loads(reg.dispatch("mcp__cat__roots", {}))["result"])
-    assert roots == [tmp_path.resolve().as_uri() + "/"] or roots == [tmp_path.resolve().as_uri()]
+    assert roots == [tmp_path.resolve().as_uri()]
+
+
+def test_roots_from_the_config_or_none(started, reg: ToolRegistry, tmp_path: Path) -> None:
+    manager, _ = started(ServerAsks(), roots=[str(tmp_path / "a"), str(tmp_path / "b")])
+    roots = json.loads(json.loads(reg.dispatch("mcp__cat__roots", {}))["result"])
+    assert roots == [(tmp_path / "a").as_uri(), (tmp_path / "b").as_uri()]
+    manager.stop()
+    started(ServerAsks(), roots=False)
+    reply = json.loads(reg.dispatch("mcp__cat__roots", {}))
+    assert "List roots not supported" in reply["error"]
+    assert parse_server("x", {"command": "x", "roots": 3}).problems == [
+        "roots must be false or a list of directories"
+    ]
 
 
 def _ask(reg: ToolRegistry) -> dict:

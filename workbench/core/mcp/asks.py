@@ -138,14 +138,18 @@ class ServerAsks:
 
     # -- roots ---------------------------------------------------------------------------
 
-    async def list_roots(self, context: Any = None) -> Any:
-        import mcp.types as types
+    def roots_callback(self, roots: list[str] | None = None) -> Callable[..., Awaitable[Any]]:
+        """The session's roots, or a server's own (`roots:` in its config)."""
+        chosen = self.roots if roots is None else [Path(r).resolve() for r in roots]
 
-        return types.ListRootsResult(
-            roots=[
-                types.Root(uri=root.as_uri(), name=root.name or str(root)) for root in self.roots
-            ]
-        )
+        async def list_roots(context: Any = None) -> Any:
+            import mcp.types as types
+
+            return types.ListRootsResult(
+                roots=[types.Root(uri=r.as_uri(), name=r.name or str(r)) for r in chosen]
+            )
+
+        return list_roots
 
     # -- elicitation ---------------------------------------------------------------------
 

@@ -74,6 +74,7 @@ class Catalog:
     templates: list[Template] = field(default_factory=list)
     prompts: list[Prompt] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # kind -> why it is not listed
+    listed: bool = False  # False until the server's first listing is done
 
     def prompt(self, name: str) -> Prompt | None:
         return next((p for p in self.prompts if p.name == name), None)

@@ -31,6 +31,7 @@ KNOWN_KEYS = frozenset(
         "mode",
         "cwd",
         "trust",
+        "roots",  # ours: the roots offered to this server (false: none; default: the cwd)
         # Hermes keys accepted for compatibility, not used by this front end:
         "keepalive_interval",
         "idle_timeout_seconds",
@@ -69,6 +70,7 @@ class ServerConfig:
     mode: str = "legacy"
     cwd: str | None = None
     untrusted: bool = False  # trust: untrusted (Hermes's key)
+    roots: list[str] | None = None  # None: the session's working directory; []: no roots
     problems: list[str] = field(default_factory=list)  # fatal: the server is not started
     warnings: list[str] = field(default_factory=list)  # reported, not fatal
 
@@ -133,6 +135,7 @@ def parse_server(name: str, entry: Any) -> ServerConfig:
         server.problems.append(f"mode must be legacy or auto, not {server.mode!r}")
     _tool_filter(server, entry.get("tools"))
     _trust(server, entry.get("trust"))
+    _roots(server, entry.get("roots", True))
     if entry.get("url"):
         _remote(server, entry)
     elif entry.get("command"):
@@ -174,6 +177,21 @@ def _tool_filter(server: ServerConfig, tools: Any) -> None:
     if tools.get("include") is not None:
         server.include = as_list(tools["include"])
     server.exclude = as_list(tools.get("exclude"))
+
+
+def _roots(server: ServerConfig, roots: Any) -> None:
+    """A server that takes its directories from the client's roots (as the filesystem
+    server does) is scoped to the working directory unless told otherwise here."""
+    if roots is True or roots is None:
+        return
+    if roots is False:
+        server.roots = []
+    elif isinstance(roots, str):
+        server.roots = [os.path.expanduser(roots)]
+    elif isinstance(roots, list) and all(isinstance(r, str) for r in roots):
+        server.roots = [os.path.expanduser(r) for r in roots]
+    else:
+        server.problems.append("roots must be false or a list of directories")
 
 
 def _remote(server: ServerConfig, entry: dict) -> None:

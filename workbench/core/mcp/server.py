@@ -329,11 +329,14 @@ class ServerHandle:
         without one: the SDK then says the client does not support them)."""
         if self.asks is None:
             return {}
-        return {
-            "list_roots_callback": self.asks.list_roots,
+        callbacks = {
+            "list_roots_callback": self.asks.roots_callback(self.config.roots),
             "elicitation_callback": self.asks.elicitation_callback(self.name),
             "sampling_callback": self.asks.sampling_callback(self.name),
         }
+        if self.config.roots == []:  # `roots: false`: the capability is not offered
+            del callbacks["list_roots_callback"]
+        return callbacks
 
     async def _on_log(self, params: Any) -> None:
         data = params.data
@@ -361,7 +364,7 @@ class ServerHandle:
             self._notify(CatalogChanged(self.name))
 
     async def _list_catalog(self, client: Any) -> cat.Catalog:
-        found = cat.Catalog()
+        found = cat.Catalog(listed=True)
         kinds = (
             ("resources", "resources", client.list_resources, cat.resource, found.resources),
             (
