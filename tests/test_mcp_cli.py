@@ -35,35 +35,40 @@ def test_resources_and_templates(configured) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("RESOURCES (4)\n  note://hello  hello  text/plain\n")
     assert "TEMPLATES (1)\n  note://by-name/{name}  named note  text/plain" in out.stdout
+
+
+def test_resources_json(configured) -> None:
     data = json.loads(mcp(configured, "resources", "cat", "--json").stdout)
     assert {r["uri"] for r in data["resources"]} >= {"note://hello", "bin://pixel.png"}
     assert data["templates"][0]["uri_template"] == "note://by-name/{name}"
 
 
-def test_read_text_json_binary(configured) -> None:
-    assert (
-        mcp(configured, "read", "cat", "note://hello").stdout == "hello from the catalog server\n"
-    )
+def test_read_json_pretty(configured) -> None:
     pretty = mcp(configured, "read", "cat", "data://config.json").stdout
     assert pretty == json.dumps({"b": [1, 2], "a": {"nested": True}}, indent=2) + "\n"
-    assert mcp(configured, "read", "cat", "bin://pixel.png").stdout == (
-        "[binary: 70 bytes, image/png]\n"
-    )
+
+
+def test_read_binary_json(configured) -> None:
     data = json.loads(mcp(configured, "read", "cat", "bin://pixel.png", "--json").stdout)
     assert data["contents"] == [{"uri": "bin://pixel.png", "mime_type": "image/png", "size": 70}]
 
 
-def test_prompts_and_a_prompt(configured) -> None:
+def test_prompts(configured) -> None:
     listing = mcp(configured, "prompts", "cat").stdout
     assert "greet  — Greet someone\n    name (required)\n    style (optional)" in listing
+
+
+def test_a_prompt(configured) -> None:
     out = mcp(configured, "prompt", "cat", "greet", "--args", '{"name": "Ada"}')
     assert out.returncode == 0, out.stderr
     assert out.stdout == "Greet someone\n[user]\nSay hello to Ada in a plain way.\n"
+
+
+def test_a_prompt_json(configured) -> None:
     data = json.loads(
         mcp(configured, "prompt", "cat", "greet", "--args", '{"name":"Bo"}', "--json").stdout
     )
     assert data["messages"] == [{"role": "user", "content": "Say hello to Bo in a plain way."}]
-    assert json.loads(mcp(configured, "prompts", "cat", "--json").stdout)[0]["name"] == "greet"
 
 
 @pytest.mark.parametrize(
@@ -118,3 +123,15 @@ def test_list(configured) -> None:
 def test_no_servers_configured(cli_env) -> None:
     out = mcp(cli_env, "list")
     assert out.returncode == 0 and out.stdout.startswith("No MCP servers configured")
+
+
+def test_headless_questions_are_declined_and_said(configured) -> None:
+    out = run(configured, "call", "mcp__cat__ask", "--args", '{"question": "Name?"}')
+    assert json.loads(json.loads(out.stdout)["result"]) == {"action": "decline", "content": None}
+    assert (
+        "hermes-tui: MCP server cat asked for input: declined (no one can be asked (no UI))"
+        in out.stderr
+    )
+    out = run(configured, "call", "mcp__cat__sample", "--args", '{"prompt": "hi"}')
+    assert "sampling refused: no one can be asked (no UI)" in out.stdout
+    assert "MCP server cat asked for a completion: refused" in out.stderr

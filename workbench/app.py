@@ -24,6 +24,7 @@ from workbench import __version__
 from workbench.controller import Controller
 from workbench.messages import ApprovalAsked, CoreEventArrived
 from workbench.screens.main import MainScreen
+from workbench.screens.mcp_sources import McpSources
 from workbench.widgets.sources import SourcesPanel
 from workbench.widgets.timeline import TimelineModel
 from workbench.widgets.tools_tree import ToolsTree
@@ -32,8 +33,22 @@ if TYPE_CHECKING:
     from workbench.core.commands import Done, SourceAction
     from workbench.core.events import CoreEvent
     from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest, Choice
+    from workbench.core.mcp import CallProgress
     from workbench.core.policy import Rule
     from workbench.core.runtime import Runtime
+
+
+def progress_text(event: CallProgress) -> str:
+    """`3/4 step three`, `45%`, or `12` when the server gives no total."""
+    value, total = event.progress, event.total
+    if total and total <= 1000 and total == int(total):
+        amount = f"{value:g}/{total:g}"
+    elif total:
+        amount = f"{100 * value / total:.0f}%"
+    else:
+        amount = f"{value:g}"
+    message = (event.message or "").replace("\n", " ")[:60]
+    return f"{amount} {message}".strip()
 
 
 class ApprovalQueue:
@@ -90,6 +105,7 @@ class WorkbenchApp(App[None]):
     def __init__(self, view: Path | None = None, model_flags: dict[str, str] | None = None) -> None:
         super().__init__()
         self.controller = Controller(self._deliver, model_flags)
+        self.mcp_ui = McpSources(self)  # a server's resources, prompts and questions
         self.timeline_model = TimelineModel()  # every call: agent, run form, plugins
         self.approvals: ApprovalQueue | None = None  # with the runtime, after the first frame
         self.view_path = view
@@ -137,6 +153,9 @@ class WorkbenchApp(App[None]):
     def _start_mcp(self) -> None:
         """MCP servers start in the background: the tree fills in as each one is ready."""
         self.controller.start_mcp()
+        runtime = self.runtime
+        if runtime is not None and runtime.mcp is not None:
+            self.call_from_thread(self.mcp_ui.attach, runtime.mcp)
 
     @on(ApprovalAsked)
     def _approval_asked(self, message: ApprovalAsked) -> None:
@@ -147,6 +166,13 @@ class WorkbenchApp(App[None]):
     def _core_event(self, message: CoreEventArrived) -> None:
         """Calls from the run form and plugins go on the timeline; the rest to the tools."""
         from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+        from workbench.core.mcp import (
+            AskSettled,
+            CallProgress,
+            CatalogChanged,
+            ResourceUpdated,
+            ServerLog,
+        )
 
         event = message.event
         match event:
@@ -159,9 +185,29 @@ class WorkbenchApp(App[None]):
                 self.controller.record(event)
                 self.timeline_model.finished(event)
                 self._timeline_changed()
+            case CallProgress():
+                self._progress(event)
+            case ServerLog() | ResourceUpdated() | CatalogChanged() | AskSettled():
+                self.mcp_ui.event(event)
         main = self.main
         if main is not None:
             main.core_event(event)
+
+    def _progress(self, event: CallProgress) -> None:
+        """An MCP call's progress: on its timeline bar and its card in the chat."""
+        from workbench.screens.session import SessionScreen
+        from workbench.widgets.chat import ChatLog
+
+        bar = self.timeline_model.by_id.get(event.call_id)
+        if bar is None:
+            return
+        bar.progress = progress_text(event)
+        self._timeline_changed()
+        session = self.get_screen("session")
+        if isinstance(session, SessionScreen) and session.is_mounted:
+            card = session.query_one(ChatLog).cards.get(event.call_id)
+            if card is not None:
+                card.set_progress(bar.progress)
 
     def _timeline_changed(self) -> None:
         from workbench.screens.session import SessionScreen
@@ -212,6 +258,7 @@ class WorkbenchApp(App[None]):
 
     def on_unmount(self) -> None:
         self._detach()  # anything still waiting is denied
+        self.mcp_ui.detach()  # and a server's questions declined or refused
         self.controller.stop()
 
     @property
@@ -391,6 +438,10 @@ class WorkbenchApp(App[None]):
     @on(ToolsTree.ToolsetToggled)
     def _toolset_toggled(self, event: ToolsTree.ToolsetToggled) -> None:
         self.set_toolset(event.toolset, event.enabled)
+
+    @on(SourcesPanel.Open)
+    def _source_open(self, event: SourcesPanel.Open) -> None:
+        self.mcp_ui.open(event)
 
     @on(SourcesPanel.Action)
     def _source_action(self, event: SourcesPanel.Action) -> None:

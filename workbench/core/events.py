@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from workbench.core.agent.transcript import TranscriptFailed
     from workbench.core.execution.approval import ApprovalAnswered, ApprovalRequested
     from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
-    from workbench.core.mcp.manager import CallProgress, ServerChanged, ToolsChanged
+    from workbench.core.mcp.asks import AskSettled
+    from workbench.core.mcp.manager import (
+        CallProgress,
+        CatalogChanged,
+        ResourceUpdated,
+        ServerChanged,
+        ServerLog,
+        ToolsChanged,
+    )
     from workbench.core.plugins.manager import PluginChanged
 
 
@@ -75,4 +83,5 @@ CoreEvent: TypeAlias = (
     " | TextDelta | RoundStarted | TurnFinished | ContextUsage | ContextNotice | ContextCompressed"
     " | ChildStarted | ChildFinished | TranscriptFailed | ApprovalRequested | ApprovalAnswered"
     " | PluginChanged | ServerChanged | ToolsChanged | CallProgress"
+    " | ServerLog | ResourceUpdated | CatalogChanged | AskSettled"
 )

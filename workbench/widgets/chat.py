@@ -100,6 +100,7 @@ class ToolCard(Vertical, can_focus=True):
         self.call_id, self.tool, self.arguments, self.label = call_id, name, arguments, label
         self.status, self.duration, self.content, self.spilled = "running", 0.0, "", None
         self.diff: FileDiff | None = None
+        self.progress = ""  # what a running MCP call last reported
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="card-header")
@@ -114,11 +115,18 @@ class ToolCard(Vertical, can_focus=True):
         if self.label:
             text.append(f"  [{self.label}]", "cyan")
         text.append(f"  {self.status}", style)
+        if self.status == "running" and self.progress:
+            text.append(f"  {self.progress}", "yellow")
         if self.status != "running":
             text.append(f"  {self.duration * 1000:.0f} ms", "dim")
         if self.spilled:
             text.append("  v: full result", "dim")
         return text
+
+    def set_progress(self, progress: str) -> None:
+        self.progress = progress
+        if self.status == "running":
+            self.query_one(".card-header", Static).update(self._header())
 
     def finish(
         self,

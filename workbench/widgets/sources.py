@@ -1,4 +1,9 @@
-"""MCP servers and plugins: their state, what went wrong, and the actions on them."""
+"""MCP servers and plugins: their state, what went wrong, and the actions on them.
+
+A server's row opens what it offers beside its tools: its info and capabilities, its
+resources, resource templates and prompts (Enter opens one; `s` subscribes to a resource),
+and its log messages with the tail of its stderr.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +56,20 @@ class SourcesPanel(VerticalScroll):
         margin-top: 1;
         color: $text-muted;
     }
+
+    SourcesPanel #server-info {
+        margin-top: 1;
+    }
+
+    SourcesPanel #catalog {
+        max-height: 14;
+        margin-top: 1;
+    }
+
+    SourcesPanel #server-log {
+        margin-top: 1;
+        color: $text-muted;
+    }
     """
 
     BINDINGS = [
@@ -58,6 +77,7 @@ class SourcesPanel(VerticalScroll):
         Binding("e", "enable_plugin", "Enable plugin", id="sources.enable"),
         Binding("x", "disable_plugin", "Disable plugin", id="sources.disable"),
         Binding("l", "reload_plugin", "Reload plugin", id="sources.reload"),
+        Binding("s", "subscribe", "Subscribe to a resource", id="sources.subscribe"),
     ]
 
     class Action(Message):
@@ -68,6 +88,14 @@ class SourcesPanel(VerticalScroll):
             self.action = action
             self.name = name
 
+    class Open(Message):
+        """Asks the screen to open a server's resource, template or prompt (or, with
+        `subscribe`, to switch its subscription to a resource)."""
+
+        def __init__(self, server: str, kind: str, key: str, subscribe: bool = False) -> None:
+            super().__init__()
+            self.server, self.kind, self.key, self.subscribe = server, kind, key, subscribe
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._servers: list[Any] = []
@@ -77,6 +105,9 @@ class SourcesPanel(VerticalScroll):
         yield Static(Text("MCP servers", style="bold"), classes="sources-heading")
         yield Static(Text(NO_SERVERS, style="dim italic"), id="servers-empty")
         yield DataTable(id="servers", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="server-info")
+        yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="server-log")
         yield Static(Text("Plugins", style="bold"), classes="sources-heading")
         yield Static(Text(NO_PLUGINS, style="dim italic"), id="plugins-empty")
         yield DataTable(id="plugins", cursor_type="row", zebra_stripes=True)
@@ -89,6 +120,9 @@ class SourcesPanel(VerticalScroll):
         self.query_one("#plugins", DataTable).add_columns(
             "plugin", "source", "state", "tools", "problem"
         )
+        self.query_one("#catalog", DataTable).add_columns("kind", "name", "uri / arguments", "type")
+        self.query_one("#catalog", DataTable).display = False
+        self._server_key: str | None = None
 
     def show(self, servers: list[Any], plugins: list[Any]) -> None:
         self._servers, self._plugins = servers, plugins
@@ -101,6 +135,7 @@ class SourcesPanel(VerticalScroll):
             ],
             [s.name for s in servers],
         )
+        self._show_server(self._selected("#servers"))
         self._fill(
             "#plugins",
             "#plugins-empty",
@@ -132,17 +167,68 @@ class SourcesPanel(VerticalScroll):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         key = event.row_key.value if event.row_key else None
         detail = self.query_one("#source-detail", Static)
+        if event.data_table.id == "catalog":
+            return
         if event.data_table.id == "servers":
-            server = next((s for s in self._servers if s.name == key), None)
-            if server is not None:
-                lines = [f"{server.name}: {server.state}", server.error, *server.warnings]
-                lines += [f"stderr: {line}" for line in server.stderr_tail[-8:]]
-                lines += [f"refused {n}: {why}" for n, why in server.refused]
-                detail.update(Text("\n".join(line for line in lines if line)))
+            self._show_server(key)
         else:
             plugin = next((p for p in self._plugins if p.key == key), None)
             if plugin is not None:
                 detail.update(Text(_plugin_detail(plugin)))
+
+    def _show_server(self, key: str | None) -> None:
+        """The selected server's info, what it offers, its log messages and stderr tail."""
+        server = next((s for s in self._servers if s.name == key), None)
+        info = self.query_one("#server-info", Static)
+        catalog = self.query_one("#catalog", DataTable)
+        log = self.query_one("#server-log", Static)
+        if server is None:
+            info.update("")
+            log.update("")
+            catalog.display = False
+            return
+        info.update(server_info_text(server))
+        rows = catalog_rows(server)
+        if key != self._server_key or [r[0] for r in rows] != self._catalog_keys():
+            cursor = catalog.cursor_row if key == self._server_key else 0
+            self._server_key = key
+            catalog.clear()
+            for row_key, cells in rows:
+                catalog.add_row(*cells, key=row_key)
+            if rows:
+                catalog.move_cursor(row=min(cursor, len(rows) - 1))
+        else:  # the same rows: only their cells (a subscription's count) change
+            for row_key, cells in rows:
+                for column, value in zip(catalog.columns, cells, strict=True):
+                    catalog.update_cell(row_key, column, value)
+        catalog.display = bool(rows)
+        log.update(server_log_text(server))
+
+    def _catalog_keys(self) -> list[str]:
+        table = self.query_one("#catalog", DataTable)
+        return [str(row.key.value) for row in table.ordered_rows]
+
+    def action_open_catalog(self) -> None:
+        self._post_catalog(subscribe=False)
+
+    def action_subscribe(self) -> None:
+        self._post_catalog(subscribe=True)
+
+    def _post_catalog(self, subscribe: bool) -> None:
+        table = self.query_one("#catalog", DataTable)
+        if not table.has_focus or not table.row_count or self._server_key is None:
+            return
+        key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        kind, _, name = key.partition(":")
+        if subscribe and kind != "resource":
+            self.app.notify("Only a resource can be subscribed to", severity="warning")
+            return
+        self.post_message(self.Open(self._server_key, kind, name, subscribe))
+
+    @on(DataTable.RowSelected, "#catalog")
+    def _catalog_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_catalog()
 
     def _selected(self, table_id: str) -> str | None:
         table = self.query_one(table_id, DataTable)
@@ -165,6 +251,68 @@ class SourcesPanel(VerticalScroll):
     def action_reload_plugin(self) -> None:
         if (name := self._selected("#plugins")) is not None:
             self.post_message(self.Action("reload", name))
+
+
+def server_info_text(server: Any) -> Text:
+    info = server.info
+    text = Text()
+    if not info.name and not info.protocol:
+        text.append(f"{server.name}: {server.state}", "bold")
+        return text
+    text.append(f"{info.name} {info.version}".strip(), "bold")
+    text.append(f"  protocol {info.protocol}\n", "dim")
+    text.append("capabilities  ", "dim")
+    text.append(
+        ", ".join(_capability(k, v) for k, v in sorted(info.capabilities.items())) or "none"
+    )
+    catalog = server.catalog
+    if catalog.listed:
+        text.append(
+            f"\n{server.tools} tools · {len(catalog.resources)} resources · "
+            f"{len(catalog.templates)} templates · {len(catalog.prompts)} prompts",
+        )
+        text.append("  (Enter opens · s subscribes)" if catalog.resources else "", "dim")
+    for kind, why in catalog.errors.items():
+        text.append(f"\nits {kind} could not be listed: {why}", "red")
+    return text
+
+
+def _capability(name: str, value: Any) -> str:
+    flags = [k for k, v in value.items() if v is True] if isinstance(value, dict) else []
+    return f"{name} ({', '.join(flags)})" if flags else name
+
+
+def catalog_rows(server: Any) -> list[tuple[str, tuple[Any, ...]]]:
+    """(row key, cells) for each resource, template and prompt of the server."""
+    catalog, rows = server.catalog, []
+    for r in catalog.resources:
+        updates = server.subscriptions.get(r.uri)
+        mark = "" if updates is None else f"  ◉ {updates} update(s)" if updates else "  ◉"
+        rows.append(
+            (
+                f"resource:{r.uri}",
+                (Text("resource", "cyan"), r.name + mark, r.uri, r.mime_type),
+            )
+        )
+    for t in catalog.templates:
+        rows.append(
+            (
+                f"template:{t.uri_template}",
+                (Text("template", "magenta"), t.name, t.uri_template, t.mime_type),
+            )
+        )
+    for p in catalog.prompts:
+        args = ", ".join(a.name + ("*" if a.required else "") for a in p.arguments)
+        rows.append((f"prompt:{p.name}", (Text("prompt", "green"), p.name, args, "")))
+    return rows
+
+
+def server_log_text(server: Any) -> Text:
+    lines = [server.error, *server.warnings]
+    lines += [f"log: {line}" for line in server.logs[-8:]]
+    lines += [f"stderr: {line}" for line in server.stderr_tail[-8:]]
+    lines += [f"refused {n}: {why}" for n, why in server.refused]
+    return Text("\n".join(line for line in lines if line))
 
 
 def _state(state: str) -> Text:

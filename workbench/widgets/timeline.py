@@ -63,6 +63,7 @@ class Bar:
     parent: str = ""  # a sub-agent's call: the delegate_task call that started it
     conversation: str | None = None  # a delegate_task call: its sub-agent's transcript
     diff: Any = None  # a file write: what it changed (workbench.core.execution.diffs.FileDiff)
+    progress: str = ""  # what a running MCP call last reported, e.g. "3/4 step three"
 
     def until(self, now: float) -> float:
         return self.end if self.end is not None else now
@@ -71,7 +72,8 @@ class Bar:
     def title(self) -> str:
         """The tool and what it works on: `read_file a.txt`, `terminal ls -la`."""
         aim = target(self.arguments)
-        return f"{self.name} {aim}" if aim else self.name
+        title = f"{self.name} {aim}" if aim else self.name
+        return f"{title} [{self.progress}]" if self.progress and self.end is None else title
 
 
 def target(arguments: Any, limit: int = 40) -> str:

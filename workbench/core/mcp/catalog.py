@@ -302,3 +302,17 @@ def prompt_arguments(item: Prompt, values: Any) -> dict[str, str]:
             continue
         out[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return out
+
+
+def reading_path(home: Any, server: str, key: str) -> Any:
+    """Where a reading of `key` (a URI, a prompt) from `server` is kept for the viewer: a
+    private folder of HERMES_HOME, a file name no server can steer (a slug and a hash)."""
+    import hashlib
+    from pathlib import Path
+
+    from workbench.core.storage.private import private_dir
+
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", key)[-60:].strip("._") or "reading"
+    digest = hashlib.sha256(f"{server}\0{key}".encode()).hexdigest()[:10]
+    folder = private_dir(Path(home) / "state" / "mcp" / re.sub(r"[^A-Za-z0-9_-]", "_", server))
+    return folder / f"{slug}-{digest}.txt"
