@@ -269,6 +269,7 @@ class WorkbenchApp(App[None]):
         from workbench.screens.approval import ApprovalScreen
         from workbench.screens.conversation import ConversationScreen
         from workbench.screens.help import HelpScreen
+        from workbench.screens.mcp_asks import ArgumentsScreen, ElicitationScreen, SamplingScreen
         from workbench.screens.rules import RulesScreen
         from workbench.screens.session import SessionScreen
         from workbench.screens.session_search import SessionSearchScreen
@@ -286,6 +287,9 @@ class WorkbenchApp(App[None]):
                     ("Run form", RunToolForm),
                     ("Sources", SourcesPanel),
                     ("Approval", ApprovalScreen),
+                    ("MCP server asks for input", ElicitationScreen),
+                    ("MCP server asks for a completion", SamplingScreen),
+                    ("Template or prompt arguments", ArgumentsScreen),
                     ("Result viewer", ViewerScreen),
                     ("Chat", SessionScreen),
                     ("Prompt", PromptArea),

@@ -212,6 +212,9 @@ async def test_help_lists_every_binding_with_its_id(home: Path) -> None:
             "viewer.close",
             "sessions.close",
             "conversation.raw",
+            "sources.subscribe",
+            "elicit.accept",
+            "sampling.approve",
         } <= ids
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)

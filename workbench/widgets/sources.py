@@ -17,6 +17,8 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from workbench.core.execution.printable import escape
+
 STATE_STYLE = {
     "ready": "green",
     "loaded": "green",
@@ -253,18 +255,22 @@ class SourcesPanel(VerticalScroll):
             self.post_message(self.Action("reload", name))
 
 
+def _shown(value: Any, style: str = "") -> Text:
+    """A server's own words, as plain text: never markup, every control character visible."""
+    return Text(escape(str(value or "")), style=style)
+
+
 def server_info_text(server: Any) -> Text:
     info = server.info
     text = Text()
     if not info.name and not info.protocol:
         text.append(f"{server.name}: {server.state}", "bold")
         return text
-    text.append(f"{info.name} {info.version}".strip(), "bold")
-    text.append(f"  protocol {info.protocol}\n", "dim")
+    text.append(_shown(f"{info.name} {info.version}".strip(), "bold"))
+    text.append(_shown(f"  protocol {info.protocol}\n", "dim"))
     text.append("capabilities  ", "dim")
-    text.append(
-        ", ".join(_capability(k, v) for k, v in sorted(info.capabilities.items())) or "none"
-    )
+    shown = ", ".join(_capability(k, v) for k, v in sorted(info.capabilities.items()))
+    text.append(_shown(shown or "none"))
     catalog = server.catalog
     if catalog.listed:
         text.append(
@@ -273,7 +279,7 @@ def server_info_text(server: Any) -> Text:
         )
         text.append("  (Enter opens · s subscribes)" if catalog.resources else "", "dim")
     for kind, why in catalog.errors.items():
-        text.append(f"\nits {kind} could not be listed: {why}", "red")
+        text.append(_shown(f"\nits {kind} could not be listed: {why}", "red"))
     return text
 
 
@@ -288,22 +294,15 @@ def catalog_rows(server: Any) -> list[tuple[str, tuple[Any, ...]]]:
     for r in catalog.resources:
         updates = server.subscriptions.get(r.uri)
         mark = "" if updates is None else f"  ◉ {updates} update(s)" if updates else "  ◉"
-        rows.append(
-            (
-                f"resource:{r.uri}",
-                (Text("resource", "cyan"), r.name + mark, r.uri, r.mime_type),
-            )
-        )
+        cells = (Text("resource", "cyan"), _shown(r.name + mark), _shown(r.uri))
+        rows.append((f"resource:{r.uri}", (*cells, _shown(r.mime_type))))
     for t in catalog.templates:
-        rows.append(
-            (
-                f"template:{t.uri_template}",
-                (Text("template", "magenta"), t.name, t.uri_template, t.mime_type),
-            )
-        )
+        cells = (Text("template", "magenta"), _shown(t.name), _shown(t.uri_template))
+        rows.append((f"template:{t.uri_template}", (*cells, _shown(t.mime_type))))
     for p in catalog.prompts:
         args = ", ".join(a.name + ("*" if a.required else "") for a in p.arguments)
-        rows.append((f"prompt:{p.name}", (Text("prompt", "green"), p.name, args, "")))
+        cells = (Text("prompt", "green"), _shown(p.name), _shown(args), Text(""))
+        rows.append((f"prompt:{p.name}", cells))
     return rows
 
 
@@ -312,7 +311,7 @@ def server_log_text(server: Any) -> Text:
     lines += [f"log: {line}" for line in server.logs[-8:]]
     lines += [f"stderr: {line}" for line in server.stderr_tail[-8:]]
     lines += [f"refused {n}: {why}" for n, why in server.refused]
-    return Text("\n".join(line for line in lines if line))
+    return _shown("\n".join(line for line in lines if line))
 
 
 def _state(state: str) -> Text:
