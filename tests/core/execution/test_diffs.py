@@ -116,3 +116,22 @@ async def test_an_approval_for_a_write_shows_the_diff_it_would_make(tmp_path: Pa
     assert request.diff is not None
     assert "-debug = false" in request.diff.lines and "+debug = true" in request.diff.lines
     assert (outside / "settings.ini").read_text() == "debug = false\nport = 80\n"
+
+
+async def test_a_hardline_write_never_reads_its_target_for_a_diff(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA me\n")
+    read: list[str] = []
+    real = diffs.preview
+    monkeypatch.setattr(diffs, "preview", lambda *a: read.append(a[0]) or real(*a))
+    asked = []
+    broker = ApprovalBroker()
+    broker.attach(lambda r: (asked.append(r), broker.answer(r.id, "deny")))
+    executor = Executor(registry, broker=broker, cwd=str(tmp_path))
+    (outcome,) = await executor.run([write("~/.ssh/authorized_keys", "ssh-ed25519 BBBB x\n")])
+    assert outcome.status == "blocked" and asked == [] and read == []
+    await executor.run([write(str(tmp_path.parent / "elsewhere.txt"), "b\n")])  # asks: read
+    assert read == ["write_file"] and asked and asked[0].diff is not None

@@ -396,7 +396,8 @@ class Executor:
             if ruling.outcome is Outcome.ALLOW:
                 return True
         diff = None  # a file write shows what it would change, from the file as it is now
-        if name in diffs.DIFFED and self._files_here():
+        hardline = verdict is not None and verdict.hardline  # never asked: nothing to read
+        if name in diffs.DIFFED and self._files_here() and not hardline:
             diff = await asyncio.to_thread(diffs.preview, name, args, self.cwd)
         decision = await self._decide(
             name, verdict, shown=shown, facts=facts, diff=diff, ruling=ruling
