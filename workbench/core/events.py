@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from workbench.core.agent.compress import ContextCompressed
-    from workbench.core.agent.delegation import ChildFinished, ChildStarted
+    from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
     from workbench.core.agent.loop import (
         ContextNotice,
         ContextUsage,
@@ -81,7 +81,7 @@ class ModuleImportFailed:
 CoreEvent: TypeAlias = (
     "RegistryChanged | ToolsetsChanged | ModuleImportFailed | ToolCallStarted | ToolCallFinished"
     " | TextDelta | RoundStarted | TurnFinished | ContextUsage | ContextNotice | ContextCompressed"
-    " | ChildStarted | ChildFinished | TranscriptFailed | ApprovalRequested | ApprovalAnswered"
+    " | SubagentStarted | SubagentFinished | TranscriptFailed | ApprovalRequested | ApprovalAnswered"
     " | PluginChanged | ServerChanged | ToolsChanged | CallProgress"
     " | ServerLog | ResourceUpdated | CatalogChanged | AskSettled"
 )

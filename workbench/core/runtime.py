@@ -47,9 +47,9 @@ class Runtime:
 
     def _taken(self, name: str) -> bool:
         """A memory provider's tool may not take the name of a shared or a session tool."""
-        from workbench.core.agent.own_tools import SESSION_TOOL_NAMES
+        from workbench.core.agent.own_tools import OWN_TOOL_NAMES
 
-        return self.registry.get_entry(name) is not None or name in SESSION_TOOL_NAMES
+        return self.registry.get_entry(name) is not None or name in OWN_TOOL_NAMES
 
     @property
     def session_index(self) -> SessionIndex:

@@ -284,7 +284,7 @@ class SessionScreen(Screen[None]):
     async def agent_event(self, event: CoreEvent) -> None:
         """One event of the running turn, in the order the agent emitted them."""
         from workbench.core.agent.compress import ContextCompressed
-        from workbench.core.agent.delegation import ChildFinished, ChildStarted
+        from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
         from workbench.core.agent.loop import ContextNotice, ContextUsage, RoundStarted, TextDelta
         from workbench.core.agent.transcript import TranscriptFailed
         from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
@@ -303,7 +303,7 @@ class SessionScreen(Screen[None]):
                 await self._finish_reply()
                 await log.card(event.call_id, event.name, event.arguments, event.label)
                 self.call_started(event)
-            case ChildStarted():
+            case SubagentStarted():
                 bar = self.timeline_model.by_id.get(event.call_id)
                 if bar is not None:
                     bar.conversation = str(event.transcript) if event.transcript else None
@@ -313,7 +313,7 @@ class SessionScreen(Screen[None]):
                         ("  (its conversation: v on its call in the timeline)", "dim"),
                     )
                 )
-            case ChildFinished():
+            case SubagentFinished():
                 ended = f"🧩 {event.name} {event.reason}" + (
                     f": {event.error}" if event.error else ""
                 )

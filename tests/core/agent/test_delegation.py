@@ -13,7 +13,7 @@ import pytest
 from tests.core.agent.test_loop import tool_messages
 from tests.support.fake_openai import FakeOpenAI, error, text, tools
 from workbench.core.agent import transcript
-from workbench.core.agent.delegation import ChildFinished, ChildStarted
+from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 
@@ -42,17 +42,17 @@ async def test_two_delegated_tasks_run_at_once_and_answer_their_parent(
 
     answers = sorted(r["answer"] for r in results(fake))
     assert answers == ["alpha holds one line", "beta is fine"]
-    started = [e for e in events if isinstance(e, ChildStarted)]
-    done = [e for e in events if isinstance(e, ChildFinished)]
+    started = [e for e in events if isinstance(e, SubagentStarted)]
+    done = [e for e in events if isinstance(e, SubagentFinished)]
     assert len(started) == 2 and {e.reason for e in done} == {"answered"}
     first_done = events.index(done[0])
     assert all(events.index(e) < first_done for e in started)  # both ran at once
 
-    child_calls = [e for e in events if isinstance(e, ToolCallStarted) and e.label]
+    subagent_calls = [e for e in events if isinstance(e, ToolCallStarted) and e.label]
     delegate_ids = {
         e.call_id for e in events if isinstance(e, ToolCallStarted) and e.name == "delegate_task"
     }
-    (read,) = child_calls
+    (read,) = subagent_calls
     assert read.name == "read_file" and read.parent in delegate_ids
     assert read.label.startswith("sub-agent ")
     parent_kinds = [
@@ -60,16 +60,16 @@ async def test_two_delegated_tasks_run_at_once_and_answer_their_parent(
     ]
     assert {r["name"] for r in parent_kinds} == {"delegate_task", "read_file"}
 
-    child_files = sorted((transcript.sessions_dir(home) / session.id).glob("*.jsonl"))
-    assert len(child_files) == 2
-    child_roles = [
-        [m["role"] for m in transcript.messages(transcript.read(path))] for path in child_files
+    subagent_files = sorted((transcript.sessions_dir(home) / session.id).glob("*.jsonl"))
+    assert len(subagent_files) == 2
+    subagent_roles = [
+        [m["role"] for m in transcript.messages(transcript.read(path))] for path in subagent_files
     ]
-    assert ["user", "assistant", "tool", "assistant"] in child_roles
+    assert ["user", "assistant", "tool", "assistant"] in subagent_roles
     await session.close()
 
 
-async def test_a_childs_destructive_command_asks_the_user_under_its_name(
+async def test_a_subagents_destructive_command_asks_the_user_under_its_name(
     make_session,
     fake: FakeOpenAI,
     workdir: Path,
@@ -92,10 +92,10 @@ async def test_a_childs_destructive_command_asks_the_user_under_its_name(
     await session.close()
 
 
-async def test_a_failing_child_is_a_clear_error_for_its_parent(
+async def test_a_failing_subagent_is_a_clear_error_for_its_parent(
     make_session, fake: FakeOpenAI
 ) -> None:
-    fake.add(tools(("delegate_task", {"goal": "doomed work"})), text("the child failed"))
+    fake.add(tools(("delegate_task", {"goal": "doomed work"})), text("the sub-agent failed"))
     fake.route("doomed work", *[error(500, "model exploded")] * 3)
     session, _ = await make_session()
     finished = await session.turn("try it")
@@ -106,41 +106,45 @@ async def test_a_failing_child_is_a_clear_error_for_its_parent(
     await session.close()
 
 
-async def test_cancelling_the_parent_cancels_its_running_child(
+async def test_cancelling_the_parent_cancels_its_running_subagent(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
     fake.add(tools(("delegate_task", {"goal": "long story"})))
     fake.route("long story", text("word " * 300, chunks=300, delay=0.02))
     session, events = await make_session()
     task = asyncio.create_task(session.turn("go"))
-    while not any(isinstance(e, ChildStarted) for e in events):
+    while not any(isinstance(e, SubagentStarted) for e in events):
         await asyncio.sleep(0.02)
-    await asyncio.sleep(0.3)  # the child is streaming
+    await asyncio.sleep(0.3)  # the  is streaming
     session.cancel()
     finished = await asyncio.wait_for(task, 10)
     assert finished.reason == "cancelled"
-    assert [e.reason for e in events if isinstance(e, ChildFinished)] == ["cancelled"]
-    (child,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")
-    ends = [r["reason"] for r in transcript.read(child) if r["kind"] == "turn_finished"]
+    assert [e.reason for e in events if isinstance(e, SubagentFinished)] == ["cancelled"]
+    (subagent,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")
+    ends = [r["reason"] for r in transcript.read(subagent) if r["kind"] == "turn_finished"]
     assert ends == ["cancelled"]
     await session.close()
 
 
-async def test_children_get_no_delegate_task_at_the_default_depth_limit(
+async def test_subagents_get_no_delegate_task_at_the_default_depth_limit(
     make_session, fake: FakeOpenAI
 ) -> None:
     fake.add(tools(("delegate_task", {"goal": "nested", "toolsets": ["file"]})), text("ok"))
     fake.route("nested", tools(("delegate_task", {"goal": "deeper"})), text("I could not nest"))
     session, _ = await make_session()
     await session.turn("nest")
-    parent_first, child_first, child_second = fake.requests[0], fake.requests[1], fake.requests[2]
+    parent_first, subagent_first, subagent_second = (
+        fake.requests[0],
+        fake.requests[1],
+        fake.requests[2],
+    )
     assert "delegate_task" in offered(parent_first)
-    assert "delegate_task" not in offered(child_first)  # depth limit 2: children may not
-    assert offered(child_first) - {"todo", "session_search", "memory"} <= {
+    assert "delegate_task" not in offered(subagent_first)  # depth limit 2:  may not
+    assert offered(subagent_first) - {"todo", "session_search", "memory"} <= {
         "read_file", "write_file", "patch", "search_files"
     }  # fmt: skip
-    assert "clarify" not in offered(child_first)  # nobody can answer a sub-agent's question
-    refused = tool_messages(child_second)[0]["content"]
+    assert "clarify" not in offered(subagent_first)  # nobody can answer a sub-agent's question
+    refused = tool_messages(subagent_second)[0]["content"]
     assert "does not exist" in refused  # the call it was not offered did not run
     await session.close()
 
@@ -164,7 +168,7 @@ async def test_the_schema_states_the_limits_from_config(
 
 
 @pytest.mark.parametrize("toolsets", [["terminal"], ["file", "terminal"]])
-async def test_a_child_cannot_get_toolsets_its_parent_lacks(
+async def test_a_subagent_cannot_get_toolsets_its_parent_lacks(
     make_session, fake: FakeOpenAI, home: Path, toolsets
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
@@ -173,12 +177,12 @@ async def test_a_child_cannot_get_toolsets_its_parent_lacks(
     session, _ = await make_session()
     await session.turn("browse")
     (result,) = results(fake)
-    assert "error" in result and len(fake.requests) == 2  # no child conversation started
+    assert "error" in result and len(fake.requests) == 2  # no  conversation started
     assert "terminal" not in offered(fake.requests[0])  # a toolset the parent lacks
     await session.close()
 
 
-async def test_a_child_that_runs_too_long_is_stopped_with_a_clear_error(
+async def test_a_subagent_that_runs_too_long_is_stopped_with_a_clear_error(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
@@ -191,9 +195,9 @@ async def test_a_child_that_runs_too_long_is_stopped_with_a_clear_error(
     (result,) = results(fake)
     assert result["status"] == "timeout" and "within 0.5 s" in result["error"]
     assert "did not finish within" in result["error"]
-    assert [e.reason for e in events if isinstance(e, ChildFinished)] == ["timeout"]
-    (child,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")
-    assert [r["reason"] for r in transcript.read(child) if r["kind"] == "turn_finished"] == [
+    assert [e.reason for e in events if isinstance(e, SubagentFinished)] == ["timeout"]
+    (subagent,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")
+    assert [r["reason"] for r in transcript.read(subagent) if r["kind"] == "turn_finished"] == [
         "cancelled"
     ]
     await session.close()
@@ -212,7 +216,7 @@ async def test_a_resumed_session_names_new_sub_agents_after_its_old_ones(
     resumed, _ = await make_session(resume=session.id)
     await resumed.turn("two")
     await resumed.close()
-    children = sorted(p.name for p in (transcript.sessions_dir(home) / session.id).iterdir())
-    assert children == ["sub-agent-1.jsonl", "sub-agent-2.jsonl"]
+    subagents = sorted(p.name for p in (transcript.sessions_dir(home) / session.id).iterdir())
+    assert subagents == ["sub-agent-1.jsonl", "sub-agent-2.jsonl"]
     second = transcript.read(transcript.sessions_dir(home) / session.id / "sub-agent-2.jsonl")
     assert second[0]["goal"] == "second job"

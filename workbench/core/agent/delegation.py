@@ -1,13 +1,13 @@
 """delegate_task: a sub-agent with its own conversation works on one goal for its parent.
 
-The child gets the parent's model, registry, scheduler, approvals (its requests carry its
+The sub-agent gets the parent's model, registry, scheduler, approvals (its requests carry its
 name) and result budgets, and a set of tools never larger than the parent's: the toolsets
 it asks for, cut down to what the parent may use. Its tool calls are events like the
 parent's, labelled with its name and the call that started it. Its final answer is the
 call's result (budgeted like any other); a failure, a timeout or a cancel is a clear error.
 Several delegated tasks in one batch run at once, up to `delegation.max_concurrent`; an
 agent at depth d may delegate only while d + 1 < `delegation.max_depth` (default 2: the
-top agent may, its children may not).
+top agent may, its sub-agents may not).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ NAME = "delegate_task"
 DEFAULT_MAX_DEPTH = 2
 DEFAULT_MAX_CONCURRENT = 3
 DEFAULT_TIMEOUT = 600.0
-CHILD_PROMPT = (
+SUBAGENT_PROMPT = (
     "You are a sub-agent: another agent gave you one task. Work on it with the tools you "
     "have, then answer with a short report of what you did and found; that answer is all "
     "the other agent will see.\n\nGoal: {goal}"
@@ -51,7 +51,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class ChildTask:
+class SubagentTask:
     call_id: str  # the parent's delegate_task call
     name: str  # "sub-agent 2"
     goal: str
@@ -61,7 +61,7 @@ class ChildTask:
 
 
 @dataclass(frozen=True)
-class ChildStarted:
+class SubagentStarted:
     call_id: str
     name: str
     goal: str
@@ -69,7 +69,7 @@ class ChildStarted:
 
 
 @dataclass(frozen=True)
-class ChildFinished:
+class SubagentFinished:
     call_id: str
     name: str
     reason: str  # answered, max_rounds, error, timeout, cancelled
@@ -79,7 +79,7 @@ class ChildFinished:
     answer: str = ""  # the sub-agent's final reply, when it gave one
 
 
-class Child(Protocol):
+class Subagent(Protocol):
     """What `spawn` returns: a sub-agent ready to run its one turn."""
 
     transcript: Path | None
@@ -97,7 +97,7 @@ class Delegation:
         limits: Callable[[], Limits],
         offered: Callable[[], list[str]],
         toolset_of: Callable[[str], str | None],
-        spawn: Callable[[ChildTask], Child],
+        spawn: Callable[[SubagentTask], Subagent],
         emit: Callable[[object], None],
         counter: list[int],
     ) -> None:
@@ -167,7 +167,7 @@ class Delegation:
             return tool_error(problem)
         async with self._slots_for(limits.max_concurrent):
             self._counter[0] += 1
-            task = ChildTask(
+            task = SubagentTask(
                 str(context.get("tool_call_id") or ""),
                 f"sub-agent {self._counter[0]}",
                 goal,
@@ -191,28 +191,28 @@ class Delegation:
             )
         return tuple(n for n in mine if self.toolset_of(n) in requested), ""
 
-    async def _run(self, task: ChildTask, limits: Limits) -> str:
-        child = self.spawn(task)
-        self.emit(ChildStarted(task.call_id, task.name, task.goal, child.transcript))
-        prompt = CHILD_PROMPT.format(goal=task.goal)
+    async def _run(self, task: SubagentTask, limits: Limits) -> str:
+        subagent = self.spawn(task)
+        self.emit(SubagentStarted(task.call_id, task.name, task.goal, subagent.transcript))
+        prompt = SUBAGENT_PROMPT.format(goal=task.goal)
         if task.context:
             prompt += f"\n\nContext from the other agent:\n{task.context}"
-        running = asyncio.ensure_future(child.run(prompt))
-        try:  # shielded: on a timeout or a cancel the child is told, and records its end
+        running = asyncio.ensure_future(subagent.run(prompt))
+        try:  # shielded: on a timeout or a cancel the  is told, and records its end
             finished = await asyncio.wait_for(asyncio.shield(running), limits.timeout)
         except TimeoutError:
-            await _stop(child, running)
-            self.emit(ChildFinished(task.call_id, task.name, "timeout", 0))
+            await _stop(subagent, running)
+            self.emit(SubagentFinished(task.call_id, task.name, "timeout", 0))
             return tool_error(
                 f"{task.name} did not finish within {limits.timeout:g} s and was stopped",
                 status="timeout",
             )
-        except asyncio.CancelledError:  # the parent was cancelled: so is its child
-            await _stop(child, running)
-            self.emit(ChildFinished(task.call_id, task.name, "cancelled", 0))
+        except asyncio.CancelledError:  # the parent was cancelled: so is its
+            await _stop(subagent, running)
+            self.emit(SubagentFinished(task.call_id, task.name, "cancelled", 0))
             raise
         self.emit(
-            ChildFinished(
+            SubagentFinished(
                 task.call_id,
                 task.name,
                 finished.reason,
@@ -222,7 +222,7 @@ class Delegation:
                 finished.text,
             )
         )
-        where = str(child.transcript) if child.transcript else ""
+        where = str(subagent.transcript) if subagent.transcript else ""
         if finished.reason == "error":
             return tool_error(f"{task.name} failed: {finished.error}", transcript=where)
         if finished.reason == "cancelled":
@@ -236,6 +236,6 @@ class Delegation:
         )
 
 
-async def _stop(child: Child, running: asyncio.Future[Any], grace: float = 5.0) -> None:
-    child.cancel()
+async def _stop(subagent: Subagent, running: asyncio.Future[Any], grace: float = 5.0) -> None:
+    subagent.cancel()
     await asyncio.wait({running}, timeout=grace)

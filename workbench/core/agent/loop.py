@@ -26,9 +26,9 @@ from typing import Any
 
 from workbench.core.agent.compress import Compressor, ContextCompressed
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
-from workbench.core.agent.delegation import ChildFinished, ChildStarted
+from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
 from workbench.core.agent.guards import LEAN_SYSTEM, REPEATED, RepeatGuard, nudge
-from workbench.core.agent.own_tools import SessionState, SessionTools
+from workbench.core.agent.own_tools import OwnToolsState, ToolRouter
 from workbench.core.agent.transcript import Transcript
 from workbench.core.execution.executor import Executor, ToolCallFinished, ToolCallStarted
 from workbench.core.model.settings import ModelSettings, shown_url
@@ -113,8 +113,8 @@ class Agent:
     def __init__(
         self,
         settings: ModelSettings,
-        tools: SessionTools,
-        state: SessionState,
+        tools: ToolRouter,
+        state: OwnToolsState,
         executor: Executor,
         offered: Callable[[], list[str]],
         *,
@@ -618,7 +618,8 @@ class Agent:
                 spilled=str(event.spilled) if event.spilled else None,
                 content=event.content if isinstance(event.content, str) else "<multimodal>",
             )
-        elif isinstance(event, ChildStarted):
+        elif isinstance(event, SubagentStarted):
+            # the record kinds keep their first names: transcripts already on disk use them
             self._record(
                 "child_started",
                 id=event.call_id,
@@ -626,7 +627,7 @@ class Agent:
                 goal=event.goal,
                 transcript=str(event.transcript or ""),
             )
-        elif isinstance(event, ChildFinished):
+        elif isinstance(event, SubagentFinished):
             self._record("child_finished", **event.__dict__)
         elif type(event).__name__ == "ApprovalAnswered":
             request = event.request

@@ -3,7 +3,7 @@
 `todo` is the session's task list, `clarify` asks the user through the front end (never in
 parallel), `session_search` searches past sessions, `delegate_task` starts sub-agents; the
 memory tools go to the active memory provider (core.tools.memory). They all run through the same
-executor as every other call (events, timeline, transcript) via `SessionTools`, a registry
+executor as every other call (events, timeline, transcript) via `ToolRouter`, a registry
 view that routes each name: the session's own tools, then the memory provider's, then the
 shared registry.
 """
@@ -23,11 +23,11 @@ from workbench.core.tools.errors import tool_error, tool_result
 from workbench.core.tools.registry import ToolEntry, ToolRegistry
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
-SESSION_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", DELEGATE})
+OWN_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", DELEGATE})
 Clarifier = Callable[[str, list[str]], Awaitable[str | None]]
 
 
-class SessionTools:
+class ToolRouter:
     """A registry view: the session's own tools, the memory provider's, then the shared ones."""
 
     def __init__(
@@ -62,7 +62,7 @@ class SessionTools:
 
 
 @dataclass
-class SessionState:
+class OwnToolsState:
     home: Path
     todos: list[dict[str, Any]] = field(default_factory=list)
     clarify: Clarifier | None = None  # set by a front end that can ask the user
@@ -109,13 +109,13 @@ CLARIFY_SCHEMA = {
 }
 
 
-def session_tools(
+def tool_router(
     shared: ToolRegistry,
-    state: SessionState,
+    state: OwnToolsState,
     memory: Callable[[], ToolRegistry] | None = None,
     *,
     interactive: bool = True,
-) -> SessionTools:
+) -> ToolRouter:
     """The session's own tools; `clarify` only where someone can answer (not sub-agents)."""
     own = ToolRegistry()
     own.register("todo", "todo", TODO_SCHEMA, lambda a, **k: _todo(state, a), emoji="📋")
@@ -129,7 +129,7 @@ def session_tools(
             emoji="❓",
             interactive=True,
         )
-    return SessionTools(shared, own, memory)
+    return ToolRouter(shared, own, memory)
 
 
 def add_session_search(own: ToolRegistry, index: SessionIndex, session_id: str) -> None:
@@ -176,7 +176,7 @@ SESSION_SEARCH_SCHEMA = {
 }
 
 
-def _todo(state: SessionState, args: dict[str, Any]) -> str:
+def _todo(state: OwnToolsState, args: dict[str, Any]) -> str:
     if "todos" in args:
         incoming = {str(t["id"]): dict(t) for t in args["todos"]}
         if args.get("merge"):
@@ -190,7 +190,7 @@ def _todo(state: SessionState, args: dict[str, Any]) -> str:
     return tool_result(todos=state.todos, summary=summary)
 
 
-def _clarifier(state: SessionState) -> Callable[..., Awaitable[str]]:
+def _clarifier(state: OwnToolsState) -> Callable[..., Awaitable[str]]:
     async def clarify(args: dict[str, Any], **_: Any) -> str:
         if state.clarify is None:
             return tool_error(

@@ -17,15 +17,15 @@ from typing import Any
 from workbench.core.agent import transcript
 from workbench.core.agent.context import Window
 from workbench.core.agent.delegation import NAME as DELEGATE
-from workbench.core.agent.delegation import ChildFinished, ChildTask, Delegation, Limits
+from workbench.core.agent.delegation import Delegation, Limits, SubagentFinished, SubagentTask
 from workbench.core.agent.loop import Agent, TurnFinished
 from workbench.core.agent.own_tools import (
     Clarifier,
-    SessionState,
-    SessionTools,
+    OwnToolsState,
+    ToolRouter,
     add_delegate_task,
     add_session_search,
-    session_tools,
+    tool_router,
 )
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.budget import BudgetConfig
@@ -86,14 +86,14 @@ class ChatSession:
             self.transcript.record("session", id=session_id, model=settings.describe(), cwd=cwd)
         else:
             self.transcript.record("resumed", id=session_id, model=settings.describe())
-        self.state = SessionState(runtime.home, clarify=clarify)
+        self.state = OwnToolsState(runtime.home, clarify=clarify)
         self.cwd = cwd
         # sub-agents started, for their names: a resumed session goes on from its last one
-        self._children = [_count(self._children_dir(), "sub-agent-*.jsonl")]
+        self._subagents = [_count(self._subagents_dir(), "sub-agent-*.jsonl")]
         self.tools = self._tools(self.state, depth=0, offered=runtime.effective_tools)
         self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
         self.executor.registry = self.tools
-        self._limit_delegates(self.executor)
+        self._limit_delegation(self.executor)
         self.window = Window.for_model(
             settings.model,
             settings.context_window,
@@ -122,10 +122,10 @@ class ChatSession:
         if self.on_event is not None:
             self.on_event(event)
 
-    def _tools(self, state: SessionState, depth: int, offered: Any) -> SessionTools:
+    def _tools(self, state: OwnToolsState, depth: int, offered: Any) -> ToolRouter:
         runtime = self.runtime
         top = depth == 0  # sub-agents get no memory tools and cannot ask the user (as Hermes)
-        tools = session_tools(
+        tools = tool_router(
             runtime.registry, state, runtime.memory.registry if top else None, interactive=top
         )
         add_session_search(tools.own, runtime.session_index, self.id)
@@ -135,44 +135,44 @@ class ChatSession:
             offered=offered,
             toolset_of=lambda name: getattr(runtime.registry.get_entry(name), "toolset", None),
             spawn=self._spawn,
-            emit=self._observe_child,
-            counter=self._children,
+            emit=self._observe_subagent,
+            counter=self._subagents,
         )
         if delegation.allowed:
             add_delegate_task(tools.own, delegation)
         return tools
 
-    def _limit_delegates(self, executor: Any) -> None:
-        """delegate_task runs under its own timeout, not the tools' (a child takes longer)."""
+    def _limit_delegation(self, executor: Any) -> None:
+        """delegate_task runs under its own timeout, not the tools' (a sub-agent takes longer)."""
         limits = Limits.from_config(self.runtime.config.get)
         executor.tool_timeouts.setdefault(DELEGATE, limits.timeout + 5)
 
-    def _children_dir(self) -> Path:
+    def _subagents_dir(self) -> Path:
         return transcript.sessions_dir(self.runtime.home) / self.id
 
-    def _observe_child(self, event: object) -> None:
+    def _observe_subagent(self, event: object) -> None:
         self.agent.observe(event)
         memory = self.agent.memory
-        if isinstance(event, ChildFinished) and event.answer and memory is not None:
-            child = f"{self.id}/{event.name.replace(' ', '-')}"  # as session_search names it
+        if isinstance(event, SubagentFinished) and event.answer and memory is not None:
+            subagent_id = f"{self.id}/{event.name.replace(' ', '-')}"  # as session_search names it
             # off the loop: a provider may block; the parent's turn goes on meanwhile
             asyncio.get_running_loop().run_in_executor(
-                None, memory.delegated, event.goal, event.answer, child
+                None, memory.delegated, event.goal, event.answer, subagent_id
             )
 
-    def _spawn(self, task: ChildTask) -> Any:
+    def _spawn(self, task: SubagentTask) -> Any:
         """A sub-agent: its own conversation and transcript, the session's model and tools."""
-        path = self._children_dir() / f"{task.name.replace(' ', '-')}.jsonl"
+        path = self._subagents_dir() / f"{task.name.replace(' ', '-')}.jsonl"
         record = transcript.Transcript(path, on_failure=self._tell)
         record.record("session", id=f"{self.id}/{task.name}", model=self.settings.describe(),
                       cwd=self.cwd, parent=task.call_id, goal=task.goal)  # fmt: skip
-        state = SessionState(self.runtime.home)
+        state = OwnToolsState(self.runtime.home)
         allowed = list(task.tools)
         tools = self._tools(state, depth=task.depth, offered=lambda: allowed)
         executor = self.runtime.executor(broker=self.broker, session_id=self.id, cwd=self.cwd)
         executor.registry, executor.label, executor.parent = tools, task.name, task.call_id
         executor.budget = self.executor.budget
-        self._limit_delegates(executor)
+        self._limit_delegation(executor)
         agent = Agent(
             self.settings,
             tools,
@@ -181,12 +181,12 @@ class ChatSession:
             lambda: allowed,
             transcript=record,
             client=self.agent.client,
-            on_event=lambda event: _forward_child_event(event, self.agent.observe),
+            on_event=lambda event: _forward_subagent_event(event, self.agent.observe),
             window=replace(self.agent.window),
             meter=self.agent.meter,
         )
         executor.on_event = agent.observe
-        return SubAgent(agent, executor, record)
+        return SessionSubagent(agent, executor, record)
 
     @property
     def id(self) -> str:
@@ -261,8 +261,8 @@ class ChatSession:
         self.transcript.close()
 
 
-class SubAgent:
-    """A child agent for one delegate_task call (core.agent.delegation.Child)."""
+class SessionSubagent:
+    """A sub-agent for one delegate_task call (core.agent.delegation.Subagent)."""
 
     def __init__(self, agent: Agent, executor: Any, record: transcript.Transcript) -> None:
         self.agent, self.executor, self.record = agent, executor, record
@@ -277,8 +277,8 @@ class SubAgent:
             self.record.close()
 
 
-def _forward_child_event(event: object, observe: Callable[[object], None]) -> None:
-    """A child's tool calls reach the parent (transcript, timeline); its text stays its own."""
+def _forward_subagent_event(event: object, observe: Callable[[object], None]) -> None:
+    """A sub-agent's tool calls reach the parent (transcript, timeline); its text stays its own."""
     if isinstance(event, ToolCallStarted | ToolCallFinished):
         observe(event)
 
