@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from workbench.core.execution.approval import ApprovalAnswered, ApprovalRequested
     from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
     from workbench.core.mcp.asks import AskSettled
-    from workbench.core.mcp.manager import (
+    from workbench.core.mcp.events import (
         CallProgress,
         CatalogChanged,
         ResourceUpdated,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from workbench.controller import Controller
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import ToolCallFinished
-    from workbench.core.mcp.manager import ServerChanged, ToolsChanged
+    from workbench.core.mcp.events import ServerChanged, ToolsChanged
     from workbench.core.plugins.manager import PluginChanged
     from workbench.core.runtime import Runtime
 
@@ -96,7 +96,7 @@ class MainScreen(Screen[None]):
         """One event from the core (the app hands on every one it receives)."""
         from workbench.core.events import ChangeKind, RegistryChanged
         from workbench.core.execution.executor import ToolCallFinished
-        from workbench.core.mcp.manager import ServerChanged, ToolsChanged
+        from workbench.core.mcp.events import ServerChanged, ToolsChanged
         from workbench.core.plugins.manager import PluginChanged
 
         match event:

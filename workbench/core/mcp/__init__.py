@@ -7,16 +7,15 @@ from workbench.core.mcp.asks import (
     SamplingRequest,
     ServerAsks,
 )
-from workbench.core.mcp.manager import (
+from workbench.core.mcp.events import (
     CallProgress,
     CatalogChanged,
-    MCPManager,
     ResourceUpdated,
     ServerChanged,
     ServerLog,
     ToolsChanged,
-    UnknownServer,
 )
+from workbench.core.mcp.manager import MCPManager, UnknownServer
 from workbench.core.mcp.server import NotReady, ServerStatus
 
 __all__ = [

@@ -13,7 +13,6 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +20,10 @@ from workbench.core.events import ToolSource
 from workbench.core.mcp import catalog as cat
 from workbench.core.mcp.asks import ServerAsks
 from workbench.core.mcp.config import ServerConfig, parse_servers
+from workbench.core.mcp.events import (
+    CallProgress,
+    ToolsChanged,
+)
 from workbench.core.mcp.names import tool_name, toolset
 from workbench.core.mcp.server import NotReady, ServerHandle, ServerStatus
 from workbench.core.mcp.trust import annotations_of, mark_untrusted, read_only
@@ -38,55 +41,6 @@ class UnknownServer(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown MCP server"
-
-
-@dataclass(frozen=True)
-class ServerChanged:
-    server: str
-    state: str
-    tools: int
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class ToolsChanged:
-    server: str
-    added: tuple[str, ...]
-    removed: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ServerLog:
-    """A log message the server sent (notifications/message), as one line."""
-
-    server: str
-    level: str
-    line: str
-
-
-@dataclass(frozen=True)
-class ResourceUpdated:
-    """A subscribed resource changed on the server (notifications/resources/updated)."""
-
-    server: str
-    uri: str
-
-
-@dataclass(frozen=True)
-class CatalogChanged:
-    """The server's resources, templates or prompts were listed again."""
-
-    server: str
-
-
-@dataclass(frozen=True)
-class CallProgress:
-    server: str
-    tool: str
-    call_id: str
-    progress: float
-    total: float | None
-    message: str | None
 
 
 class MCPManager:

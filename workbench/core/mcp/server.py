@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.mcp import catalog as cat
 from workbench.core.mcp.config import ServerConfig
+from workbench.core.mcp.events import CatalogChanged, ResourceUpdated, ServerChanged, ServerLog
 from workbench.core.mcp.results import convert
 from workbench.core.storage.private import open_private
 
@@ -156,8 +157,6 @@ class ServerHandle:
         self.state = state
         if error is not None:
             self.error = error
-        from workbench.core.mcp.manager import ServerChanged
-
         self._notify(ServerChanged(self.name, state, len(self.tools), self.error))
 
     # -- the owner task ----------------------------------------------------------------
@@ -298,8 +297,6 @@ class ServerHandle:
             uri = str(message.params.uri)
             if uri in self.subscriptions:  # an update we did not ask for is not news
                 self.subscriptions[uri] += 1
-                from workbench.core.mcp.manager import ResourceUpdated
-
                 self._notify(ResourceUpdated(self.name, uri))
         elif isinstance(message, Exception):  # a line that is not JSON-RPC: counted, said once
             self.noise += 1
@@ -344,8 +341,6 @@ class ServerHandle:
         where = f" {params.logger}" if params.logger else ""
         line = f"{time.strftime('%H:%M:%S')} {params.level}{where}: {text}"[:2000]
         self.logs.append(line)
-        from workbench.core.mcp.manager import ServerLog
-
         self._notify(ServerLog(self.name, str(params.level), line))
 
     async def _cataloguer(self, client: Any) -> None:
@@ -359,8 +354,6 @@ class ServerHandle:
             await asyncio.sleep(REFRESH_DEBOUNCE)
             self._relist.clear()
             self.catalog = await self._list_catalog(client)
-            from workbench.core.mcp.manager import CatalogChanged
-
             self._notify(CatalogChanged(self.name))
 
     async def _list_catalog(self, client: Any) -> cat.Catalog:
