@@ -63,6 +63,7 @@ $(MCP_STAMP):
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check workbench tests bench
 	$(BIN)/ruff format --check workbench tests bench
+	$(BIN)/lint-imports
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff format workbench tests bench

@@ -26,9 +26,9 @@ from tests.support.fake_openai import FakeOpenAI, text, tools
 
 
 async def rounds_overhead(home: Path, work: Path, rounds: int = 30) -> tuple[float, float]:
-    from workbench.core.agent.session import ChatSession
     from workbench.core.model.settings import ModelSettings
     from workbench.core.runtime import load_runtime
+    from workbench.core.session import ChatSession
 
     fake = FakeOpenAI().start()
     fake.add(*[tools(("read_file", {"path": "a.txt"})) for _ in range(rounds)], text("done"))
@@ -49,9 +49,9 @@ async def stream_rate(
 ) -> tuple[float, int, float]:
     """(turn time, UI events, lag behind the server's last byte) for `deltas` in ~`seconds`."""
     from workbench.core.agent.loop import TextDelta
-    from workbench.core.agent.session import ChatSession
     from workbench.core.model.settings import ModelSettings
     from workbench.core.runtime import load_runtime
+    from workbench.core.session import ChatSession
 
     fake = FakeOpenAI().start()
     fake.add(text("tok " * deltas, chunk_size=4, delay=seconds / deltas))

@@ -231,10 +231,10 @@ class Notes:
 
 async def run_task(model: str, server: object, task: Task, fixture: Path, timeout: float) -> Result:
     """One task in a fresh session, as `hermes-tui chat PROMPT --yes` runs it."""
-    from workbench.core.agent.session import ChatSession
     from workbench.core.execution.approval import ApprovalBroker
     from workbench.core.model.settings import resolve
     from workbench.core.runtime import load_runtime
+    from workbench.core.session import ChatSession
 
     with tempfile.TemporaryDirectory(prefix="bench-local-") as tmp:
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"

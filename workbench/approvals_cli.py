@@ -123,9 +123,10 @@ def _call(args: argparse.Namespace) -> tuple[str, dict] | str:
 
 
 def _suggest(runtime: Runtime, book, args: argparse.Namespace) -> int:
+    from workbench.core.agent.transcript import approval_records
     from workbench.core.policy.suggest import suggest
 
-    found, answers = suggest(runtime.home, book.policy, max(1, args.min))
+    found, answers = suggest(approval_records(runtime.home), book.policy, max(1, args.min))
     if args.json:
         rows = [
             {"rule": s.rule.entry(), "approved": s.approved, "denied": s.denied,

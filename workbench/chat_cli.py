@@ -108,8 +108,8 @@ class Printer:
 
 
 def run(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.agent.session import ChatSession, SessionError
     from workbench.core.model.settings import ModelConfigError, resolve
+    from workbench.core.session import ChatSession, SessionError
 
     flags = model_flags(args)
     if args.max_rounds:

@@ -8,9 +8,9 @@ import pytest
 
 from tests.support.calls import scratch  # noqa: F401  (the gate's tests use it)
 from tests.support.fake_openai import FakeOpenAI
-from workbench.core.agent.session import ChatSession
 from workbench.core.model.settings import ModelSettings
 from workbench.core.runtime import load_runtime
+from workbench.core.session import ChatSession
 
 
 @pytest.fixture

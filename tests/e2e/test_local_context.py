@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from workbench.core.agent import transcript
-from workbench.core.agent.session import ChatSession
 from workbench.core.execution.executor import ToolCallFinished
 from workbench.core.model import local as local_model
 from workbench.core.model.settings import resolve
 from workbench.core.model.tokens import LlamaCpp
 from workbench.core.runtime import load_runtime
+from workbench.core.session import ChatSession
 
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"
 MODEL = "qwen2.5-coder-0.5b"  # the quick bundled model: the mechanics are the default's

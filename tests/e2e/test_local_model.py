@@ -11,11 +11,11 @@ import pytest
 
 from workbench.core.agent import transcript
 from workbench.core.agent.loop import ServerTimings, TextDelta
-from workbench.core.agent.session import ChatSession
 from workbench.core.execution.executor import ToolCallFinished
 from workbench.core.model import local as local_model
 from workbench.core.model.settings import resolve
 from workbench.core.runtime import load_runtime
+from workbench.core.session import ChatSession
 
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"
 pytestmark = [

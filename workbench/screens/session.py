@@ -34,11 +34,11 @@ from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 if TYPE_CHECKING:
     from workbench.controller import Controller
     from workbench.core.agent.loop import TurnFinished
-    from workbench.core.agent.session import ChatSession
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
     from workbench.core.model.settings import ModelSettings
     from workbench.core.runtime import Runtime
+    from workbench.core.session import ChatSession
 
 FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
 CONFIGURE = (
@@ -206,8 +206,8 @@ class SessionScreen(Screen[None]):
             await log.note(Text(problem, style="yellow"))
 
     async def _start_session(self, log: ChatLog) -> bool:
-        from workbench.core.agent.session import ChatSession
         from workbench.core.model.settings import ModelConfigError
+        from workbench.core.session import ChatSession
 
         runtime = self.runtime
         if runtime is None:

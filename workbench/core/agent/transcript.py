@@ -255,6 +255,21 @@ def sessions_dir(home: Path) -> Path:
     return home / "sessions"
 
 
+def approval_records(home: Path) -> Iterator[dict[str, Any]]:
+    """Every `approval` record of every session and sub-agent, oldest file first."""
+    root = sessions_dir(home)
+    try:
+        paths = sorted(root.glob("*.jsonl")) + sorted(root.glob("*/*.jsonl"))
+    except OSError:
+        return
+    for path in paths:
+        try:
+            records = read(path)
+        except OSError:
+            continue
+        yield from (r for r in records if r.get("kind") == "approval")
+
+
 def list_sessions(home: Path, problems: list[str] | None = None) -> list[SessionInfo]:
     """Every readable session; what cannot be read is skipped, and said in `problems`."""
     out = []

@@ -10,11 +10,9 @@ counted; a group that is already decided by a rule is left out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from workbench.core.agent.transcript import read, sessions_dir
 from workbench.core.policy.policy import Outcome, Policy
 from workbench.core.policy.rules import Action, CallFacts, Rule
 from workbench.core.policy.shell import parse
@@ -47,11 +45,14 @@ class Suggestion:
         return [f"- {self.rule.entry()}  # {tally}: {shown}"]
 
 
-def suggest(home: Path, policy: Policy, min_count: int = 2) -> tuple[list[Suggestion], int]:
-    """The proposed rules, most evidence first, and how many answers were read."""
+def suggest(
+    approvals: Iterable[dict], policy: Policy, min_count: int = 2
+) -> tuple[list[Suggestion], int]:
+    """The proposed rules from past `approval` records, most evidence first, and how many
+    answers were read."""
     groups: dict[tuple[str, str], _Group] = {}
     answers = 0
-    for record in _approvals(home):
+    for record in approvals:
         group = _group_for(groups, str(record.get("tool") or ""), str(record.get("command") or ""))
         if group is None:
             continue
@@ -68,20 +69,6 @@ def suggest(home: Path, policy: Policy, min_count: int = 2) -> tuple[list[Sugges
         group.examples.setdefault(str(record.get("command")), None)
     found = [s for g in groups.values() if (s := _proposal(g, policy, min_count)) is not None]
     return sorted(found, key=lambda s: -(s.approved + s.denied)), answers
-
-
-def _approvals(home: Path) -> Iterator[dict]:
-    root = sessions_dir(home)
-    try:
-        paths = sorted(root.glob("*.jsonl")) + sorted(root.glob("*/*.jsonl"))
-    except OSError:
-        return
-    for path in paths:
-        try:
-            records = read(path)
-        except OSError:
-            continue
-        yield from (r for r in records if r.get("kind") == "approval")
 
 
 def _group_for(groups: dict, tool: str, shown: str) -> _Group | None:
