@@ -90,7 +90,7 @@ async def test_malformed_arguments_and_unknown_tools_get_clear_results(
     bad_json, unknown = tool_messages(fake.requests[1])
     assert json.loads(bad_json["content"])["error"] == "Invalid tool arguments"
     assert unknown["content"].startswith("Tool 'remove_file' does not exist. Available tools: ")
-    assert "read_file" in unknown["content"]  # never silently redirected to read_file (W-R4)
+    assert "read_file" in unknown["content"]  # never silently redirected to read_file
     await session.close()
 
 

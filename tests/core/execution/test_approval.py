@@ -1,4 +1,4 @@
-"""Approvals fail closed (hermes-compat.md §8.3) and rules approve exactly what was approved."""
+"""Approvals fail closed (where Hermes's approved) and rules approve exactly what was approved."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def answering(broker: ApprovalBroker, answer: object) -> list:
     "answer", ["nope", "", "DENY", "no", "reject", "yes", "y", "ONCE", " once", None, 1, "d"]
 )
 async def test_anything_but_an_approving_answer_denies(answer) -> None:
-    # W-A9: Hermes approved "nope", "", "DENY", "no" and "reject"
+    # Hermes approved "nope", "", "DENY", "no" and "reject"
     broker = ApprovalBroker()
     answering(broker, answer)
     decision = await ask(broker, "rm build.log")
@@ -52,7 +52,7 @@ def test_approving_answers(answer: str, choice: Choice) -> None:
 
 
 async def test_headless_denies() -> None:
-    # W-A1: Hermes auto-approved every dangerous command without an interactive context
+    # Hermes auto-approved every dangerous command without an interactive context
     decision = await ask(ApprovalBroker(), "rm -rf build")
     assert not decision.approved and "no one can be asked" in decision.reason
 
@@ -90,7 +90,7 @@ async def test_answers_from_another_thread() -> None:
 
 
 async def test_session_rule_is_command_specific() -> None:
-    # W-A2: Hermes stored the category ("recursive delete") and approved every later one
+    # Hermes stored the category ("recursive delete") and approved every later one
     broker = ApprovalBroker()
     asked = answering(broker, "s")
     assert (await ask(broker, "rm -rf build")).choice is Choice.SESSION
@@ -105,7 +105,7 @@ async def test_session_rule_is_command_specific() -> None:
 
 
 async def test_prefix_rules_only_cover_the_risks_they_name() -> None:
-    # W-A3: Hermes's `git *` approved `git push --force` and `git reset --hard`
+    # Hermes's `git *` approved `git push --force` and `git reset --hard`
     rule = Rule(Action.ALLOW, "command_prefix", "rm -rf build", frozenset({"delete"}))
     broker = ApprovalBroker(rules=[rule])
     assert (await ask(broker, "rm -rf build cache")).approved

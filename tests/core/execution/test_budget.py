@@ -1,4 +1,6 @@
-"""Result budgets (hermes-compat.md §5) and where Hermes's storage fails (S1-S4)."""
+"""Result budgets and where Hermes's spill storage fails: predictable names in a shared
+temporary directory, a result that exempts itself by quoting `<persisted-output>`, large
+`read_file` results spilled anyway, multimodal parts stored as their repr."""
 
 from __future__ import annotations
 

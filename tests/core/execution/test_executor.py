@@ -107,7 +107,7 @@ async def test_async_call_is_cancelled_on_timeout(reg: ToolRegistry) -> None:
 async def test_sync_timeout_is_honest_and_fences_conflicting_calls(
     reg: ToolRegistry, tmp_path: Path
 ) -> None:
-    """P8: a thread cannot be killed; a later write to its path waits instead of racing it."""
+    """A thread cannot be killed; a later write to its path waits instead of racing it."""
     order: list[str] = []
 
     def slow_write(args, **kw):
@@ -220,7 +220,7 @@ async def test_running_a_file_written_this_session_needs_approval(tmp_path: Path
 
 
 async def test_writes_to_start_up_files_need_approval(tmp_path: Path, monkeypatch) -> None:
-    # W-A6
+    # Hermes wrote shell start-up files and git hooks without asking.
     monkeypatch.setenv("HOME", str(tmp_path))
     (outcome,) = await Executor(registry, cwd=str(tmp_path)).run(
         [{"id": "1", "name": "write_file", "arguments": {"path": "~/.bashrc", "content": "evil"}}]

@@ -1,4 +1,6 @@
-"""The batch planner against Hermes's parallel-path weaknesses (hermes-compat.md §8.5)."""
+"""The batch planner against the batches Hermes runs in parallel when it should not (hard
+links, case-insensitive volumes, `$HOME` against `~`, a search beside a write) and those it
+runs one at a time when they could share."""
 
 from __future__ import annotations
 

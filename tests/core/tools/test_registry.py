@@ -1,4 +1,4 @@
-"""The registry contract (hermes-compat.md §1) and where we do better than Hermes (§8.4)."""
+"""The registry contract Hermes plugins rely on, and where we do better than Hermes."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_other_owner_is_refused_with_an_error_and_an_event(reg: ToolRegistry) ->
 
 
 def test_plugin_cannot_override_builtin_even_with_override_flag(reg: ToolRegistry) -> None:
-    # W-P1: Hermes lets a pip plugin do this with override=True.
+    # Hermes lets a pip plugin do this with override=True.
     reg.register("terminal", "terminal", schema(), noop)
     with reg.scope(ToolSource.PLUGIN, "pip-plugin"), pytest.raises(ToolRegistrationError):
         reg.register("terminal", "terminal", schema(), noop, override=True)
@@ -77,7 +77,7 @@ def test_opted_in_plugin_may_override_a_builtin_but_never_an_mcp_tool(reg: ToolR
 
 
 def test_only_mcp_may_use_mcp_toolsets(reg: ToolRegistry) -> None:
-    # W-P2
+    # Hermes let any plugin registering into an `mcp-*` toolset overwrite MCP tools.
     with reg.scope(ToolSource.PLUGIN, "p"), pytest.raises(ToolRegistrationError, match="reserved"):
         reg.register("mcp__x__y", "mcp-x", schema(), noop)
     assert reg.get_entry("mcp__x__y") is None
@@ -85,7 +85,7 @@ def test_only_mcp_may_use_mcp_toolsets(reg: ToolRegistry) -> None:
 
 @pytest.mark.parametrize("name", sorted(RESERVED_NAMES))
 def test_bridge_names_are_reserved(reg: ToolRegistry, name: str) -> None:
-    # W-R5
+    # Hermes left these names free, so a plugin tool named so was unreachable.
     with pytest.raises(ToolRegistrationError, match="reserved"):
         reg.register(name, "x", schema(), noop)
 
@@ -104,9 +104,9 @@ def test_deregister_gate_and_alias_cleanup(reg: ToolRegistry) -> None:
     reg.register_toolset_alias("srv", "mcp-srv")
     with reg.scope(ToolSource.PLUGIN, "p"):
         with pytest.raises(ToolRegistrationError):
-            reg.deregister("read_file")  # W-P1
+            reg.deregister("read_file")
         with pytest.raises(ToolRegistrationError):
-            reg.deregister("mcp__srv__a")  # W-P2
+            reg.deregister("mcp__srv__a")
         assert reg.deregister("missing") is False
     assert reg.get_tool_names_for_toolset("srv") == ["mcp__srv__a"]
     with reg.scope(ToolSource.MCP, "srv"):
@@ -184,7 +184,7 @@ def test_check_fn_is_lazy_cached_and_prompt(reg: ToolRegistry) -> None:
     assert len(calls) == 1  # cached
     state["ok"] = False
     time.sleep(0.25)
-    # W-R1: no 60 s grace period advertising a tool whose check now fails.
+    # no 60 s grace period advertising a tool whose check now fails.
     assert reg.get_definitions({"a", "b"}) == []
     assert reg.availability("a").reason == "check() returned False"  # names the check
 
@@ -208,7 +208,7 @@ def test_a_raising_check_means_unavailable_with_the_reason(reg: ToolRegistry) ->
 
 
 def test_check_cache_stays_bounded_to_live_tools(reg: ToolRegistry) -> None:
-    # W-R1: Hermes keys its cache by callable and MCP makes new closures each refresh.
+    # Hermes keys its cache by callable and MCP makes new closures each refresh.
     for i in range(50):
         reg.register("t", "s", schema(), noop, check_fn=lambda: True)
         reg.get_definitions({"t"})
@@ -261,7 +261,7 @@ def test_dispatch_passes_args_and_kwargs(reg: ToolRegistry) -> None:
     ],
 )
 def test_dispatch_turns_every_exception_into_an_error(reg: ToolRegistry, exc, text) -> None:
-    # W-R3: Hermes lets SystemExit and KeyboardInterrupt out of dispatch.
+    # Hermes lets SystemExit and KeyboardInterrupt out of dispatch.
     def boom(args, **kw):
         raise exc
 

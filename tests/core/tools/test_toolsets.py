@@ -1,4 +1,4 @@
-"""Toolset resolution, disabled-wins filtering and persisted choices (hermes-compat.md §3)."""
+"""Toolset resolution as Hermes resolves them, disabled-wins filtering and persisted choices."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_new_plugin_toolsets_start_enabled_but_user_choices_stick(
 def test_a_refused_shadowing_registration_leaves_no_trace(
     toolsets: Toolsets, reg: ToolRegistry, home: Path
 ) -> None:
-    # W-P3: in Hermes, the refused `register_tool('terminal', 'evilset', ...)` re-enabled
+    # in Hermes, the refused `register_tool('terminal', 'evilset', ...)` re-enabled
     # terminal for a user who had it off.
     home.mkdir()
     set_toolset_enabled("terminal", False, toolsets, load_config(home / "config.yaml"))

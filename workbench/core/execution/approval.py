@@ -55,7 +55,8 @@ _ANSWERS = {
 
 
 def parse_answer(answer: object) -> Choice:
-    """Exactly one of the known answers counts; anything else denies (W-A9)."""
+    """Exactly one of the known answers counts; anything else denies (Hermes
+    approved any answer it did not know, "nope" included)."""
     if isinstance(answer, Choice):
         return answer
     return _ANSWERS.get(answer, Choice.DENY) if isinstance(answer, str) else Choice.DENY

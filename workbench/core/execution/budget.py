@@ -1,4 +1,4 @@
-"""The three-layer result-size defence (hermes-compat.md §5), with private spill storage.
+"""The three-layer result-size defence (as Hermes's), with private spill storage.
 
 Layer 1: each tool's `max_result_size_chars` (read_file pinned to infinite).
 Layer 2: a result over its threshold is written to the session's spill directory and the
@@ -9,10 +9,12 @@ until it fits.
 The read_file pin holds at both layers: a spilled result is read back with read_file, and
 spilling that read would loop forever. read_file bounds itself (100K characters a call).
 
-Unlike Hermes (S1-S4): spill files live in a private per-session directory (0700) under
-HERMES_HOME with unpredictable names created exclusively; a result is exempt from the turn
-budget only by our own record that it was spilled, never because of its text; multimodal
-results are measured by their text and never turned into text; files are readable text.
+Unlike Hermes (which spills under predictable names in a shared temporary directory, exempts
+any result quoting `<persisted-output>` and stores multimodal parts as their repr): spill
+files live in a private per-session directory (0700) under HERMES_HOME with unpredictable
+names created exclusively; a result is exempt from the turn budget only by our own record
+that it was spilled, never because of its text; multimodal results are measured by their
+text and never turned into text; files are readable text.
 
 Retention: session spill directories older than `results.retention_days` (default 7) are
 deleted when hermes-tui starts.

@@ -1,15 +1,16 @@
 """The executor: runs a planned batch, with approvals, timeouts, cancel and result budgets.
 
 * Up to `max_workers` calls at once (default 8), results returned in the model's order.
-* Started and finished events the moment each happens (P10: a finished call is recorded
-  before its segment ends).
-* A per-call timeout on every path (W-R3): an async call is cancelled; a sync call cannot
-  be stopped, so it is reported as still running, and later calls touching its paths wait
-  for it instead of racing it (P8).
+* Started and finished events the moment each happens: a finished call is recorded
+  before its segment ends, so a crash mid-segment loses no finished result.
+* A per-call timeout on every path (Hermes has none on its sequential path): an async call
+  is cancelled; a sync call cannot be stopped, so it is reported as still running, and
+  later calls touching its paths wait for it instead of racing it (a call reported timed
+  out must not write after the model was told so).
 * `cancel()` is the user's interrupt: running calls are cancelled, calls not started are
   skipped, and every call still gets a result for the model.
 * The remaining calls are re-planned after each segment, so a link an earlier segment made
-  is seen (P7).
+  is seen.
 * Whatever fails inside hermes-tui for one call (its planning, its approval check, the
   hooks, the budget) becomes that call's error result; the other calls of the batch run.
 """
@@ -282,7 +283,7 @@ class Executor:
     async def _execute(self, planned: PlannedCall, outcome: CallOutcome) -> None:
         call, args = planned.call, planned.args
         if self.allowed is not None and call.name not in self.allowed:
-            # As Hermes tells the model; never a fuzzy redirect to another tool (W-R4).
+            # As Hermes tells the model; never a fuzzy redirect to another tool.
             outcome.status = "invalid"
             outcome.content = f"Tool '{call.name}' does not exist. Available tools: {', '.join(sorted(self.allowed))}"
             return
@@ -515,7 +516,8 @@ class Executor:
         return outcome.content
 
     def _abandon(self, future: asyncio.Future[Any], planned: PlannedCall) -> None:
-        """Stop waiting for a sync call; a thread cannot be cancelled, so fence it (P8)."""
+        """Stop waiting for a sync call; a thread cannot be cancelled, so fence it: later calls
+        touching its paths wait for it."""
         if future.done():
             return
         entry = self.registry.get_entry(planned.call.name)

@@ -1,14 +1,16 @@
 """The batch planner: which of a model's tool calls may run at once.
 
 `plan(calls, cwd)` splits a batch into ordered segments, each either a parallel run or a
-sequential barrier, as Hermes 0.19 does, and fixes where it is wrong (hermes-compat.md §8.5):
+sequential barrier, as Hermes 0.19 does, and fixes where it is wrong:
 
-* paths are canonical: `~` and `$VARS` expanded as the tools expand them (P3), relative to
-  the session's directory, `..` folded, symlinks resolved, the same file under another name
-  (a hard link) recognised by device and inode (P1), case folded on case-insensitive
-  volumes (P2);
+* paths are canonical: `~` and `$VARS` expanded as the tools expand them (Hermes took
+  `$HOME/x` and `~/x` for different files), relative to the session's directory, `..`
+  folded, symlinks resolved, the same file under another name (a hard link) recognised by
+  device and inode, case folded on case-insensitive volumes (Hermes ran writes to a hard
+  link and its target, or to README.md and readme.md there, in parallel);
 * two calls conflict only when one writes and their paths are equal or nested: reads of the
-  same file share (P5); `search_files` reserves its root for reading (P4);
+  same file share (Hermes ran them one after the other); `search_files` reserves its
+  root for reading (in Hermes it reserved nothing, so it ran beside a write under it);
 * interactive tools, `terminal`, unknown tools, unreadable or invalid arguments are
   barriers; MCP tools join parallel runs only when their server allows it.
 

@@ -1,4 +1,4 @@
-"""MCP servers as a tool source (the `mcp` 2.x SDK; see shared/docs/mcp-sdk.md)."""
+"""MCP servers as a tool source (through the `mcp` 2.x SDK's client)."""
 
 from workbench.core.mcp.asks import (
     AskSettled,

@@ -1,4 +1,4 @@
-"""`mcp_servers` in config.yaml: Hermes's keys, validated per server (hermes-compat.md §2.2.1).
+"""`mcp_servers` in config.yaml: Hermes's keys, validated per server.
 
 A bad entry is reported for that server and the others start. Unknown keys are reported, not
 fatal. `${VAR}` and `${env:VAR}` are expanded (unset ones stay literal, as in Hermes). A stdio

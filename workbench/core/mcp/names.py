@@ -1,7 +1,7 @@
 """Registry names for MCP tools: `mcp__<server>__<tool>`, sanitised, at most 64 characters.
 
 Hermes's sanitiser maps `my-server`, `my_server` and `my.server` to the same name and lets
-them overwrite each other, and its names reach 82 characters (providers accept 64) (W-M1).
+them overwrite each other, and its names reach 82 characters (providers accept 64).
 Ours keeps the Hermes form where it fits, cuts longer names with a hash of the full name so
 they stay unique, and leaves collisions to the registry, which refuses and reports them.
 """

@@ -1,8 +1,9 @@
-"""MCP call results in Hermes's shapes (hermes-compat.md §2.2.4).
+"""MCP call results in Hermes's shapes (those of its `tools/mcp_tool.py`).
 
 Text and structured content become `{"result": ...}` JSON; images make Hermes's multimodal
 envelope; embedded resources and resource links are rendered as text; `is_error` becomes
-`{"error": ...}`, which is the model's business, never a transport failure (W-M4).
+`{"error": ...}`, which is the model's business, never a transport failure (Hermes counted
+them toward its breaker and locked a healthy server out).
 """
 
 from __future__ import annotations

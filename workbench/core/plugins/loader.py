@@ -98,7 +98,8 @@ def import_directory(manifest: PluginManifest) -> types.ModuleType:
 
 
 def load_register(manifest: PluginManifest) -> Callable[[Any], Any]:
-    """The plugin's `register` function (a pip plugin may be the callable itself, W-P4)."""
+    """The plugin's `register` function (a pip plugin may be the callable itself,
+    which Hermes fails to load)."""
     if manifest.source == "entrypoint":
         target = _load_entry_point(manifest.entry_point)
     else:

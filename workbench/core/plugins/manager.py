@@ -3,9 +3,9 @@
 Only enabled plugins run code (`plugins.enabled` / `plugins.disabled` in config.yaml, as in
 Hermes; disabled wins). A plugin's registrations are committed in one step after its
 `register` returns, so a plugin that raises leaves nothing behind, and a reload swaps its
-old tools, hooks and middleware for the new ones atomically (W-P7). A plugin can never
-replace another owner's tool, whatever its source (W-P1); a refused registration is shown
-in its state.
+old tools, hooks and middleware for the new ones atomically (Hermes's reload leaves the old
+tools registered). A plugin can never replace another owner's tool, whatever its source (in
+Hermes a pip plugin may); a refused registration is shown in its state.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Directory plugins are `<root>/<name>/` (key `name`) or `<root>/<category>/<name>
 are entry points in `hermes_agent.plugins`: a module with `register`, or the callable itself.
 
 Precedence is Hermes's (user < project < entry point), but a key found in two sources is
-reported on both, never silently resolved (W-P4).
+reported on both, never silently resolved (Hermes lets the entry point win unsaid).
 """
 
 from __future__ import annotations

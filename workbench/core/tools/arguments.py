@@ -1,6 +1,6 @@
 """Tool-call arguments: parse the model's JSON, coerce as Hermes does, validate against the schema.
 
-Coercion follows `handle_function_call` (hermes-compat.md §1.10): numeric strings become
+Coercion follows Hermes's `handle_function_call`: numeric strings become
 numbers (integer-only properties keep fractional strings), "true"/"false" become booleans,
 JSON-looking strings become arrays/objects, "null" becomes None where nullable, and a bare
 scalar is wrapped for an array. What still does not fit the schema after that is an error

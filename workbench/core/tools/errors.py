@@ -1,4 +1,4 @@
-"""Error payloads the model receives, in Hermes's exact shapes (hermes-compat.md §1.6)."""
+"""Error payloads the model receives, in the exact shapes of Hermes's registry `dispatch`."""
 
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ def call_tool(registry: ToolRegistry, name: str, raw_args: Any, **context: Any) 
 
 
 def suggest_tools(registry: ToolRegistry, name: str, limit: int = 3) -> list[str]:
-    """Names close to `name`, to suggest (never to run in its place: W-R4)."""
+    """Names close to `name`, to suggest (never to run in its place, as Hermes's fuzzy
+    repair does: `remove_file` became `read_file`)."""
     return difflib.get_close_matches(name, registry.get_all_tool_names(), n=limit, cutoff=0.6)
 
 

@@ -1,7 +1,7 @@
 """The tool registry: one table of every tool, whatever its source.
 
-Compatible with Hermes's `tools/registry.py` contract (hermes-compat.md §1): the same
-`register` signature and positional order, the same result and error shapes. Where Hermes
+Compatible with Hermes's `tools/registry.py` contract: the same `register` signature and
+positional order, the same result and error shapes. Where Hermes
 is weak it does better:
 
 * a refused registration raises `ToolRegistrationError` and is announced to listeners
@@ -10,9 +10,10 @@ is weak it does better:
   or remove it, and only the MCP manager may touch `mcp-*` toolsets;
 * the table is copy-on-write: readers take a snapshot reference and never iterate live state;
 * `check_fn` results are cached for a short TTL with no "grace" that keeps advertising a
-  failing tool, and the cache is pruned to live callables (W-R1);
+  failing tool, and the cache is pruned to live callables (Hermes's is keyed by callable,
+  and MCP makes new ones on each refresh, so it only grows);
 * `dispatch` turns every exception a handler raises, `SystemExit` included, into an error
-  result (W-R3).
+  result (in Hermes a handler's `SystemExit` escapes `dispatch`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ DEFAULT_RESULT_SIZE_CHARS = 100_000
 DEFAULT_CHECK_TTL_SECONDS = 5.0
 
 # Names the agent loop answers itself (Tool Search bridge); a tool registered under one of
-# them would be unreachable, so they are refused outright (W-R5).
+# them would be unreachable, so they are refused outright.
 RESERVED_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
 
 Handler = Callable[..., Any]

@@ -1,6 +1,6 @@
 """Toolsets: static bundles, toolsets derived from the registry, and the user's choices.
 
-Resolution follows Hermes (hermes-compat.md §3): a static toolset's tools are merged with
+Resolution follows Hermes's `toolsets.py`: a static toolset's tools are merged with
 every registry tool in a toolset of that name, `all`/`*` means everything, and disabled
 toolsets are subtracted last, by tool name ("disabled wins"). Unlike Hermes, an include
 cycle is an error naming the cycle, and views are derived on demand, never cached stale.
