@@ -50,12 +50,15 @@ def main() -> int:
         report("dispatch of a no-op tool", t_ours, t_peer, "<= 1.5x", t_ours <= 1.5 * t_peer)
     )
 
+    # What the agent does on every model request: the same tools asked for again, their
+    # checks still fresh (ours keeps the built definitions; Hermes rebuilds them).
     ours, peer = ToolRegistry(), HermesRegistry()
     names_ours, names_peer = fill(ours), fill(peer)
     t_ours = per_call(lambda: ours.get_definitions(names_ours, quiet=True), number=50)
     t_peer = per_call(lambda: peer.get_definitions(names_peer, quiet=True), number=50)
+    ok = t_ours < 2e-3 and t_peer / t_ours >= 5
     results.append(
-        report("get_definitions, checks cached", t_ours, t_peer, "< 2 ms", t_ours < 2e-3)
+        report("get_definitions, checks cached", t_ours, t_peer, ">= 5x faster, < 2 ms", ok)
     )
 
     # Every check re-evaluated, half of them failing: the cost each time the check cache

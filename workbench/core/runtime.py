@@ -132,7 +132,7 @@ class Runtime:
     def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
         """`ctx.dispatch_tool`: the same pipeline as the agent, approvals included (Hermes's
         skips hooks, approvals and budgets)."""
-        from workbench.core.tools.registry import run_coroutine_sync
+        from workbench.core.tools.dispatch import run_coroutine_sync
 
         executor = self.executor(broker=self.broker)
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import threading
 import time
@@ -31,6 +32,37 @@ def test_positional_and_keyword_registration(reg: ToolRegistry) -> None:
     assert entry.owner == "tests.conftest"  # the handler's module
     assert entry.requires_env == []
     assert not hasattr(entry, "__dict__")  # __slots__
+
+
+def test_an_entry_is_immutable_and_named_field_by_field() -> None:
+    entry = ToolEntry(name="a", toolset="s", schema=schema("A"), handler=noop, emoji="🅰")
+    assert (entry.description, entry.source, entry.requires_env) == ("A", ToolSource.BUILTIN, [])
+    with pytest.raises(TypeError):
+        ToolEntry("a", "s", schema(), noop)  # type: ignore[misc]  # keyword-only
+    with pytest.raises(AttributeError):
+        entry.toolset = "other"  # type: ignore[misc]  # shared between registries: frozen
+    recorded = {"name": "b", "toolset": "s", "schema": schema(), "handler": noop, "is_async": 1}
+    made = ToolEntry.from_registration(recorded, ToolSource.PLUGIN, "p")
+    assert (made.is_async, made.owner, made.emoji, made.path_args) == (True, "p", "", {})
+
+
+@pytest.mark.parametrize(
+    ("registration", "why"),
+    [
+        ({"name": None, "toolset": "s", "schema": {}}, "non-empty string name"),
+        ({"name": "x", "toolset": 7, "schema": {}}, "toolset must be a name"),
+        ({"name": "x", "toolset": "s", "schema": "garbage"}, "schema must be a JSON object"),
+        ({"name": "x", "toolset": "s", "schema": [1, 2]}, "schema must be a JSON object"),
+    ],
+)
+def test_garbage_registrations_are_refused_with_the_reason(
+    reg: ToolRegistry, registration: dict, why: str
+) -> None:
+    swap = reg.replace_owner("plugin", "p", [{**registration, "handler": noop}])
+    assert swap.refused and why in swap.refused[0][1]
+    with pytest.raises(ToolRegistrationError, match=why):
+        reg.register(*registration.values(), noop)
+    assert reg.snapshot() == {}
 
 
 def test_same_owner_replaces_its_tool_even_in_another_toolset(reg: ToolRegistry) -> None:
@@ -163,8 +195,17 @@ def test_definitions_are_sorted_in_openai_shape(reg: ToolRegistry) -> None:
             "name": "alpha",
         },
     }
-    defs[0]["function"]["description"] = "mutated"
-    assert reg.get_definitions({"alpha"})[0]["function"]["description"] == "alpha"
+    # Shared between calls, so read-only: a change raises instead of reaching the next
+    # request; a copy is the caller's to change.
+    with pytest.raises(TypeError, match="read-only"):
+        defs[0]["function"]["description"] = "mutated"
+    with pytest.raises(TypeError, match="read-only"):
+        defs[0]["function"]["parameters"]["required"].append("x")
+    mine = copy.deepcopy(defs[0])
+    mine["function"]["parameters"]["required"].append("x")
+    again = reg.get_definitions({"zeta", "alpha", "mid", "unknown"})
+    assert again[0]["function"]["parameters"]["required"] == []
+    assert json.loads(json.dumps(again)) == again
 
 
 def test_check_fn_is_lazy_cached_and_prompt(reg: ToolRegistry) -> None:
@@ -212,7 +253,7 @@ def test_check_cache_stays_bounded_to_live_tools(reg: ToolRegistry) -> None:
     for i in range(50):
         reg.register("t", "s", schema(), noop, check_fn=lambda: True)
         reg.get_definitions({"t"})
-        assert len(reg._check_cache) <= 1, i
+        assert len(reg._checks.results) <= 1, i
 
 
 def test_dynamic_schema_overrides_merge_and_survive_errors(reg: ToolRegistry) -> None:

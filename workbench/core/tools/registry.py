@@ -1,63 +1,69 @@
 """The tool registry: one table of every tool, whatever its source.
 
 Compatible with Hermes's `tools/registry.py` contract: the same `register` signature and
-positional order, the same result and error shapes. Where Hermes
-is weak it does better:
+positional order, the same getters, result and error shapes. Where Hermes is weak it does
+better:
 
 * a refused registration raises `ToolRegistrationError` and is announced to listeners
   (Hermes logs it and returns None);
 * every tool knows its source (builtin, mcp, plugin) and owner; only its owner may replace
   or remove it, and only the MCP manager may touch `mcp-*` toolsets;
-* the table is copy-on-write: readers take a snapshot reference and never iterate live state;
-* `check_fn` results are cached for a short TTL with no "grace" that keeps advertising a
-  failing tool, and the cache is pruned to live callables (Hermes's is keyed by callable,
-  and MCP makes new ones on each refresh, so it only grows);
-* `dispatch` turns every exception a handler raises, `SystemExit` included, into an error
-  result (in Hermes a handler's `SystemExit` escapes `dispatch`).
+* the table is copy-on-write: readers take a snapshot reference and never iterate live state.
+
+This module is the registry's face: the table, its ownership rules, aliases, listeners
+and Hermes's getters. Whether a tool is available (`availability`), the definitions the
+model is offered (`definitions`) and running a handler (`dispatch`) each live beside it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
-import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from workbench.core.events import ChangeKind, RegistryChanged, ToolSource
-from workbench.core.tools import errors
+from workbench.core.tools import dispatch as dispatching
+from workbench.core.tools.availability import (
+    DEFAULT_CHECK_TTL_SECONDS,
+    Availability,
+    CheckCache,
+    CheckFn,
+    ToolUnavailable,
+)
+from workbench.core.tools.definitions import DefinitionsCache, function_object
+
+__all__ = [
+    "DEFAULT_RESULT_SIZE_CHARS",
+    "RESERVED_NAMES",
+    "Availability",
+    "OwnerSwap",
+    "ToolEntry",
+    "ToolRegistrationError",
+    "ToolRegistry",
+    "ToolUnavailable",
+    "registry",
+]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_RESULT_SIZE_CHARS = 100_000
-DEFAULT_CHECK_TTL_SECONDS = 5.0
 
-# Names the agent loop answers itself (Tool Search bridge); a tool registered under one of
-# them would be unreachable, so they are refused outright.
+# Names the agent loop answers itself (its tool-search bridge); a tool registered under
+# one of them would be unreachable, so they are refused outright.
 RESERVED_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
 
 Handler = Callable[..., Any]
-CheckFn = Callable[[], Any]
 Listener = Callable[[RegistryChanged], None]
 
 
 class ToolRegistrationError(PermissionError):
     """A registration or removal the registry refused; the message says why."""
-
-
-class ToolUnavailable(Exception):
-    """Raised by a `check_fn` to say the tool is unavailable and why."""
-
-
-@dataclass(frozen=True, slots=True)
-class Availability:
-    available: bool
-    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,86 +80,82 @@ _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
 )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolEntry:
-    """One registered tool. Hermes's 11 fields, plus its source and owner."""
+    """One registered tool: Hermes's 11 fields, its source and owner, and scheduling hints.
 
-    __slots__ = (
-        "annotations",
-        "check_fn",
-        "description",
-        "dynamic_schema_overrides",
-        "emoji",
-        "function",
-        "handler",
-        "interactive",
-        "is_async",
-        "max_result_size_chars",
-        "name",
-        "owner",
-        "parallel_safe",
-        "path_args",
-        "requires_env",
-        "schema",
-        "source",
-        "toolset",
-        "untrusted",
-    )
+    Immutable, so registries may share one (a runtime's registry starts from the built-in
+    tools' entries). `register` takes Hermes's positional order; here every field is named.
+    """
 
-    def __init__(
-        self,
-        name: str,
-        toolset: str,
-        schema: dict[str, Any],
-        handler: Handler,
-        check_fn: CheckFn | None,
-        requires_env: list[str] | None,
-        is_async: bool,
-        description: str,
-        emoji: str,
-        max_result_size_chars: float | None,
-        dynamic_schema_overrides: Callable[[], dict[str, Any]] | None,
-        source: ToolSource,
-        owner: str,
-        path_args: dict[str, str] | None = None,
-        parallel_safe: bool = False,
-        interactive: bool = False,
-        annotations: dict[str, Any] | None = None,
-        untrusted: bool = False,
-    ) -> None:
-        self.name = name
-        self.toolset = toolset
-        self.schema = schema
-        self.handler = handler
-        self.check_fn = check_fn
-        self.requires_env = list(requires_env or [])
-        self.is_async = is_async
-        self.description = description or str(schema.get("description", ""))
-        self.emoji = emoji
-        self.max_result_size_chars = max_result_size_chars
-        self.dynamic_schema_overrides = dynamic_schema_overrides
-        self.source = source
-        self.owner = owner
-        # Scheduling hints: path arguments and whether each is read or written, whether the
-        # tool may run beside others, whether it asks the user (never in parallel).
-        self.path_args = dict(path_args or {})
-        self.parallel_safe = parallel_safe
-        self.interactive = interactive
-        # What an MCP server says of its tool (readOnlyHint, destructiveHint, idempotentHint,
-        # openWorldHint, title), and whether its server is `trust: untrusted`.
-        self.annotations = dict(annotations or {})
-        self.untrusted = untrusted
-        # The OpenAI function object, built once; get_definitions copies it.
-        self.function = {**schema, "name": name}
+    name: str
+    toolset: str
+    schema: dict[str, Any]
+    handler: Handler
+    check_fn: CheckFn | None = None
+    requires_env: list[str] = field(default_factory=list)
+    is_async: bool = False
+    description: str = ""
+    emoji: str = ""
+    max_result_size_chars: float | None = None
+    dynamic_schema_overrides: Callable[[], dict[str, Any]] | None = None
+    source: ToolSource = ToolSource.BUILTIN
+    owner: str = ""
+    # Scheduling hints: path arguments and whether each is read or written, whether the
+    # tool may run beside others, whether it asks the user (never in parallel).
+    path_args: dict[str, str] = field(default_factory=dict)
+    parallel_safe: bool = False
+    interactive: bool = False
+    # What an MCP server says of its tool (readOnlyHint, destructiveHint, idempotentHint,
+    # openWorldHint, title), and whether its server is `trust: untrusted`.
+    annotations: dict[str, Any] = field(default_factory=dict)
+    untrusted: bool = False
+    # The OpenAI function object, built once and read-only: definitions share it.
+    function: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fill = functools.partial(object.__setattr__, self)  # frozen: set once, here
+        schema = self.schema if self.schema is not None else {}
+        if isinstance(schema, Mapping):  # anything else is refused at registration
+            fill("schema", dict(schema))
+            fill("description", self.description or str(schema.get("description", "")))
+        fill("requires_env", list(self.requires_env or []))
+        fill("path_args", dict(self.path_args or {}))
+        fill("annotations", dict(self.annotations or {}))
+        fill("function", function_object(self.name, self.schema))
+
+    @classmethod
+    def from_registration(
+        cls, registration: Mapping[str, Any], source: ToolSource, owner: str
+    ) -> ToolEntry:
+        """An entry from `register`'s arguments by name (a plugin's recorded registration)."""
+        given = {
+            f: registration.get(f)
+            for f in _REGISTRATION_FIELDS
+            if f in _REQUIRED_FIELDS or registration.get(f) is not None
+        }
+        for flag in ("is_async", "parallel_safe", "interactive", "untrusted"):
+            given[flag] = bool(given.get(flag))
+        return cls(**given, source=source, owner=owner)
 
     def __repr__(self) -> str:
         return f"ToolEntry({self.name!r}, toolset={self.toolset!r}, source={self.source.value})"
 
 
-@dataclass(slots=True)
-class _CheckResult:
-    ok: bool
-    reason: str
-    expires: float
+_REQUIRED_FIELDS = ("name", "toolset", "schema", "handler")
+_REGISTRATION_FIELDS = tuple(
+    f.name for f in fields(ToolEntry) if f.init and f.name not in ("source", "owner")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSwap:
+    """What `replace_owner` changed, and what it refused (name, reason)."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 class ToolRegistry:
@@ -165,8 +167,8 @@ class ToolRegistry:
         self._aliases: dict[str, str] = {}
         self._generation = 0
         self._listeners: list[Listener] = []
-        self._check_cache: dict[CheckFn, _CheckResult] = {}
-        self.check_ttl = check_ttl
+        self._checks = CheckCache(check_ttl)
+        self._definitions = DefinitionsCache()
 
     # -- attribution ---------------------------------------------------------------
 
@@ -232,30 +234,28 @@ class ToolRegistry:
             who = owner or getattr(handler, "__module__", None) or "unknown"
             may_override = src is ToolSource.BUILTIN
         entry = ToolEntry(
-            name,
-            toolset,
-            dict(schema or {}),
-            handler,
-            check_fn,
-            requires_env,
-            is_async,
-            description,
-            emoji,
-            max_result_size_chars,
-            dynamic_schema_overrides,
-            src,
-            who,
-            path_args,
-            parallel_safe,
-            interactive,
+            name=name,
+            toolset=toolset,
+            schema=schema,
+            handler=handler,
+            check_fn=check_fn,
+            requires_env=requires_env or [],
+            is_async=is_async,
+            description=description,
+            emoji=emoji,
+            max_result_size_chars=max_result_size_chars,
+            dynamic_schema_overrides=dynamic_schema_overrides,
+            source=src,
+            owner=who,
+            path_args=path_args or {},
+            parallel_safe=parallel_safe,
+            interactive=interactive,
         )
         with self._lock:
             existing = self._tools.get(name)
-            refusal = self._refusal(entry, existing, override and may_override)
+            refusal = _refusal(entry, existing, override and may_override)
             if refusal is None:
-                tools = dict(self._tools)
-                tools[name] = entry
-                self._commit(tools)
+                self._commit({**self._tools, name: entry})
                 kind = ChangeKind.REGISTERED if existing is None else ChangeKind.REPLACED
                 event = RegistryChanged(kind, name, toolset, src, who, self._generation)
             else:
@@ -267,30 +267,6 @@ class ToolRegistry:
             logger.warning("tool registration refused: %s", refusal)
             raise ToolRegistrationError(refusal)
         return entry
-
-    def _refusal(self, new: ToolEntry, old: ToolEntry | None, override: bool) -> str | None:
-        """Why `new` may not be registered, or None if it may."""
-        if not new.name or not isinstance(new.name, str):
-            return "a tool needs a non-empty string name"
-        if new.name in RESERVED_NAMES:
-            return f"'{new.name}' is reserved for the agent's tool-search bridge"
-        if not callable(new.handler):
-            return f"tool '{new.name}': handler is not callable"
-        if new.toolset.startswith("mcp-") and new.source is not ToolSource.MCP:
-            return (
-                f"tool '{new.name}': toolset '{new.toolset}' is reserved for MCP servers; "
-                f"{new.source.value} '{new.owner}' may not register into it"
-            )
-        if old is None or (old.source, old.owner) == (new.source, new.owner):
-            return None
-        if override and old.source is not ToolSource.MCP:
-            # An explicit, permitted override (built-in code, or a plugin the user opted in).
-            return None
-        return (
-            f"tool '{new.name}' is already registered by {old.source.value} '{old.owner}' "
-            f"(toolset '{old.toolset}'); refused registration from {new.source.value} "
-            f"'{new.owner}' (toolset '{new.toolset}')"
-        )
 
     def deregister(self, name: str) -> bool:
         """Remove a tool. Inside a scope, only the tool's own owner may remove it."""
@@ -367,14 +343,14 @@ class ToolRegistry:
         refuse is reported and skipped. Readers see the old set or the new, never a mix.
         """
         src = ToolSource(source)
-        entries = [self._entry(r, src, owner) for r in registrations]
+        entries = [ToolEntry.from_registration(r, src, owner) for r in registrations]
         with self._lock:
             old = {n: e for n, e in self._tools.items() if (e.source, e.owner) == (src, owner)}
             tools = {n: e for n, e in self._tools.items() if n not in old}
             accepted, refused = [], []
             for entry, reg in zip(entries, registrations, strict=True):
                 override = bool(reg.get("override")) and may_override
-                why = self._refusal(entry, tools.get(entry.name), override)
+                why = _refusal(entry, tools.get(entry.name), override)
                 if why is None and entry.name in {a.name for a in accepted}:
                     why = f"tool '{entry.name}' is registered twice by {src.value} '{owner}'"
                 if why is None:
@@ -397,28 +373,6 @@ class ToolRegistry:
         )
         self._announce(swap, {**old, **{e.name: e for e in accepted}}, src, owner, generation)
         return swap
-
-    def _entry(self, reg: dict[str, Any], source: ToolSource, owner: str) -> ToolEntry:
-        return ToolEntry(
-            reg["name"],
-            reg["toolset"],
-            dict(reg.get("schema") or {}),
-            reg["handler"],
-            reg.get("check_fn"),
-            reg.get("requires_env"),
-            bool(reg.get("is_async")),
-            reg.get("description") or "",
-            reg.get("emoji") or "",
-            reg.get("max_result_size_chars"),
-            reg.get("dynamic_schema_overrides"),
-            source,
-            owner,
-            reg.get("path_args"),
-            bool(reg.get("parallel_safe")),
-            bool(reg.get("interactive")),
-            reg.get("annotations"),
-            bool(reg.get("untrusted")),
-        )
 
     def _announce(
         self,
@@ -448,13 +402,14 @@ class ToolRegistry:
         self._aliases = {a: t for a, t in self._aliases.items() if t != toolset}
 
     def _commit(self, tools: dict[str, ToolEntry]) -> None:
-        """Publish a new table (caller holds the lock) and prune the check cache to it."""
+        """Publish a new table (caller holds the lock) and prune the check cache to it.
+
+        The table is published before the generation moves: a reader that reads the
+        generation first never files a newer table's output under an older generation.
+        """
         self._tools = tools
         self._generation += 1
-        live = {e.check_fn for e in tools.values() if e.check_fn is not None}
-        cache = dict(self._check_cache)  # copied in one step: readers add to it unlocked
-        if any(fn not in live for fn in cache):
-            self._check_cache = {fn: r for fn, r in cache.items() if fn in live}
+        self._checks.prune({e.check_fn for e in tools.values() if e.check_fn is not None})
 
     # -- aliases -------------------------------------------------------------------
 
@@ -522,85 +477,42 @@ class ToolRegistry:
 
     # -- availability --------------------------------------------------------------
 
+    @property
+    def check_ttl(self) -> float:
+        """Seconds a `check_fn` result is kept."""
+        return self._checks.ttl
+
+    @check_ttl.setter
+    def check_ttl(self, seconds: float) -> None:
+        self._checks.ttl = seconds
+
     def invalidate_check_fn_cache(self) -> None:
-        self._check_cache = {}
-
-    def _run_check(self, fn: CheckFn, now: float) -> _CheckResult:
-        cached = self._check_cache.get(fn)
-        if cached is not None and cached.expires > now:
-            return cached
-        try:
-            ok, reason = bool(fn()), ""
-            if not ok:
-                reason = f"{_check_name(fn)} returned False"
-        except BaseException as exc:  # a check that raises means unavailable, whatever it raised
-            ok = False
-            reason = (
-                str(exc) if isinstance(exc, ToolUnavailable) else f"{type(exc).__name__}: {exc}"
-            )
-        result = _CheckResult(ok, reason, now + self.check_ttl)
-        self._check_cache[fn] = result
-        return result
-
-    def _availability(self, entry: ToolEntry, now: float) -> Availability:
-        fn = entry.check_fn
-        if fn is None:
-            return _AVAILABLE
-        result = self._run_check(fn, now)
-        if result.ok:
-            return _AVAILABLE
-        missing = [v for v in entry.requires_env if not os.environ.get(v)]
-        if missing and result.reason.endswith(" returned False"):
-            return Availability(False, "missing environment variable: " + ", ".join(missing))
-        return Availability(False, result.reason)
+        """Run every check again on the next read (a source's state changed)."""
+        self._checks.invalidate()
 
     def availability(self, name: str) -> Availability:
         entry = self._tools.get(name)
         if entry is None:
             return Availability(False, f"no tool named '{name}' is registered")
-        return self._availability(entry, time.monotonic())
+        return self._checks.availability(entry.check_fn, entry.requires_env, time.monotonic())
 
     def availability_report(self, names: Iterable[str] | None = None) -> dict[str, Availability]:
         """Tool name → availability (with the reason when unavailable), sorted by name."""
-        tools, now = self._tools, time.monotonic()
+        tools, now, checks = self._tools, time.monotonic(), self._checks
         wanted = sorted(tools) if names is None else sorted(n for n in names if n in tools)
-        return {n: self._availability(tools[n], now) for n in wanted}
+        return {
+            n: checks.availability(tools[n].check_fn, tools[n].requires_env, now) for n in wanted
+        }
 
     def get_definitions(self, tool_names: Iterable[str], quiet: bool = False) -> list[dict]:
-        """OpenAI tool definitions for the available tools among `tool_names`, sorted by name."""
-        tools, now, checks = self._tools, time.monotonic(), self._check_cache
-        out = []
-        for name in sorted(tool_names):
-            entry = tools.get(name)
-            if entry is None:
-                continue
-            fn = entry.check_fn
-            if fn is not None:
-                # Inlined cache hit: this loop runs over every tool on every model request.
-                result = checks.get(fn)
-                if result is None or result.expires <= now:
-                    result = self._run_check(fn, now)
-                if not result.ok:
-                    continue
-            function = entry.function.copy()
-            if entry.dynamic_schema_overrides is not None:
-                function = self._apply_overrides(entry, function)
-            out.append({"type": "function", "function": function})
-        return out
+        """OpenAI tool definitions for the available tools among `tool_names`, sorted by name.
 
-    @staticmethod
-    def _apply_overrides(entry: ToolEntry, function: dict) -> dict:
-        try:
-            extra = entry.dynamic_schema_overrides()  # type: ignore[misc]
-        except Exception:
-            logger.exception(
-                "dynamic schema overrides of %s failed; using the static schema", entry.name
-            )
-            return function
-        if isinstance(extra, dict):
-            function.update(extra)
-            function["name"] = entry.name
-        return function
+        The definitions are shared between calls and read-only (see `definitions`).
+        """
+        generation = self._generation  # before the table: see _commit
+        return self._definitions.get(
+            tool_names, self._tools, generation, self._checks, time.monotonic()
+        )
 
     def is_toolset_available(self, toolset: str) -> bool:
         names = self.get_tool_names_for_toolset(toolset)
@@ -619,7 +531,8 @@ class ToolRegistry:
                 {"available": False, "tools": [], "description": "", "requirements": []},
             )
             info["tools"].append(name)
-            info["available"] = info["available"] or self._availability(entry, now).available
+            available = self._checks.availability(entry.check_fn, entry.requires_env, now)
+            info["available"] = info["available"] or available.available
             for var in entry.requires_env:
                 if var not in info["requirements"]:
                     info["requirements"].append(var)
@@ -641,119 +554,46 @@ class ToolRegistry:
 
     def dispatch(self, name: str, args: dict, **kwargs: Any) -> str | dict:
         """Run a tool and return its result. Never raises: failures become error results."""
-        entry = self._tools.get(name)
-        if entry is None:
-            return errors.unknown_tool(name)
-        try:
-            if entry.is_async:
-                result = run_coroutine_sync(entry.handler(args, **kwargs))
-            else:
-                result = entry.handler(args, **kwargs)
-        except BaseException as exc:
-            logger.warning("tool %s raised %s: %s", name, type(exc).__name__, exc)
-            return errors.execution_failed(exc)
-        return _check_result(name, result)
+        return dispatching.dispatch(self._tools.get(name), name, args, **kwargs)
 
     async def dispatch_async(
         self, name: str, args: dict, *, thread_pool: Any = None, **kwargs: Any
     ) -> str | dict:
-        """`dispatch` for an event loop: async handlers are awaited, sync ones run in a thread
-        (of `thread_pool` when given, else the loop's default executor).
-
-        Cancellation of the awaiting task propagates (the caller's interrupt), everything
-        else becomes an error result.
-        """
-        entry = self._tools.get(name)
-        if entry is None:
-            return errors.unknown_tool(name)
-        try:
-            if entry.is_async:
-                result = await entry.handler(args, **kwargs)
-            else:
-                loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(
-                    thread_pool, _call_guarded, entry.handler, args, kwargs
-                )
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            logger.warning("tool %s raised %s: %s", name, type(exc).__name__, exc)
-            return errors.execution_failed(exc)
-        if isinstance(result, _Raised):
-            return errors.execution_failed(result.exc)
-        return _check_result(name, result)
+        """`dispatch` for an event loop (see `dispatch.dispatch_async`)."""
+        return await dispatching.dispatch_async(
+            self._tools.get(name), name, args, thread_pool=thread_pool, **kwargs
+        )
 
 
-_AVAILABLE = Availability(True)
-
-
-def _check_name(fn: CheckFn) -> str:
-    name = getattr(fn, "__name__", "")
-    return f"{name}()" if name and name != "<lambda>" else "check_fn"
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerSwap:
-    """What `replace_owner` changed, and what it refused (name, reason)."""
-
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    replaced: tuple[str, ...] = ()
-    refused: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(slots=True)
-class _Raised:
-    exc: BaseException
-
-
-def _call_guarded(handler: Handler, args: dict, kwargs: dict) -> Any:
-    """Run a sync handler in a worker thread, keeping SystemExit from killing the thread."""
-    try:
-        return handler(args, **kwargs)
-    except BaseException as exc:
-        return _Raised(exc)
-
-
-def _check_result(name: str, result: Any) -> str | dict:
-    if isinstance(result, str):
-        return result
-    if (
-        isinstance(result, dict)
-        and result.get("_multimodal") is True
-        and isinstance(result.get("content"), list)
-    ):
-        return result
-    return errors.result_contract(name, result)
-
-
-_thread_loops = threading.local()
-
-
-def run_coroutine_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from sync code, inside a running loop or not."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        loop = getattr(_thread_loops, "loop", None)
-        if loop is None or loop.is_closed():
-            loop = _thread_loops.loop = asyncio.new_event_loop()
-        return loop.run_until_complete(coro)
-    # A loop is running in this thread: it cannot be re-entered, so use a fresh thread.
-    box: dict[str, Any] = {}
-
-    def runner() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    worker = threading.Thread(target=runner, name="tool-async-bridge", daemon=True)
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+def _refusal(new: ToolEntry, old: ToolEntry | None, override: bool) -> str | None:
+    """Why `new` may not be registered where `old` is, or None if it may."""
+    if not new.name or not isinstance(new.name, str):
+        return "a tool needs a non-empty string name"
+    if not isinstance(new.toolset, str):
+        return f"tool '{new.name}': its toolset must be a name, not {type(new.toolset).__name__}"
+    if not isinstance(new.schema, dict):
+        return (
+            f"tool '{new.name}': its schema must be a JSON object, not {type(new.schema).__name__}"
+        )
+    if new.name in RESERVED_NAMES:
+        return f"'{new.name}' is reserved for the agent's tool-search bridge"
+    if not callable(new.handler):
+        return f"tool '{new.name}': handler is not callable"
+    if new.toolset.startswith("mcp-") and new.source is not ToolSource.MCP:
+        return (
+            f"tool '{new.name}': toolset '{new.toolset}' is reserved for MCP servers; "
+            f"{new.source.value} '{new.owner}' may not register into it"
+        )
+    if old is None or (old.source, old.owner) == (new.source, new.owner):
+        return None
+    if override and old.source is not ToolSource.MCP:
+        # An explicit, permitted override (built-in code, or a plugin the user opted in).
+        return None
+    return (
+        f"tool '{new.name}' is already registered by {old.source.value} '{old.owner}' "
+        f"(toolset '{old.toolset}'); refused registration from {new.source.value} "
+        f"'{new.owner}' (toolset '{new.toolset}')"
+    )
 
 
 registry = ToolRegistry()
