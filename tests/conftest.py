@@ -1,4 +1,4 @@
-"""Shared fixtures: an isolated HERMES_HOME per test and a fresh registry."""
+"""Shared fixtures: an isolated HERMES_HOME per test and fresh registries."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI
+from workbench.core.tools import registry as registry_module
 from workbench.core.tools.discovery import discover_builtin_tools
 from workbench.core.tools.registry import ToolRegistry
 
@@ -28,6 +29,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def reg() -> ToolRegistry:
     return ToolRegistry()
+
+
+@pytest.fixture
+def module_registry(monkeypatch: pytest.MonkeyPatch) -> ToolRegistry:
+    """The module-level registry, for this test a copy of it (the built-in tools): what the
+    test registers there reaches the runtimes it loads, and goes with the test."""
+    copy = registry_module.registry.copy()
+    monkeypatch.setattr(registry_module, "registry", copy)
+    return copy
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from tests.conftest import noop, schema
 from workbench.app import WorkbenchApp
 from workbench.core.config import load_config
 from workbench.core.events import ToolSource
-from workbench.core.tools.registry import ToolRegistrationError, registry
+from workbench.core.tools.registry import ToolRegistrationError
 from workbench.screens.main import MainScreen
 from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
@@ -86,15 +86,14 @@ async def test_registry_changes_show_live(home: Path) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
         tree = app.screen.query_one(ToolsTree)
         move_to(tree, "tool", "patch")
-        try:
-            with registry.scope(ToolSource.PLUGIN, "notes"):
-                registry.register("note_add", "notes", schema("add a note"), noop)
-                registry.register("note_list", "notes", schema("list notes"), noop)
-            await wait_until(pilot, lambda: "Plugins (2)" in labels(tree))
-            assert "✔ note_add" in labels(tree)
-            assert tree.cursor_node.data["name"] == "patch"
-        finally:
-            registry.deregister_owner(ToolSource.PLUGIN, "notes")
+        registry = app.screen.runtime.registry
+        with registry.scope(ToolSource.PLUGIN, "notes"):
+            registry.register("note_add", "notes", schema("add a note"), noop)
+            registry.register("note_list", "notes", schema("list notes"), noop)
+        await wait_until(pilot, lambda: "Plugins (2)" in labels(tree))
+        assert "✔ note_add" in labels(tree)
+        assert tree.cursor_node.data["name"] == "patch"
+        registry.deregister_owner(ToolSource.PLUGIN, "notes")
         await wait_until(pilot, lambda: "Plugins (0)" in labels(tree))
 
 
@@ -102,6 +101,7 @@ async def test_a_refused_registration_is_shown(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        registry = app.screen.runtime.registry
         with registry.scope(ToolSource.PLUGIN, "evil"), pytest.raises(ToolRegistrationError):
             registry.register("read_file", "evil", schema(), noop)
         await wait_until(pilot, lambda: any("read_file" in n.message for n in app._notifications))
@@ -118,26 +118,19 @@ async def test_plugin_tools_show_and_hot_reload_updates_the_tree(home: Path) -> 
         "def register(ctx):\n    ctx.register_tool('note_add', 'notes', {'description': 'add'}, lambda a, **k: 'ok')\n"
     )
     app = WorkbenchApp()
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(
-                pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime
-            )
-            tree = app.screen.query_one(ToolsTree)
-            await wait_until(pilot, lambda: "Plugins (1)" in labels(tree))
-            await wait_until(
-                pilot,
-                lambda: (
-                    app.controller.reloader is not None and app.controller.reloader.ready.is_set()
-                ),
-            )
-            (plugin / "__init__.py").write_text(
-                "def register(ctx):\n"
-                "    ctx.register_tool('note_add', 'notes', {'description': 'add'}, lambda a, **k: 'ok')\n"
-                "    ctx.register_tool('note_list', 'notes', {'description': 'list'}, lambda a, **k: 'ok')\n"
-            )
-            await wait_until(pilot, lambda: "Plugins (2)" in labels(tree))
-            assert any("reloaded: added note_list" in n.message for n in app._notifications)
-            assert "✔ note_list" in labels(tree)
-    finally:
-        registry.deregister_owner(ToolSource.PLUGIN, "notes")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        tree = app.screen.query_one(ToolsTree)
+        await wait_until(pilot, lambda: "Plugins (1)" in labels(tree))
+        await wait_until(
+            pilot,
+            lambda: app.controller.reloader is not None and app.controller.reloader.ready.is_set(),
+        )
+        (plugin / "__init__.py").write_text(
+            "def register(ctx):\n"
+            "    ctx.register_tool('note_add', 'notes', {'description': 'add'}, lambda a, **k: 'ok')\n"
+            "    ctx.register_tool('note_list', 'notes', {'description': 'list'}, lambda a, **k: 'ok')\n"
+        )
+        await wait_until(pilot, lambda: "Plugins (2)" in labels(tree))
+        assert any("reloaded: added note_list" in n.message for n in app._notifications)
+        assert "✔ note_list" in labels(tree)

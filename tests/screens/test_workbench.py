@@ -14,8 +14,6 @@ from tests.core.mcp.test_manager import FIXTURE
 from tests.core.plugins.test_manager import FIXTURES as PLUGIN_FIXTURES
 from tests.screens.test_main import labels, move_to, wait_until
 from workbench.app import WorkbenchApp
-from workbench.core.events import ToolSource
-from workbench.core.tools.registry import registry
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.help import HelpScreen
 from workbench.screens.main import MainScreen
@@ -42,7 +40,7 @@ ALL_TYPES = {
 
 
 @pytest.fixture
-def typed_tool():
+def typed_tool(module_registry):
     seen: list[dict] = []
 
     def echo(args, **kw):
@@ -52,11 +50,10 @@ def typed_tool():
     def broken(args, **kw):
         raise RuntimeError("the tool broke")
 
-    registry.register("typed_echo", "testing", ALL_TYPES, echo)
-    registry.register("always_fails", "testing", schema("fails"), broken)
-    yield seen
-    registry.deregister("typed_echo")
-    registry.deregister("always_fails")
+    # Registered as a built-in module would: every runtime loaded in the test has them.
+    module_registry.register("typed_echo", "testing", ALL_TYPES, echo)
+    module_registry.register("always_fails", "testing", schema("fails"), broken)
+    return seen
 
 
 async def loaded(pilot, app) -> MainScreen:
@@ -73,24 +70,21 @@ async def test_the_tree_shows_all_three_sources(home: Path) -> None:
         f"    args: [{FIXTURE[1]}]\n"
     )
     app = WorkbenchApp()
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = await loaded(pilot, app)
-            tree = screen.query_one(ToolsTree)
-            await wait_until(pilot, lambda: "MCP servers (8)" in labels(tree), timeout=20)
-            text = labels(tree)
-            assert "Built-in (7)" in text and "Plugins (1)" in text
-            assert "☑ mcp-fx (8)" in text and "☑ positional (1)" in text and "✔ pos_echo" in text
-            assert "MCP 1/1 ready" in screen.sub_title and "1 plugin(s)" in screen.sub_title
-            await pilot.press("f3")
-            await pilot.pause()
-            panel = screen.query_one(SourcesPanel)
-            assert (
-                panel.query_one("#servers").row_count == 1
-                and panel.query_one("#plugins").row_count >= 1
-            )
-    finally:
-        registry.deregister_owner(ToolSource.PLUGIN, "positional")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        tree = screen.query_one(ToolsTree)
+        await wait_until(pilot, lambda: "MCP servers (8)" in labels(tree), timeout=20)
+        text = labels(tree)
+        assert "Built-in (7)" in text and "Plugins (1)" in text
+        assert "☑ mcp-fx (8)" in text and "☑ positional (1)" in text and "✔ pos_echo" in text
+        assert "MCP 1/1 ready" in screen.sub_title and "1 plugin(s)" in screen.sub_title
+        await pilot.press("f3")
+        await pilot.pause()
+        panel = screen.query_one(SourcesPanel)
+        assert (
+            panel.query_one("#servers").row_count == 1
+            and panel.query_one("#plugins").row_count >= 1
+        )
 
 
 async def test_filtering_narrows_the_tree(home: Path) -> None:

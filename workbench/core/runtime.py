@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
+from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.storage.private import private_file_handler
 from workbench.core.tools.discovery import DiscoveryReport, discover_builtin_tools
 from workbench.core.tools.memory import BUILTIN, MemoryProviders
-from workbench.core.tools.registry import ToolRegistry, registry
+from workbench.core.tools.registry import ToolRegistry, fresh_registry
 from workbench.core.tools.toolsets import ToolsetChoices, Toolsets
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class Runtime:
     plugins: PluginManager | None = None  # None in safe mode (HERMES_SAFE_MODE)
     broker: ApprovalBroker | None = None  # set by the front end that can ask the user
     mcp: MCPManager | None = None  # started by start_mcp(), in the background
+    hooks: HookRegistry = field(default_factory=HookRegistry)  # the plugins' hooks, middleware
     memory: MemoryProviders = field(init=False)  # the active memory provider's tools
     _index: SessionIndex | None = field(default=None, init=False, repr=False)
 
@@ -106,7 +108,6 @@ class Runtime:
         """An executor configured from config.yaml (timeouts, workers, budgets, spill dir)."""
         from workbench.core.execution.budget import BudgetConfig, SpillStore
         from workbench.core.execution.executor import DEFAULT_TIMEOUT, DEFAULT_WORKERS, Executor
-        from workbench.core.plugins import hooks
 
         get = self.config.get
         timeouts = get("tools.timeouts") or {}
@@ -124,7 +125,7 @@ class Runtime:
             if isinstance(timeouts, dict)
             else {},
             on_event=on_event,
-            hooks=hooks,
+            hooks=self.hooks,
             write_roots=write_roots(self.config),
             backend=self.backend(),
         )
@@ -165,9 +166,10 @@ def load_runtime(home: Path | None = None, *, load_plugins: bool = True) -> Runt
     home = home or hermes_home()
     problems = ensure_home(home)
     _log_to_file(home)
-    discovery = discover_builtin_tools()
+    discovery = discover_builtin_tools()  # into the module-level registry, once a process
     config = load_config(home / "config.yaml")
     _clean_old_results(home, config)
+    registry = fresh_registry()
     runtime = Runtime(
         home=home,
         config=config,
@@ -191,13 +193,13 @@ def plugin_manager(runtime: Runtime, not_loading: str = "") -> PluginManager:
 
     With `not_loading` (the reason), the manager lists, enables and disables plugins but
     runs none of their code."""
-    from workbench.core.plugins import PluginManager, hooks
+    from workbench.core.plugins import PluginManager
     from workbench.core.plugins.probe import CACHE_NAME, DEFAULT_TIMEOUT, Prober
 
     timeout = _positive(runtime.config.get("plugins.load_timeout")) or DEFAULT_TIMEOUT
     manager = PluginManager(
         runtime.registry,
-        hooks,
+        runtime.hooks,
         runtime.config,
         home=runtime.home,
         dispatcher=runtime.dispatch_for_plugins,

@@ -126,6 +126,36 @@ def test_a_plugin_cannot_replace_a_builtin(tmp_path, reg, hooks) -> None:
     assert reg.get_entry("read_file").description == "the real one"
 
 
+def test_hermes_style_registrations_reach_the_loading_registry_as_the_plugins(
+    tmp_path, reg, hooks
+) -> None:
+    """Direct calls on the module-level registry, on import and in register(), are the
+    plugin's tools in the registry loading it, committed and refused like ctx's."""
+    from workbench.core.tools.registry import registry as module_registry
+
+    untouched = module_registry.snapshot()
+    reg.register("terminal", "terminal", schema("the real one"), noop)
+    manager = make_manager(make_home(tmp_path, ["hermes_style"]), reg, hooks)
+    state = manager.states["hermes_style"]
+    assert state.status == "loaded"
+    assert state.tools == ["hs_ctx", "hs_in_register", "hs_on_import"]
+    for name in state.tools:
+        entry = reg.get_entry(name)
+        assert (entry.source, entry.owner) == (ToolSource.PLUGIN, "hermes_style")
+    assert reg.dispatch("hs_on_import", {}) == "import"
+    assert reg.dispatch("hs_in_register", {}) == "reg"
+    # On import too it may not take a built-in (outside its load it would have been a
+    # built-in itself, allowed to override).
+    assert (
+        state.refused[0][0] == "terminal" and "already registered by builtin" in state.refused[0][1]
+    )
+    assert reg.get_entry("terminal").description == "the real one"
+    assert module_registry.snapshot() is untouched
+    assert manager.reload("hermes_style").tools == state.tools  # imported afresh, same tools
+    manager.unload("hermes_style")
+    assert [n for n in reg.get_all_tool_names() if n.startswith("hs_")] == []
+
+
 def test_opt_in_override_is_explicit(tmp_path, reg, hooks) -> None:
     reg.register("read_file", "file", schema("the real one"), noop)
     home = make_home(

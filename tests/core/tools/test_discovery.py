@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.tools.discovery import discover_builtin_tools
-from workbench.core.tools.registry import registry
+from workbench.core.tools.registry import ToolRegistry, registry
 
 
 def test_the_builtin_tools_are_all_found() -> None:
@@ -26,7 +26,7 @@ def test_the_builtin_tools_are_all_found() -> None:
 
 
 def test_a_failing_module_is_reported_and_the_rest_load(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module_registry: ToolRegistry
 ) -> None:
     package = tmp_path / "fixture_tools"
     package.mkdir()
@@ -50,9 +50,7 @@ def test_a_failing_module_is_reported_and_the_rest_load(
         assert [f.module for f in report.failed] == ["fixture_tools.b_broken"]
         assert "No module named 'no_such_dependency_xyz'" in report.failed[0].error
         assert "Traceback" in report.failed[0].traceback
-        assert registry.dispatch("fixture_good2", {}) == "good"
+        assert module_registry.dispatch("fixture_good2", {}) == "good"
     finally:
-        for name in ("fixture_good", "fixture_good2"):
-            registry.deregister(name)
         for mod in [m for m in sys.modules if m.startswith("fixture_tools")]:
             del sys.modules[mod]

@@ -233,11 +233,15 @@ class PluginManager:
                 manifest, config=self._plugin_config(manifest), dispatcher=self.dispatcher
             )
             try:
-                register = loader.load_register(manifest)
+                # The plugin's own code runs inside: what it registers on the module-level
+                # registry, on import too, is its own and is committed with ctx's tools.
                 with self.registry.scope(
-                    ToolSource.PLUGIN, key, may_override=self._may_override(manifest)
+                    ToolSource.PLUGIN,
+                    key,
+                    may_override=self._may_override(manifest),
+                    record=ctx.recording.tools.append,
                 ):
-                    register(ctx)
+                    loader.load_register(manifest)(ctx)
             except BaseException as exc:  # SystemExit from a plugin must not end the app
                 if manifest.source != "entrypoint":
                     loader.take_modules(manifest)  # drop what the failed import left

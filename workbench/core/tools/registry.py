@@ -13,6 +13,10 @@ better:
 This module is the registry's face: the table, its ownership rules, aliases, listeners
 and Hermes's getters. Whether a tool is available (`availability`), the definitions the
 model is offered (`definitions`) and running a handler (`dispatch`) each live beside it.
+
+The module-level `registry` is where Hermes-style code registers: the built-in tool
+modules when imported, and a plugin's direct calls while it loads. Each runtime runs on a
+registry of its own, started from a copy of it (`fresh_registry`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = [
     "ToolRegistrationError",
     "ToolRegistry",
     "ToolUnavailable",
+    "fresh_registry",
     "registry",
 ]
 
@@ -60,6 +65,7 @@ RESERVED_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
 
 Handler = Callable[..., Any]
 Listener = Callable[[RegistryChanged], None]
+Recorder = Callable[[dict[str, Any]], None]
 
 
 class ToolRegistrationError(PermissionError):
@@ -71,6 +77,8 @@ class _Scope:
     source: ToolSource
     owner: str
     may_override: bool = False
+    registry: ToolRegistry | None = None  # the registry that opened it
+    record: Recorder | None = None  # registrations go here, committed later by the opener
 
 
 # Set by the plugin loader and the MCP manager around the code they run, so every
@@ -170,13 +178,31 @@ class ToolRegistry:
         self._checks = CheckCache(check_ttl)
         self._definitions = DefinitionsCache()
 
+    def copy(self) -> ToolRegistry:
+        """A new registry holding this one's tools and aliases (entries are immutable)."""
+        with self._lock:
+            fresh = ToolRegistry(self.check_ttl)
+            fresh._tools, fresh._aliases = dict(self._tools), dict(self._aliases)
+        return fresh
+
     # -- attribution ---------------------------------------------------------------
 
-    @staticmethod
     @contextlib.contextmanager
-    def scope(source: ToolSource, owner: str, *, may_override: bool = False) -> Iterator[None]:
-        """Attribute every registration made inside to `source`/`owner`."""
-        token = _scope.set(_Scope(ToolSource(source), owner, may_override))
+    def scope(
+        self,
+        source: ToolSource | str,
+        owner: str,
+        *,
+        may_override: bool = False,
+        record: Recorder | None = None,
+    ) -> Iterator[None]:
+        """Attribute every registration made inside to `source`/`owner`.
+
+        Calls made inside on the module-level `registry` act on this registry. With
+        `record`, `register` hands each registration's arguments to it instead of
+        registering (the plugin loader commits them with the plugin's other tools).
+        """
+        token = _scope.set(_Scope(ToolSource(source), owner, may_override, self, record))
         try:
             yield
         finally:
@@ -224,9 +250,34 @@ class ToolRegistry:
         path_args: dict[str, str] | None = None,
         parallel_safe: bool = False,
         interactive: bool = False,
-    ) -> ToolEntry:
-        """Register a tool (Hermes's positional order); `ToolRegistrationError` if refused."""
+    ) -> ToolEntry | None:
+        """Register a tool (Hermes's positional order); `ToolRegistrationError` if refused.
+
+        Returns the new entry, or None inside a recording scope (the registration is
+        committed, or refused, later with the rest of its owner's tools).
+        """
         scope = _scope.get()
+        if scope is not None and scope.record is not None:
+            scope.record(
+                {
+                    "name": name,
+                    "toolset": toolset,
+                    "schema": schema,
+                    "handler": handler,
+                    "check_fn": check_fn,
+                    "requires_env": requires_env,
+                    "is_async": is_async,
+                    "description": description,
+                    "emoji": emoji,
+                    "max_result_size_chars": max_result_size_chars,
+                    "dynamic_schema_overrides": dynamic_schema_overrides,
+                    "override": override,
+                    "path_args": path_args,
+                    "parallel_safe": parallel_safe,
+                    "interactive": interactive,
+                }
+            )
+            return None
         if scope is not None:
             src, who, may_override = scope.source, scope.owner, scope.may_override
         else:
@@ -596,4 +647,41 @@ def _refusal(new: ToolEntry, old: ToolEntry | None, override: bool) -> str | Non
     )
 
 
-registry = ToolRegistry()
+class _ModuleRegistry(ToolRegistry):
+    """The module-level `registry` that Hermes-style code imports.
+
+    The built-in tool modules register into it when imported. Inside a scope another
+    registry opened (a plugin loading into a runtime's registry), every call on it acts
+    on that registry instead, so a plugin's direct `registry.register(...)` reaches the
+    runtime that loads it, as that plugin's.
+    """
+
+    def _target(self) -> ToolRegistry | None:
+        scope = _scope.get()
+        target = scope.registry if scope is not None else None
+        return target if target is not None and target is not self else None
+
+
+def _forwarded(name: str) -> Callable[..., Any]:
+    method = getattr(ToolRegistry, name)
+
+    @functools.wraps(method)
+    def forward(self: _ModuleRegistry, *args: Any, **kwargs: Any) -> Any:
+        target = self._target()
+        return method(self if target is None else target, *args, **kwargs)
+
+    return forward
+
+
+for _name, _member in vars(ToolRegistry).items():
+    if callable(_member) and not _name.startswith("_") and _name not in ("scope", "copy"):
+        setattr(_ModuleRegistry, _name, _forwarded(_name))
+
+
+registry: ToolRegistry = _ModuleRegistry()
+
+
+def fresh_registry() -> ToolRegistry:
+    """A registry of its own for a runtime: the module-level registry's tools as they are
+    now (the built-in tools, once discovered)."""
+    return registry.copy()
