@@ -32,7 +32,7 @@ class Availability:
 AVAILABLE = Availability(True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one is made per check run, and frozen ones are slower
 class CheckResult:
     ok: bool
     reason: str

@@ -62,9 +62,10 @@ def frozen(value: Any) -> Any:
     return value
 
 
-def function_object(name: str, schema: Any) -> ReadOnlyDict:
-    """The OpenAI function object of a tool: its schema, with `name` always its own."""
-    return frozen({**(schema if isinstance(schema, Mapping) else {}), "name": name})
+def tool_definition(name: str, schema: Any) -> ReadOnlyDict:
+    """A tool's OpenAI definition: its schema as the function, `name` always its own."""
+    function = {**(schema if isinstance(schema, Mapping) else {}), "name": name}
+    return frozen({"type": "function", "function": function})
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,18 +141,19 @@ def _build(
             continue
         if entry.check_fn is not None:
             result = checks.run(entry.check_fn, now)
-            expires = min(expires, result.expires)
+            if result.expires < expires:
+                expires = result.expires
             if not result.ok:
                 continue
         if entry.dynamic_schema_overrides is not None:
             dynamic.append((len(definitions), entry))
-        definitions.append(ReadOnlyDict(type="function", function=entry.function))
+        definitions.append(entry.definition)
     return _Built(names, generation, epoch, expires, tuple(definitions), tuple(dynamic))
 
 
 def definition(entry: ToolEntry) -> dict:
     """A tool's definition with its dynamic schema overrides applied now."""
-    function = dict(entry.function)
+    function = dict(entry.definition["function"])
     try:
         extra = entry.dynamic_schema_overrides()  # type: ignore[misc]
     except Exception:

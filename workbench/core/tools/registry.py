@@ -40,7 +40,7 @@ from workbench.core.tools.availability import (
     CheckFn,
     ToolUnavailable,
 )
-from workbench.core.tools.definitions import DefinitionsCache, function_object
+from workbench.core.tools.definitions import DefinitionsCache, tool_definition
 
 __all__ = [
     "DEFAULT_RESULT_SIZE_CHARS",
@@ -118,8 +118,9 @@ class ToolEntry:
     # openWorldHint, title), and whether its server is `trust: untrusted`.
     annotations: dict[str, Any] = field(default_factory=dict)
     untrusted: bool = False
-    # The OpenAI function object, built once and read-only: definitions share it.
-    function: dict[str, Any] = field(init=False, repr=False, compare=False)
+    # The OpenAI definition ({"type": "function", "function": ...}), built once and
+    # read-only: every request that offers the tool shares it.
+    definition: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         fill = functools.partial(object.__setattr__, self)  # frozen: set once, here
@@ -130,7 +131,7 @@ class ToolEntry:
         fill("requires_env", list(self.requires_env or []))
         fill("path_args", dict(self.path_args or {}))
         fill("annotations", dict(self.annotations or {}))
-        fill("function", function_object(self.name, self.schema))
+        fill("definition", tool_definition(self.name, self.schema))
 
     @classmethod
     def from_registration(
