@@ -19,8 +19,9 @@ from typing import Any
 from workbench.core.agent.delegation import NAME as DELEGATE
 from workbench.core.agent.delegation import Delegation
 from workbench.core.agent.session_index import SessionIndex, hits_as_json
+from workbench.core.tools.entry import ToolEntry
 from workbench.core.tools.errors import tool_error, tool_result
-from workbench.core.tools.registry import ToolEntry, ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
 OWN_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", DELEGATE})

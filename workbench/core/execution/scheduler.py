@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.tools.arguments import ArgumentError, prepare_arguments
+from workbench.core.tools.entry import ToolEntry
 from workbench.core.tools.paths import resolve_path
-from workbench.core.tools.registry import ToolEntry, ToolRegistry
+from workbench.core.tools.registry import ToolRegistry
 from workbench.core.tools.registry import registry as default_registry
 
 INTERACTIVE_TOOLS = frozenset({"clarify"})

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from workbench.core.tools.availability import CheckCache
-    from workbench.core.tools.registry import ToolEntry
+    from workbench.core.tools.entry import ToolEntry
 
 logger = logging.getLogger(__name__)
 

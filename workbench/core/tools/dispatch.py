@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.tools import errors
 
 if TYPE_CHECKING:
-    from workbench.core.tools.registry import ToolEntry
+    from workbench.core.tools.entry import ToolEntry
 
 logger = logging.getLogger(__name__)
 

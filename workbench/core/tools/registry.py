@@ -10,9 +10,10 @@ better:
   or remove it, and only the MCP manager may touch `mcp-*` toolsets;
 * the table is copy-on-write: readers take a snapshot reference and never iterate live state.
 
-This module is the registry's face: the table, its ownership rules, aliases, listeners
-and Hermes's getters. Whether a tool is available (`availability`), the definitions the
-model is offered (`definitions`) and running a handler (`dispatch`) each live beside it.
+This module is the registry's face: the table, aliases, listeners, attribution scopes and
+Hermes's getters. Beside it, each with one job: what a tool is (`entry`), who may
+register or remove what (`ownership`), whether a tool is available (`availability`), the
+definitions the model is offered (`definitions`) and running a handler (`dispatch`).
 
 The module-level `registry` is where Hermes-style code registers: the built-in tool
 modules when imported, and a plugin's direct calls while it loads. Each runtime runs on a
@@ -27,8 +28,8 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.events import ChangeKind, RegistryChanged, ToolSource
@@ -40,7 +41,9 @@ from workbench.core.tools.availability import (
     CheckFn,
     ToolUnavailable,
 )
-from workbench.core.tools.definitions import DefinitionsCache, tool_definition
+from workbench.core.tools.definitions import DefinitionsCache
+from workbench.core.tools.entry import Handler, ToolEntry
+from workbench.core.tools.ownership import RESERVED_NAMES, registration_refusal, removal_refusal
 
 __all__ = [
     "DEFAULT_RESULT_SIZE_CHARS",
@@ -59,11 +62,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_RESULT_SIZE_CHARS = 100_000
 
-# Names the agent loop answers itself (its tool-search bridge); a tool registered under
-# one of them would be unreachable, so they are refused outright.
-RESERVED_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
-
-Handler = Callable[..., Any]
 Listener = Callable[[RegistryChanged], None]
 Recorder = Callable[[dict[str, Any]], None]
 
@@ -85,75 +83,6 @@ class _Scope:
 # registration made inside is attributed to them, whatever the code claims.
 _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
     "registry_scope", default=None
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolEntry:
-    """One registered tool: Hermes's 11 fields, its source and owner, and scheduling hints.
-
-    Immutable, so registries may share one (a runtime's registry starts from the built-in
-    tools' entries). `register` takes Hermes's positional order; here every field is named.
-    """
-
-    name: str
-    toolset: str
-    schema: dict[str, Any]
-    handler: Handler
-    check_fn: CheckFn | None = None
-    requires_env: list[str] = field(default_factory=list)
-    is_async: bool = False
-    description: str = ""
-    emoji: str = ""
-    max_result_size_chars: float | None = None
-    dynamic_schema_overrides: Callable[[], dict[str, Any]] | None = None
-    source: ToolSource = ToolSource.BUILTIN
-    owner: str = ""
-    # Scheduling hints: path arguments and whether each is read or written, whether the
-    # tool may run beside others, whether it asks the user (never in parallel).
-    path_args: dict[str, str] = field(default_factory=dict)
-    parallel_safe: bool = False
-    interactive: bool = False
-    # What an MCP server says of its tool (readOnlyHint, destructiveHint, idempotentHint,
-    # openWorldHint, title), and whether its server is `trust: untrusted`.
-    annotations: dict[str, Any] = field(default_factory=dict)
-    untrusted: bool = False
-    # The OpenAI definition ({"type": "function", "function": ...}), built once and
-    # read-only: every request that offers the tool shares it.
-    definition: dict[str, Any] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        fill = functools.partial(object.__setattr__, self)  # frozen: set once, here
-        schema = self.schema if self.schema is not None else {}
-        if isinstance(schema, Mapping):  # anything else is refused at registration
-            fill("schema", dict(schema))
-            fill("description", self.description or str(schema.get("description", "")))
-        fill("requires_env", list(self.requires_env or []))
-        fill("path_args", dict(self.path_args or {}))
-        fill("annotations", dict(self.annotations or {}))
-        fill("definition", tool_definition(self.name, self.schema))
-
-    @classmethod
-    def from_registration(
-        cls, registration: Mapping[str, Any], source: ToolSource, owner: str
-    ) -> ToolEntry:
-        """An entry from `register`'s arguments by name (a plugin's recorded registration)."""
-        given = {
-            f: registration.get(f)
-            for f in _REGISTRATION_FIELDS
-            if f in _REQUIRED_FIELDS or registration.get(f) is not None
-        }
-        for flag in ("is_async", "parallel_safe", "interactive", "untrusted"):
-            given[flag] = bool(given.get(flag))
-        return cls(**given, source=source, owner=owner)
-
-    def __repr__(self) -> str:
-        return f"ToolEntry({self.name!r}, toolset={self.toolset!r}, source={self.source.value})"
-
-
-_REQUIRED_FIELDS = ("name", "toolset", "schema", "handler")
-_REGISTRATION_FIELDS = tuple(
-    f.name for f in fields(ToolEntry) if f.init and f.name not in ("source", "owner")
 )
 
 
@@ -257,27 +186,26 @@ class ToolRegistry:
         Returns the new entry, or None inside a recording scope (the registration is
         committed, or refused, later with the rest of its owner's tools).
         """
+        registration = {
+            "name": name,
+            "toolset": toolset,
+            "schema": schema,
+            "handler": handler,
+            "check_fn": check_fn,
+            "requires_env": requires_env,
+            "is_async": is_async,
+            "description": description,
+            "emoji": emoji,
+            "max_result_size_chars": max_result_size_chars,
+            "dynamic_schema_overrides": dynamic_schema_overrides,
+            "override": override,
+            "path_args": path_args,
+            "parallel_safe": parallel_safe,
+            "interactive": interactive,
+        }
         scope = _scope.get()
         if scope is not None and scope.record is not None:
-            scope.record(
-                {
-                    "name": name,
-                    "toolset": toolset,
-                    "schema": schema,
-                    "handler": handler,
-                    "check_fn": check_fn,
-                    "requires_env": requires_env,
-                    "is_async": is_async,
-                    "description": description,
-                    "emoji": emoji,
-                    "max_result_size_chars": max_result_size_chars,
-                    "dynamic_schema_overrides": dynamic_schema_overrides,
-                    "override": override,
-                    "path_args": path_args,
-                    "parallel_safe": parallel_safe,
-                    "interactive": interactive,
-                }
-            )
+            scope.record(registration)
             return None
         if scope is not None:
             src, who, may_override = scope.source, scope.owner, scope.may_override
@@ -285,27 +213,10 @@ class ToolRegistry:
             src = ToolSource(source) if source else ToolSource.BUILTIN
             who = owner or getattr(handler, "__module__", None) or "unknown"
             may_override = src is ToolSource.BUILTIN
-        entry = ToolEntry(
-            name=name,
-            toolset=toolset,
-            schema=schema,
-            handler=handler,
-            check_fn=check_fn,
-            requires_env=requires_env or [],
-            is_async=is_async,
-            description=description,
-            emoji=emoji,
-            max_result_size_chars=max_result_size_chars,
-            dynamic_schema_overrides=dynamic_schema_overrides,
-            source=src,
-            owner=who,
-            path_args=path_args or {},
-            parallel_safe=parallel_safe,
-            interactive=interactive,
-        )
+        entry = ToolEntry.from_registration(registration, src, who)
         with self._lock:
             existing = self._tools.get(name)
-            refusal = _refusal(entry, existing, override and may_override)
+            refusal = registration_refusal(entry, existing, override and may_override)
             if refusal is None:
                 self._commit({**self._tools, name: entry})
                 kind = ChangeKind.REGISTERED if existing is None else ChangeKind.REPLACED
@@ -327,11 +238,10 @@ class ToolRegistry:
             entry = self._tools.get(name)
             if entry is None:
                 return False
-            if scope is not None and (entry.source, entry.owner) != (scope.source, scope.owner):
-                reason = (
-                    f"{scope.source.value} '{scope.owner}' may not remove tool '{name}' "
-                    f"owned by {entry.source.value} '{entry.owner}'"
-                )
+            reason = (
+                removal_refusal(entry, scope.source, scope.owner) if scope is not None else None
+            )
+            if reason is not None:
                 event = RegistryChanged(
                     ChangeKind.REJECTED,
                     name,
@@ -342,7 +252,6 @@ class ToolRegistry:
                     reason,
                 )
             else:
-                reason = ""
                 tools = dict(self._tools)
                 del tools[name]
                 self._drop_orphan_aliases(tools, entry.toolset)
@@ -356,7 +265,7 @@ class ToolRegistry:
                     self._generation,
                 )
         self._emit(event)
-        if reason:
+        if reason is not None:
             raise ToolRegistrationError(reason)
         return True
 
@@ -402,7 +311,7 @@ class ToolRegistry:
             accepted, refused = [], []
             for entry, reg in zip(entries, registrations, strict=True):
                 override = bool(reg.get("override")) and may_override
-                why = _refusal(entry, tools.get(entry.name), override)
+                why = registration_refusal(entry, tools.get(entry.name), override)
                 if why is None and entry.name in {a.name for a in accepted}:
                     why = f"tool '{entry.name}' is registered twice by {src.value} '{owner}'"
                 if why is None:
@@ -615,37 +524,6 @@ class ToolRegistry:
         return await dispatching.dispatch_async(
             self._tools.get(name), name, args, thread_pool=thread_pool, **kwargs
         )
-
-
-def _refusal(new: ToolEntry, old: ToolEntry | None, override: bool) -> str | None:
-    """Why `new` may not be registered where `old` is, or None if it may."""
-    if not new.name or not isinstance(new.name, str):
-        return "a tool needs a non-empty string name"
-    if not isinstance(new.toolset, str):
-        return f"tool '{new.name}': its toolset must be a name, not {type(new.toolset).__name__}"
-    if not isinstance(new.schema, dict):
-        return (
-            f"tool '{new.name}': its schema must be a JSON object, not {type(new.schema).__name__}"
-        )
-    if new.name in RESERVED_NAMES:
-        return f"'{new.name}' is reserved for the agent's tool-search bridge"
-    if not callable(new.handler):
-        return f"tool '{new.name}': handler is not callable"
-    if new.toolset.startswith("mcp-") and new.source is not ToolSource.MCP:
-        return (
-            f"tool '{new.name}': toolset '{new.toolset}' is reserved for MCP servers; "
-            f"{new.source.value} '{new.owner}' may not register into it"
-        )
-    if old is None or (old.source, old.owner) == (new.source, new.owner):
-        return None
-    if override and old.source is not ToolSource.MCP:
-        # An explicit, permitted override (built-in code, or a plugin the user opted in).
-        return None
-    return (
-        f"tool '{new.name}' is already registered by {old.source.value} '{old.owner}' "
-        f"(toolset '{old.toolset}'); refused registration from {new.source.value} "
-        f"'{new.owner}' (toolset '{new.toolset}')"
-    )
 
 
 class _ModuleRegistry(ToolRegistry):
