@@ -5,7 +5,8 @@ Each task gets a fresh copy of a small fixture repository in a temp dir and runs
 endpoint configured, so the bundled model answers, approvals off) on the same core objects.
 The model's server is started once per model and shared by the tasks, as the app keeps it
 for its sessions (its prompt cache then holds the system prompt and tools). A task is done
-when its outcome is right: the file's content after an edit, the fact in the answer.
+when its outcome is right (the file's content after an edit, the fact in the answer) and
+nothing else in the repository changed.
 
 Run on each bundled model installed. Target for the default model on a 2-core machine: at
 least 7 tasks in 8 done (87.5 %), median time per task at most 30 s.
@@ -50,6 +51,7 @@ class Task:
     name: str
     prompt: str
     check: Callable[[Path, str], bool]  # (repo, answer) -> done
+    changes: tuple[str, ...] = ()  # the files it may write; any other change fails the task
 
 
 # -- the fixture repository ------------------------------------------------------------------
@@ -158,12 +160,19 @@ TASKS = [
         "patch-typo",
         "In greeting.txt, fix the misspelled word 'recieve' (it should be 'receive').",
         _fixed_spelling,
+        ("greeting.txt",),
     ),
-    Task("edit-value", "In config.py, change TIMEOUT from 45 to 60.", _timeout_changed),
+    Task(
+        "edit-value",
+        "In config.py, change TIMEOUT from 45 to 60.",
+        _timeout_changed,
+        ("config.py",),
+    ),
     Task(
         "create-file",
         "Create a file named hello.txt containing exactly this text: Hello, world!",
         _file_is("hello.txt", "Hello, world!"),
+        ("hello.txt",),
     ),
     Task(
         "count-rows",
@@ -184,11 +193,13 @@ TASKS = [
         "two-step-copy",
         "Read the file VERSION, then create a file release.txt containing just that version number.",
         _file_is("release.txt", "2.7.1"),
+        ("release.txt",),
     ),
     Task(
         "two-step-owner",
         "Find who owns the search service in NOTES.md, then write their full name into owner.txt.",
         _file_is("owner.txt", "Tomas Ortega"),
+        ("owner.txt",),
     ),
 ]
 
@@ -257,8 +268,26 @@ async def run_task(model: str, server: object, task: Task, fixture: Path, timeou
             await session.close()
         seconds = time.perf_counter() - start
         done = bool(answer or why.startswith("answered")) and task.check(repo, answer)
+        damaged = changed(fixture, repo, task.changes)
+        if damaged:
+            done, why = False, f"{why}; also changed {', '.join(damaged)}"
         note = f"{' '.join(notes.calls) or 'no tools'} [{why}] {answer.strip()[-100:]!r}"
         return Result(task.name, done, seconds, note.replace("\n", " "), notes.tokens())
+
+
+def changed(fixture: Path, repo: Path, allowed: tuple[str, ...]) -> list[str]:
+    """The files a task changed, created or removed beyond those it was asked to write."""
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {
+            str(p.relative_to(root)): p.read_bytes()
+            for p in root.rglob("*")
+            if p.is_file() and not p.is_symlink()
+        }
+
+    before, after = files(fixture), files(repo)
+    names = sorted(set(before) | set(after))
+    return [n for n in names if n not in allowed and before.get(n) != after.get(n)]
 
 
 def start_server(model: str) -> object:
