@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from harness import fmt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the corpus lives with the tests
-from tests.core.execution.batch_corpus import build_tree, load_batches
+from tests.support.batch_corpus import build_tree, load_batches
 
 
 def as_objects(calls: list[dict]) -> list[SimpleNamespace]:

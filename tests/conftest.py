@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,6 @@ from workbench.core.tools.discovery import discover_builtin_tools
 from workbench.core.tools.registry import ToolRegistry
 
 discover_builtin_tools()  # the built-in tools register into the global registry once
-
-BIN = Path(sys.executable).parent
 
 
 @pytest.fixture
@@ -54,17 +51,6 @@ def cli_env(home: Path) -> dict[str, str]:
     }
     env["HERMES_HOME"] = str(home)
     return env
-
-
-def noop(args: dict, **kw: object) -> str:
-    return "ok"
-
-
-def schema(description: str = "a test tool", **properties: dict) -> dict:
-    return {
-        "description": description,
-        "parameters": {"type": "object", "properties": properties, "required": []},
-    }
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_cli import run
+from tests.support.cli import run
 from workbench.core.agent.transcript import Transcript
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run
 from tests.support.fake_openai import FakeOpenAI, error, text, tools
-from tests.test_cli import run
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_sessions_export_and_resume(env, fake: FakeOpenAI, home: Path, tmp_path:
 def test_stdin_conversation(env, fake: FakeOpenAI) -> None:
     import subprocess
 
-    from tests.conftest import BIN
+    from tests.support.cli import BIN
 
     fake.add(text("one"), text("two"))
     out = subprocess.run(
@@ -122,7 +122,7 @@ def test_damaged_sessions_are_skipped_and_said(env, fake: FakeOpenAI, home: Path
     without a crash or a hang, each problem said once."""
     import os
 
-    from tests.core.agent.test_loop_faults import write_damaged_session
+    from tests.support.transcripts import write_damaged_session
 
     session_id = write_damaged_session(home)
     (home / "sessions" / "x.jsonl").mkdir()
@@ -154,7 +154,7 @@ def test_a_long_chat_is_compressed_and_says_so_then_resumes(
     compression said on stderr, the context in use on each turn's line; resume goes on."""
     import subprocess
 
-    from tests.conftest import BIN
+    from tests.support.cli import BIN
     from workbench.core.agent.compress import SUMMARY_SYSTEM
 
     home.mkdir(parents=True, exist_ok=True)
@@ -240,7 +240,7 @@ def test_a_home_the_user_cannot_read(env, fake: FakeOpenAI, other_user) -> None:
     import subprocess
     import tempfile
 
-    from tests.conftest import BIN
+    from tests.support.cli import BIN
 
     shared = Path(tempfile.mkdtemp(prefix="hermes-other-"))
     try:

@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN
+from tests.support.cli import run
 from workbench import __version__
-
-
-def run(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(BIN / "hermes-tui"), *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_version_and_help(cli_env) -> None:
@@ -223,7 +210,7 @@ def test_plugins_list_enable_disable(cli_env, home: Path) -> None:
 
 
 def test_plugins_memory_picks_the_one_provider(cli_env, home: Path) -> None:
-    from tests.core.plugins.test_manager import FIXTURES
+    from tests.support.plugins import FIXTURES
 
     shutil.copytree(FIXTURES / "notes_memory", home / "plugins" / "notes_memory")
     assert "memory provider: builtin" in run(cli_env, "plugins", "memory").stdout

@@ -6,9 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.conftest import BIN
-from tests.core.storage.test_yaml_file import alias_bomb
-from tests.test_cli import run
+from tests.support.cli import BIN, run
+from tests.support.yaml_bomb import alias_bomb
 
 
 def test_ten_concurrent_plugin_enables_are_all_saved(cli_env, home: Path) -> None:
@@ -51,7 +50,7 @@ def broken_plugins(home: Path) -> None:
     """A plugin whose import never ends and one whose register ends the process, enabled."""
     import shutil
 
-    from tests.core.plugins.test_manager import FIXTURES
+    from tests.support.plugins import FIXTURES
 
     for name in ("looper", "killer"):
         shutil.copytree(FIXTURES / name, home / "plugins" / name)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import run
+from tests.support.cli import run
 
 MCP = Path(__file__).resolve().parent / "core" / "mcp"
 

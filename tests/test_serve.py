@@ -12,7 +12,7 @@ import time
 import aiohttp
 import pytest
 
-from tests.conftest import BIN
+from tests.support.cli import BIN
 from tests.support.procs import alive, free_port
 from tests.support.serve import serve
 from workbench import serve as served_module

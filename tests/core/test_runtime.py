@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import noop, schema
+from tests.support.tools import noop, schema
 from workbench.core.events import ToolSource
 from workbench.core.plugins import hooks as module_hooks
 from workbench.core.runtime import load_runtime

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import wait_for
+from tests.support.tmux import wait_for
 
 pytestmark = [
     pytest.mark.e2e,

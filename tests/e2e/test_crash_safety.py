@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN
+from tests.support.cli import BIN
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.agent import transcript
 

@@ -15,11 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN
-from tests.e2e.conftest import wait_for
-from tests.e2e.test_session_terminal import typed
-from tests.e2e.test_workbench_terminal import keys
+from tests.support.cli import BIN
 from tests.support.procs import alive, local_servers, parent_of, serving, wait_until
+from tests.support.tmux import keys, typed, wait_for
 from workbench.core.model import local as local_model
 
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.mcp.test_manager import wait_until
-from tests.e2e.test_mcp_real_servers import BIN
 from tests.support import fake_openai
+from tests.support.mcp import REAL_SERVERS as BIN
+from tests.support.mcp import wait_until
 from workbench.core.mcp import (
     CatalogChanged,
     ElicitAnswer,

@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.mcp import REAL_SERVERS as BIN
 from workbench.core.mcp import CallProgress, MCPManager
 from workbench.core.tools.registry import ToolRegistry
 
-SERVERS = Path(__file__).resolve().parents[2] / ".cache" / "mcp-servers"
-BIN = {
-    "time": SERVERS / "time" / "bin" / "mcp-server-time",
-    "git": SERVERS / "git" / "bin" / "mcp-server-git",
-    "everything": SERVERS / "npm" / "node_modules" / ".bin" / "mcp-server-everything",
-    "filesystem": SERVERS / "npm" / "node_modules" / ".bin" / "mcp-server-filesystem",
-}
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(

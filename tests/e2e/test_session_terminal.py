@@ -5,20 +5,14 @@ the viewer from the timeline, a cancelled stream, quit; the transcript holds eve
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import wait_for
-from tests.e2e.test_workbench_terminal import keys
 from tests.support.fake_openai import FakeOpenAI, text, tools
+from tests.support.tmux import keys, typed, wait_for
 
 pytestmark = pytest.mark.e2e
-
-
-def typed(session: str, words: str) -> None:
-    subprocess.run(["tmux", "send-keys", "-t", session, "-l", words], check=True)
 
 
 def events(home: Path) -> list[dict]:

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import wait_for, wait_until
+from tests.support.tmux import keys, wait_for, wait_until
 from workbench.core.config import load_config
 
 pytestmark = pytest.mark.e2e
-
-
-def keys(session: str, *names: str) -> None:
-    for name in names:
-        subprocess.run(["tmux", "send-keys", "-t", session, name], check=True)
-        time.sleep(0.15)
 
 
 def test_toggle_run_and_quit(tmux_run, home: Path, tmp_path: Path) -> None:

@@ -5,50 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from textual.app import App
 
+from tests.support.pilot import ModalHost, request
 from workbench.core.execution.approval import ApprovalRequest, Choice
-from workbench.core.safety import analyze_command
-from workbench.screens import approval as approval_screen
-from workbench.screens.approval import ApprovalScreen
-
-
-def request(command: str = "rm -rf build", timeout: float = 60.0) -> ApprovalRequest:
-    return ApprovalRequest(
-        id=1,
-        tool="terminal",
-        command=command,
-        reason="deletes build",
-        verdict=analyze_command(command),
-        cwd="/work/project",
-        label="",
-        timeout=timeout,
-        deadline=time.monotonic() + timeout,
-    )
-
-
-class StoppedClock:
-    """The countdown's clock, stopped: a snapshot never depends on how fast it was taken
-    (a loaded machine turned 600s into 599s)."""
-
-    @staticmethod
-    def monotonic() -> float:
-        return 1000.0
-
-
-def stop_the_clock(monkeypatch, req: ApprovalRequest) -> ApprovalRequest:
-    monkeypatch.setattr(approval_screen, "time", StoppedClock)
-    req.deadline = StoppedClock.monotonic() + req.timeout
-    return req
-
-
-class ModalHost(App[None]):
-    def __init__(self, req: ApprovalRequest) -> None:
-        super().__init__()
-        self.req, self.answers = req, []
-
-    def on_mount(self) -> None:
-        self.push_screen(ApprovalScreen(self.req, pending=2), self.answers.append)
 
 
 async def answer(keys: list[str], req: ApprovalRequest | None = None, wait: float = 0.0):

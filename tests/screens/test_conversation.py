@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.core.agent.test_loop_faults import write_damaged_session
-from tests.screens.test_main import wait_until
-from tests.screens.test_workbench import loaded
+from tests.support.pilot import loaded, wait_until
+from tests.support.transcripts import write_damaged_session
 from workbench.app import WorkbenchApp
 from workbench.screens.conversation import ConversationScreen
 

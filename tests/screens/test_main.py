@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import noop, schema
+from tests.support.pilot import labels, move_to, wait_until
+from tests.support.tools import noop, schema
 from workbench.app import WorkbenchApp
 from workbench.core.config import load_config
 from workbench.core.events import ToolSource
@@ -16,36 +15,6 @@ from workbench.core.tools.registry import ToolRegistrationError
 from workbench.screens.main import MainScreen
 from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
-
-
-async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "condition not reached in time"
-        await pilot.pause(0.02)
-
-
-def labels(tree: ToolsTree) -> list[str]:
-    out = []
-    for line in range(tree.last_line + 1):
-        node = tree.get_node_at_line(line)
-        if node is not None:
-            out.append(str(node.label))
-    return out
-
-
-def move_to(tree: ToolsTree, kind: str, name: str) -> None:
-    for line in range(tree.last_line + 1):
-        node = tree.get_node_at_line(line)
-        if (
-            node is not None
-            and node.data
-            and (node.data.get("kind"), node.data.get("name")) == (kind, name)
-        ):
-            tree.move_cursor(node)
-            return
-    raise AssertionError(f"no {kind} {name} in the tree")
 
 
 async def test_tree_shows_tools_by_source_and_toolset(home: Path) -> None:

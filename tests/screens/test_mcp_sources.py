@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.mcp.test_catalog import SERVER
-from tests.core.mcp.test_manager import FIXTURE
-from tests.screens.test_main import wait_until
-from tests.screens.test_workbench import loaded
 from tests.support import fake_openai
+from tests.support.mcp import FIXTURE, SERVER
+from tests.support.pilot import loaded, wait_until
 from workbench.app import WorkbenchApp
 from workbench.core.events import ToolSource
 from workbench.core.tools.registry import registry

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.screens.test_main import wait_until
-from tests.screens.test_workbench import loaded
 from tests.support.fake_openai import FakeOpenAI, text, tools
+from tests.support.pilot import loaded, wait_until
 from workbench.app import WorkbenchApp
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.session import SessionScreen

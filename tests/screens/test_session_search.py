@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.agent.test_session_index import write_sessions
-from tests.screens.test_main import wait_until
-from tests.screens.test_workbench import loaded
+from tests.support.pilot import loaded, wait_until
+from tests.support.transcripts import write_sessions
 from workbench.app import WorkbenchApp
 from workbench.screens.conversation import ConversationScreen
 from workbench.screens.session_search import SessionSearchScreen

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from tests.screens.test_approval import ModalHost, request, stop_the_clock
-from tests.screens.test_viewer import ViewerHost
+from tests.support.pilot import ModalHost, ViewerHost, request, stop_the_clock
 from workbench.core.agent.compress import ContextCompressed
 from workbench.core.agent.loop import ContextUsage, TextDelta, TurnFinished
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted

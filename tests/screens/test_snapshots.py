@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.screens.test_main import move_to, wait_until
+from tests.support.pilot import move_to, wait_until
 from workbench.app import WorkbenchApp
 from workbench.screens.main import MainScreen
 from workbench.widgets.run_form import RunToolForm

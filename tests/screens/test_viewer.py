@@ -6,23 +6,12 @@ import json
 import threading
 from pathlib import Path
 
-from textual.app import App
-
-from tests.screens.test_main import wait_until
+from tests.support.pilot import ViewerHost, wait_until
 from workbench.screens.viewer import ViewerScreen
 from workbench.widgets import file_view
 from workbench.widgets.file_view import FileView
 
 LINES = 300_000  # ~12 MB: several index steps past the first chunk
-
-
-class ViewerHost(App[None]):
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-
-    def on_mount(self) -> None:
-        self.push_screen(ViewerScreen(self.path))
 
 
 def big_file(tmp_path: Path) -> Path:

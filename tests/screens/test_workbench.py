@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import schema
-from tests.core.mcp.test_manager import FIXTURE
-from tests.core.plugins.test_manager import FIXTURES as PLUGIN_FIXTURES
-from tests.screens.test_main import labels, move_to, wait_until
+from tests.support.mcp import FIXTURE
+from tests.support.pilot import labels, loaded, move_to, wait_until
+from tests.support.plugins import FIXTURES as PLUGIN_FIXTURES
+from tests.support.tools import schema
 from workbench.app import WorkbenchApp
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.help import HelpScreen
@@ -54,13 +54,6 @@ def typed_tool(module_registry):
     module_registry.register("typed_echo", "testing", ALL_TYPES, echo)
     module_registry.register("always_fails", "testing", schema("fails"), broken)
     return seen
-
-
-async def loaded(pilot, app) -> MainScreen:
-    await wait_until(
-        pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime is not None
-    )
-    return app.screen
 
 
 async def test_the_tree_shows_all_three_sources(home: Path) -> None:

@@ -21,3 +21,7 @@ def assert_valid_conversation(messages: list[dict[str, Any]]) -> None:
         if role == "assistant":
             open_ids = {c["id"] for c in message.get("tool_calls") or []}
     assert not open_ids, f"the conversation ends before results for {open_ids}"
+
+
+def tool_messages(request: dict) -> list[dict]:
+    return [m for m in request["messages"] if m["role"] == "tool"]

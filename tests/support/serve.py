@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import BIN
+from tests.support.cli import BIN
 from tests.support.procs import free_port
 
 ADDRESS = re.compile(r"serves the workbench at (http://\S+)")

@@ -7,8 +7,7 @@ import time
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from tests.screens.test_approval import ModalHost, stop_the_clock
-from tests.screens.test_main import wait_until
+from tests.support.pilot import ModalHost, stop_the_clock, wait_until
 from workbench.core.execution import diffs
 from workbench.core.execution.approval import ApprovalRequest
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.color import Color
 from textual.app import App, ComposeResult
 
-from tests.screens.test_main import wait_until
+from tests.support.pilot import wait_until
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.widgets.timeline import COLOURS, Timeline, TimelineModel, seconds_label, target
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.agent.test_loop import tool_messages
+from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, error, text, tools
 from workbench.core.agent import transcript
 from workbench.core.agent.delegation import SubagentFinished, SubagentStarted

@@ -8,15 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, cut, error, garbage, text, tools
 from workbench.core.agent import transcript
 from workbench.core.agent.loop import ServerTimings, TextDelta, TurnFinished
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import ToolCallFinished
-
-
-def tool_messages(request: dict) -> list[dict]:
-    return [m for m in request["messages"] if m["role"] == "tool"]
 
 
 async def test_a_streamed_reply_is_coalesced_and_recorded(make_session, fake: FakeOpenAI) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.support.conversation import assert_valid_conversation
 from tests.support.fake_openai import FakeOpenAI, text, tools
+from tests.support.transcripts import write_damaged_session
 from workbench.core.agent import transcript
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.safety import analyze_command
@@ -110,35 +111,6 @@ async def test_a_turn_killed_mid_batch_still_answers_every_call(
     assert_valid_conversation(history)
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "tool"]
     await session.close()
-
-
-def write_damaged_session(home: Path) -> str:
-    """A transcript from before every call was answered: one call of two has no result,
-    a result answers nothing, and a few lines are damage."""
-    session_id = "20240101-120000-abcdef"
-    path = home / "sessions" / f"{session_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    call = {"type": "function", "function": {"name": "read_file", "arguments": "{}"}}
-    lines = [
-        {"kind": "session", "id": session_id, "model": "test-model"},
-        {"kind": "message", "message": {"role": "user", "content": "read both"}},
-        {
-            "kind": "message",
-            "message": {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [{"id": "c1", **call}, {"id": "c2", **call}],
-            },
-        },
-        {"kind": "message", "message": {"role": "tool", "tool_call_id": "c1", "content": "a"}},
-        None,
-        [1, 2],
-        {"kind": "message"},
-        {"kind": "message", "message": {"role": "user", "content": 42}},
-        {"kind": "message", "message": {"role": "tool", "tool_call_id": "zz", "content": "b"}},
-    ]
-    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n" + "[" * 100_000 + "\n")
-    return session_id
 
 
 async def test_resuming_a_damaged_transcript_sends_a_valid_conversation(

@@ -5,23 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.transcripts import write_sessions
 from workbench.core.agent import transcript
 from workbench.core.agent.session_index import SessionIndex
-
-
-def write_sessions(home: Path, count: int, per_session: int = 4) -> None:
-    for n in range(count):
-        record = transcript.Transcript(
-            transcript.sessions_dir(home) / f"20260101-0000{n:02d}-{n:06x}.jsonl"
-        )
-        record.record("session", id=f"s{n}", model="m")
-        for m in range(per_session):
-            role = "user" if m % 2 == 0 else "assistant"
-            words = f"session {n} message {m} about topic{n % 7}"
-            if n == 123 and m == 2:
-                words += " the flaky kubernetes deploy of zebra-service"
-            record.record("message", message={"role": role, "content": words})
-        record.close()
 
 
 def test_search_finds_the_message_with_its_session_and_neighbours(home: Path) -> None:
@@ -108,7 +94,7 @@ def test_a_deleted_session_leaves_no_hits(home: Path) -> None:
 def test_damaged_lines_a_directory_and_a_fifo_are_skipped(home: Path) -> None:
     import os
 
-    from tests.core.agent.test_loop_faults import write_damaged_session
+    from tests.support.transcripts import write_damaged_session
 
     write_damaged_session(home)
     (transcript.sessions_dir(home) / "x.jsonl").mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_cli import run
+from tests.support.cli import run
 from workbench.core.backends.environment import passthrough_names, scrubbed_env
 
 SECRETS = {

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import run
+from tests.support.cli import run
 from workbench.core.backends.sandbox import bwrap_status
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason="bubblewrap does not work here")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run
 from tests.support.sshd import Sshd, sshd  # noqa: F401 - the fixture
-from tests.test_cli import run
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.core.execution.batch_corpus import CORPUS, build_tree, load_batches
+from tests.support.batch_corpus import CORPUS, build_tree, load_batches
 from workbench.core.execution.scheduler import may_run_in_parallel
 
 

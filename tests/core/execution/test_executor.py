@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import schema
+from tests.support.tools import schema
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.budget import BudgetConfig, SpillStore
 from workbench.core.execution.executor import Executor, ToolCallFinished, ToolCallStarted

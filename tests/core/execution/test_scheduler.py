@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import noop, schema
+from tests.support.tools import noop, schema
 from workbench.core.events import ToolSource
 from workbench.core.execution import scheduler
 from workbench.core.execution.scheduler import ToolCall, may_run_in_parallel, plan

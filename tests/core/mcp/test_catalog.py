@@ -4,14 +4,13 @@ process (catalog_server.py, the mcp SDK's own server)."""
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.core.mcp.test_manager import wait_until
 from tests.support import fake_openai
+from tests.support.mcp import SERVER, wait_until
 from workbench.core.mcp import (
     AskSettled,
     CatalogChanged,
@@ -29,8 +28,6 @@ from workbench.core.mcp import catalog as cat
 from workbench.core.mcp.config import parse_server
 from workbench.core.mcp.sampling import endpoint_sampler
 from workbench.core.tools.registry import ToolRegistry
-
-SERVER = [sys.executable, str(Path(__file__).resolve().parent / "catalog_server.py")]
 
 
 class FrontEnd:

@@ -9,30 +9,19 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
+from tests.support.mcp import FIXTURE, HERE, wait_until
 from workbench.core.events import ToolSource
 from workbench.core.execution.executor import Executor
 from workbench.core.mcp import CallProgress, MCPManager, ToolsChanged
 from workbench.core.tools.registry import ToolRegistry
 
-HERE = Path(__file__).resolve().parent
-FIXTURE = [sys.executable, str(HERE / "fixture_server.py")]
 STUBBORN = [sys.executable, str(HERE / "stubborn_server.py")]
 
 
 def stdio(argv: list[str], **extra) -> dict:
     return {"command": argv[0], "args": argv[1:], **extra}
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.02)
 
 
 def alive(pid: int) -> bool:
@@ -46,36 +35,6 @@ def alive(pid: int) -> bool:
         else "X"
     )
     return state != "Z"
-
-
-@pytest.fixture
-def markers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "markers"
-    path.mkdir()
-    monkeypatch.setenv("FIXTURE_MARKERS", str(path))
-    return path
-
-
-@pytest.fixture
-def start(tmp_path: Path, reg: ToolRegistry, markers: Path):
-    managers: list[MCPManager] = []
-
-    def start(servers: dict, wait: float = 20.0) -> tuple[MCPManager, list[object]]:
-        events: list[object] = []
-        for entry in servers.values():
-            if isinstance(entry, dict) and "command" in entry:
-                entry.setdefault("env", {})["FIXTURE_MARKERS"] = str(markers)
-        manager = MCPManager.from_config(
-            reg, servers, log_dir=tmp_path / "logs", on_event=events.append
-        )
-        managers.append(manager)
-        manager.start()
-        manager.wait_settled(wait)
-        return manager, events
-
-    yield start
-    for manager in managers:
-        manager.stop()
 
 
 def status(manager: MCPManager, name: str):

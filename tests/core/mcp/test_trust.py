@@ -162,7 +162,7 @@ async def test_read_only_tools_run_side_by_side(start, reg: ToolRegistry) -> Non
 
 
 def test_approvals_test_knows_an_untrusted_servers_tools(cli_env, home: Path) -> None:
-    from tests.test_cli import run
+    from tests.support.cli import run
 
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.plugins.test_manager import FIXTURES, make_home, make_manager
+from tests.support.plugins import FIXTURES, make_home, make_manager
 from workbench.core.plugins import HookRegistry, PluginChanged
 from workbench.core.plugins.watcher import HotReloader
 from workbench.core.tools.registry import ToolRegistry

@@ -10,41 +10,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
-from tests.conftest import noop, schema
+from tests.support.plugins import FIXTURES, make_home, make_manager
+from tests.support.tools import noop, schema
 from workbench.core.config import load_config
 from workbench.core.events import ToolSource
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import Executor
-from workbench.core.plugins import HookRegistry, PluginManager
-from workbench.core.tools.registry import ToolRegistry
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-def make_home(
-    tmp_path: Path, names: list[str], enabled: list[str] | None = None, plugins: dict | None = None
-) -> Path:
-    """A HERMES_HOME with copies of the named fixture plugins and a `plugins:` section."""
-    home = tmp_path / "home"
-    (home / "plugins").mkdir(parents=True, exist_ok=True)
-    for name in names:
-        shutil.copytree(FIXTURES / name, home / "plugins" / name)
-    section = plugins if plugins is not None else {"enabled": names if enabled is None else enabled}
-    (home / "config.yaml").write_text(yaml.safe_dump({"plugins": section}))
-    return home
-
-
-def make_manager(
-    home: Path, reg: ToolRegistry, hooks: HookRegistry, entry_points=lambda: [], **kw
-) -> PluginManager:
-    manager = PluginManager(
-        reg, hooks, load_config(home / "config.yaml"), home=home, entry_points=entry_points, **kw
-    )
-    manager.discover()
-    manager.load_enabled()
-    return manager
+from workbench.core.plugins import HookRegistry
 
 
 @pytest.fixture

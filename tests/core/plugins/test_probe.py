@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.plugins.test_manager import make_home
+from tests.support.plugins import make_home
 from workbench.core.config import load_config
 from workbench.core.plugins import HookRegistry, PluginManager
 from workbench.core.plugins.probe import Prober

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.plugins.test_manager import make_home, make_manager
+from tests.support.plugins import make_home, make_manager
 from workbench.core.execution.executor import Executor
 from workbench.core.plugins import HookRegistry
 from workbench.core.tools.registry import ToolRegistry

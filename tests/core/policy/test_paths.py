@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import schema
-from tests.core.plugins.test_manager import make_home, make_manager
+from tests.support.plugins import make_home, make_manager
+from tests.support.tools import schema
 from workbench.core.execution.approval import ApprovalBroker, Choice
 from workbench.core.execution.executor import Executor
 from workbench.core.plugins.hooks import HookRegistry

@@ -93,7 +93,7 @@ def test_a_home_behind_a_link_is_tightened_where_it_is(tmp_path: Path) -> None:
 
 def test_doctor_says_when_the_home_stays_readable(tmp_path: Path, cli_env, home: Path) -> None:
     """A home that is not ours to tighten (another owner) is named as a problem."""
-    from tests.test_cli import run
+    from tests.support.cli import run
 
     assert "private)" in run(cli_env, "doctor").stdout
     if os.geteuid() != 0:

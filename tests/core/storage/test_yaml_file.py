@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.yaml_bomb import alias_bomb
 from workbench.core.config import ConfigError, load_config, set_path, update_config
 from workbench.core.plugins.sources import read_manifest
 from workbench.core.storage import yaml_file
-
-
-def alias_bomb(key: str = "toolsets", levels: int = 9) -> str:
-    """Nine levels of nine aliases: 9**9 (387 million) strings once expanded."""
-    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for n in range(1, levels):
-        lines.append(f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 9) + "]")
-    return "\n".join(lines) + f"\n{key}: *l{levels - 1}\n"
 
 
 def test_an_alias_bomb_in_the_config_is_refused_naming_the_file(tmp_path: Path) -> None:

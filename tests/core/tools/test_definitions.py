@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import noop, schema
+from tests.support.tools import noop, schema
 from workbench.core.events import ToolSource
 from workbench.core.runtime import load_runtime
 from workbench.core.tools.registry import ToolRegistry
@@ -54,7 +54,7 @@ def test_a_repeated_request_runs_no_check_and_gives_equal_definitions(reg: ToolR
         lambda r: r.register("c", "s", schema("C"), noop),
         lambda r: r.register("a", "s", schema("A changed"), noop),
         lambda r: r.deregister("b"),
-        lambda r: r.deregister_owner("builtin", "tests.conftest"),
+        lambda r: r.deregister_owner("builtin", "tests.support.tools"),
         lambda r: r.replace_owner(
             "plugin", "p", [{"name": "c", "toolset": "s", "schema": schema(), "handler": noop}]
         ),

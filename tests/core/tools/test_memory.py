@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from tests.core.agent.test_loop import tool_messages
-from tests.core.plugins.test_manager import FIXTURES
+from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, text, tools
+from tests.support.plugins import FIXTURES
 from workbench.core.runtime import load_runtime
 
 

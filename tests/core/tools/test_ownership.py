@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import noop, schema
+from tests.support.tools import noop, schema
 from workbench.core.events import ToolSource
 from workbench.core.tools.entry import ToolEntry
 from workbench.core.tools.ownership import registration_refusal, removal_refusal

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.conftest import noop, schema
+from tests.support.tools import noop, schema
 from workbench.core.events import ChangeKind, ToolSource
 from workbench.core.tools.registry import (
     RESERVED_NAMES,
@@ -29,7 +29,7 @@ def test_positional_and_keyword_registration(reg: ToolRegistry) -> None:
     assert isinstance(entry, ToolEntry)
     assert (entry.toolset, entry.description, entry.emoji) == ("set1", "B", "🅱")
     assert entry.source is ToolSource.BUILTIN
-    assert entry.owner == "tests.conftest"  # the handler's module
+    assert entry.owner == "tests.support.tools"  # the handler's module
     assert entry.requires_env == []
     assert not hasattr(entry, "__dict__")  # __slots__
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import noop, schema
+from tests.support.tools import noop, schema
 from workbench.core.config import ConfigError, load_config
 from workbench.core.events import ToolSource
 from workbench.core.tools.registry import ToolRegistrationError, ToolRegistry

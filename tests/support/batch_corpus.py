@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-CORPUS = Path(__file__).resolve().parent / "data" / "batch_corpus.yaml"
+CORPUS = Path(__file__).resolve().parents[1] / "core" / "execution" / "data" / "batch_corpus.yaml"
 
 
 def build_tree(root: Path) -> None:

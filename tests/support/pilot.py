@@ -1,0 +1,102 @@
+"""Driving the Textual app in tests: waiting for a state, moving in the tree, modal hosts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.app import App
+
+from workbench.core.execution.approval import ApprovalRequest
+from workbench.core.safety import analyze_command
+from workbench.screens import approval as approval_screen
+from workbench.screens.approval import ApprovalScreen
+from workbench.screens.main import MainScreen
+from workbench.screens.viewer import ViewerScreen
+from workbench.widgets.tools_tree import ToolsTree
+
+
+async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "condition not reached in time"
+        await pilot.pause(0.02)
+
+
+def labels(tree: ToolsTree) -> list[str]:
+    out = []
+    for line in range(tree.last_line + 1):
+        node = tree.get_node_at_line(line)
+        if node is not None:
+            out.append(str(node.label))
+    return out
+
+
+def move_to(tree: ToolsTree, kind: str, name: str) -> None:
+    for line in range(tree.last_line + 1):
+        node = tree.get_node_at_line(line)
+        if (
+            node is not None
+            and node.data
+            and (node.data.get("kind"), node.data.get("name")) == (kind, name)
+        ):
+            tree.move_cursor(node)
+            return
+    raise AssertionError(f"no {kind} {name} in the tree")
+
+
+async def loaded(pilot, app) -> MainScreen:
+    await wait_until(
+        pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime is not None
+    )
+    return app.screen
+
+
+def request(command: str = "rm -rf build", timeout: float = 60.0) -> ApprovalRequest:
+    return ApprovalRequest(
+        id=1,
+        tool="terminal",
+        command=command,
+        reason="deletes build",
+        verdict=analyze_command(command),
+        cwd="/work/project",
+        label="",
+        timeout=timeout,
+        deadline=time.monotonic() + timeout,
+    )
+
+
+class StoppedClock:
+    """The countdown's clock, stopped: a snapshot never depends on how fast it was taken
+    (a loaded machine turned 600s into 599s)."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return 1000.0
+
+
+def stop_the_clock(monkeypatch, req: ApprovalRequest) -> ApprovalRequest:
+    monkeypatch.setattr(approval_screen, "time", StoppedClock)
+    req.deadline = StoppedClock.monotonic() + req.timeout
+    return req
+
+
+class ModalHost(App[None]):
+    def __init__(self, req: ApprovalRequest) -> None:
+        super().__init__()
+        self.req, self.answers = req, []
+
+    def on_mount(self) -> None:
+        self.push_screen(ApprovalScreen(self.req, pending=2), self.answers.append)
+
+
+class ViewerHost(App[None]):
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def on_mount(self) -> None:
+        self.push_screen(ViewerScreen(self.path))
