@@ -142,3 +142,24 @@ async def test_the_agent_cannot_write_a_projects_approval_rules(
     outcome = await run(Executor(registry, broker=broker, cwd=str(tmp_path)), name, **args)
     assert outcome.status == "blocked" and "approval rules" in outcome.content
     assert not list((tmp_path / ".hermes").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("write_file", {"path": ".hermes/plugins/evil/__init__.py", "content": "import os"}),
+        ("terminal", {"command": "mkdir -p .hermes/plugins/evil && echo 'import os' > .hermes/plugins/evil/__init__.py"}),
+        ("terminal", {"command": "cp -r mine .hermes/plugins"}),
+    ],
+)  # fmt: skip
+async def test_the_agent_cannot_write_a_project_plugin(
+    tmp_path: Path, name: str, args: dict
+) -> None:
+    # project plugins run inside the workbench once trusted (hot reload loads them as saved),
+    # where they could rewrite its state: writing one is refused however approvals are set
+    (tmp_path / ".hermes").mkdir()
+    (tmp_path / "mine").mkdir()
+    broker = ApprovalBroker(mode="off", rules=rules({"action": "allow", "tool": "*"}))
+    outcome = await run(Executor(registry, broker=broker, cwd=str(tmp_path)), name, **args)
+    assert outcome.status == "blocked" and "plugin" in outcome.content
+    assert not list((tmp_path / ".hermes").iterdir())

@@ -252,6 +252,8 @@ def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
         return PathRisk("sensitive-write", "a system file", Severity.HIGH)
     if _PROJECT_RULES.search(path):  # the agent must not write its own approval rules
         return PathRisk("app-state", "a project's approval rules", Severity.HARDLINE)
+    if _PROJECT_PLUGINS.search(path):  # hot reload would run it inside the workbench, unasked
+        return PathRisk("app-state", "a project plugin's code", Severity.HARDLINE)
     if re.search(r"/\.git/(?:config$|hooks(?:/|$))", path):
         return PathRisk("sensitive-write", "a git configuration or hook", Severity.HIGH)
     if _ENV_FILE.search(path):
@@ -262,6 +264,7 @@ def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
 
 
 _PROJECT_RULES = re.compile(r"/\.hermes/approvals\.ya?ml$")
+_PROJECT_PLUGINS = re.compile(r"/\.hermes/plugins(?:/|$)")
 
 
 def read_risk(path: str) -> PathRisk | None:
