@@ -24,12 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.agent.compress import Compressor, ContextCompressed
+from workbench.core.agent.compress import Compressor, ContextCompressed, ContextTooSmall
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
 from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
 from workbench.core.agent.guards import LEAN_SYSTEM, REPEATED, RepeatGuard, nudge
 from workbench.core.agent.own_tools import OwnToolsState, ToolRouter
 from workbench.core.agent.transcript import Transcript
+from workbench.core.execution.approval import ApprovalAnswered
 from workbench.core.execution.executor import Executor, ToolCallFinished, ToolCallStarted
 from workbench.core.model.settings import ModelSettings, shown_url
 from workbench.core.model.tokens import Estimate, Meter
@@ -629,7 +630,7 @@ class Agent:
             )
         elif isinstance(event, SubagentFinished):
             self._record("child_finished", **event.__dict__)
-        elif type(event).__name__ == "ApprovalAnswered":
+        elif isinstance(event, ApprovalAnswered):
             request = event.request
             self._record(
                 "approval",
@@ -672,7 +673,7 @@ def describe_error(exc: BaseException, settings: ModelSettings) -> str:
     where = settings.describe()
     if isinstance(exc, ContextRefused):
         return str(exc)
-    if type(exc).__name__ == "ContextTooSmall":
+    if isinstance(exc, ContextTooSmall):
         return f"The conversation cannot fit the model's context window: {exc}."
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
