@@ -20,54 +20,31 @@ _DELETE_VERBS = frozenset(
     {"delete", "destroy", "remove", "rm", "rb", "purge", "uninstall", "del", "un", "undefine"}
 )
 _VERB_PREFIXES = ("delete-", "terminate-", "remove-", "deregister-", "purge-", "destroy-")
+# kubectl's global options that take a value (OpenShift's `oc` shares them)
+_KUBE_OPTIONS = frozenset(
+    [
+        "-n",
+        "--namespace",
+        "--context",
+        "--kubeconfig",
+        "--cluster",
+        "--user",
+        "-s",
+        "--server",
+        "--token",
+        "-o",
+        "-l",
+        "--selector",
+        "-f",
+        "--filename",
+        "-c",
+        "--container",
+    ]
+)
 # CLI -> (how many words of the command path to read, options that take a value, extra verbs)
 _CLIS: dict[str, tuple[int, frozenset[str], frozenset[str]]] = {
-    "kubectl": (
-        2,
-        frozenset(
-            [
-                "-n",
-                "--namespace",
-                "--context",
-                "--kubeconfig",
-                "--cluster",
-                "--user",
-                "-s",
-                "--server",
-                "--token",
-                "-o",
-                "-l",
-                "--selector",
-                "-f",
-                "--filename",
-                "-c",
-                "--container",
-            ]
-        ),
-        frozenset({"drain"}),
-    ),
-    "oc": (
-        2,
-        frozenset(
-            [
-                "-n",
-                "--namespace",
-                "--context",
-                "--kubeconfig",
-                "--cluster",
-                "--user",
-                "-s",
-                "--server",
-                "--token",
-                "-o",
-                "-l",
-                "--selector",
-                "-f",
-                "--filename",
-            ]
-        ),
-        frozenset({"drain"}),
-    ),
+    "kubectl": (2, _KUBE_OPTIONS, frozenset({"drain"})),
+    "oc": (2, _KUBE_OPTIONS, frozenset({"drain"})),  # OpenShift's client takes kubectl's options
     "helm": (1, frozenset(["-n", "--namespace", "--kube-context", "--kubeconfig"]), frozenset()),
     "aws": (
         2,
