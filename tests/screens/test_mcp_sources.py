@@ -13,8 +13,6 @@ from tests.support import fake_openai
 from tests.support.mcp import FIXTURE, SERVER
 from tests.support.pilot import loaded, wait_until
 from workbench.app import WorkbenchApp
-from workbench.core.events import ToolSource
-from workbench.core.tools.registry import registry
 from workbench.screens.mcp_asks import ArgumentsScreen, ElicitationScreen, SamplingScreen
 from workbench.screens.viewer import ViewerScreen
 from workbench.widgets.sources import SourcesPanel
@@ -27,8 +25,7 @@ def configured(home: Path):
     (home / "config.yaml").write_text(
         f"mcp_servers:\n  cat:\n    command: {SERVER[0]}\n    args: [{SERVER[1]}]\n"
     )
-    yield home
-    registry.deregister_owner(ToolSource.MCP, "cat")
+    return home
 
 
 async def sources(pilot, app):
@@ -135,7 +132,7 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
             lambda: any("does not offer subscriptions" in n.message for n in app._notifications),
         )
         # a log message shows live under the server
-        registry.dispatch("mcp__cat__bump", {})
+        panel.screen.runtime.registry.dispatch("mcp__cat__bump", {})
         await wait_until(
             pilot,
             lambda: "info counter: counter now 1" in str(panel.query_one("#server-log").render()),
@@ -218,31 +215,31 @@ async def test_progress_shows_on_the_timeline_bar(home: Path) -> None:
         f"mcp_servers:\n  fx:\n    command: {sys.executable}\n    args: [{FIXTURE[1]}]\n"
     )
     app = WorkbenchApp()
-    try:
-        async with app.run_test(size=(140, 50)) as pilot:
-            screen = await loaded(pilot, app)
-            await wait_until(
-                pilot, lambda: registry.get_entry("mcp__fx__slow") is not None, timeout=40
-            )
-            screen.run_tool("mcp__fx__slow", {"seconds": 3})
-            seen: list[str] = []
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await loaded(pilot, app)
+        # the runtime's own registry: the workbench never registers into the module's
+        await wait_until(
+            pilot,
+            lambda: screen.runtime.registry.get_entry("mcp__fx__slow") is not None,
+            timeout=40,
+        )
+        screen.run_tool("mcp__fx__slow", {"seconds": 3})
+        seen: list[str] = []
 
-            def progressed() -> bool:
-                bar = next((b for b in app.timeline_model.bars if b.name == "mcp__fx__slow"), None)
-                if bar is not None and bar.progress:
-                    seen.append(bar.title)
-                return bool(seen)
+        def progressed() -> bool:
+            bar = next((b for b in app.timeline_model.bars if b.name == "mcp__fx__slow"), None)
+            if bar is not None and bar.progress:
+                seen.append(bar.title)
+            return bool(seen)
 
-            await wait_until(pilot, progressed, timeout=20)
-            assert "mcp__fx__slow" in seen[0] and "step" in seen[0] and "/" in seen[0]
-            await pilot.press("f6")  # the session screen's timeline draws it
-            await pilot.pause()
-            assert isinstance(app.screen.query_one(Timeline), Timeline)
-            await wait_until(
-                pilot,
-                lambda: app.timeline_model.bars[-1].end is not None,
-                timeout=30,
-            )
-            assert "[" not in app.timeline_model.bars[-1].title  # finished: no progress shown
-    finally:
-        registry.deregister_owner(ToolSource.MCP, "fx")
+        await wait_until(pilot, progressed, timeout=20)
+        assert "mcp__fx__slow" in seen[0] and "step" in seen[0] and "/" in seen[0]
+        await pilot.press("f6")  # the session screen's timeline draws it
+        await pilot.pause()
+        assert isinstance(app.screen.query_one(Timeline), Timeline)
+        await wait_until(
+            pilot,
+            lambda: app.timeline_model.bars[-1].end is not None,
+            timeout=30,
+        )
+        assert "[" not in app.timeline_model.bars[-1].title  # finished: no progress shown
