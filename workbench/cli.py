@@ -104,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="approval rules: list them, test what a call would meet (runs nothing), suggest",
     )
     approvals_cli.add_arguments(approvals)
+    from workbench import replay_cli
+
+    replay = sub.add_parser(
+        "replay",
+        help="run saved tool calls (YAML case files) and check their results; exit 1 on a failure",
+    )
+    replay_cli.add_arguments(replay)
 
     serve = sub.add_parser(
         "serve",
@@ -150,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run_app(view=args.path)
     if args.command == "serve":
         return cmd_serve(args)
-    from workbench import approvals_cli
+    from workbench import approvals_cli, replay_cli
     from workbench.core.runtime import load_runtime
 
     runtime = load_runtime(load_plugins=_runs_plugins(args))
@@ -167,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         "export": chat_cli.export,
         "approvals": approvals_cli.run,
         "mcp": mcp_cli.run,
+        "replay": replay_cli.run,
     }
     try:
         return handler[args.command](runtime, args)
@@ -187,6 +195,10 @@ def _needs_mcp(runtime: Runtime, args: argparse.Namespace) -> bool:
         from workbench import approvals_cli
 
         return approvals_cli.needs_mcp(args)
+    if args.command == "replay":
+        from workbench import replay_cli
+
+        return replay_cli.needs_mcp(args)
     return args.command in ("tools", "doctor", "chat")
 
 

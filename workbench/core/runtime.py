@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from workbench.core.backends import Backend
     from workbench.core.execution.approval import ApprovalBroker
     from workbench.core.execution.executor import Executor
+    from workbench.core.history import CallHistory
     from workbench.core.mcp import MCPManager
     from workbench.core.plugins import PluginManager
 
@@ -42,6 +43,7 @@ class Runtime:
     hooks: HookRegistry = field(default_factory=HookRegistry)  # the plugins' hooks, middleware
     memory: MemoryProviders = field(init=False)  # the active memory provider's tools
     _index: SessionIndex | None = field(default=None, init=False, repr=False)
+    _history: CallHistory | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.memory = MemoryProviders(self.home, reserved=self._taken)
@@ -60,6 +62,15 @@ class Runtime:
 
             self._index = SessionIndex(self.home)
         return self._index
+
+    @property
+    def history(self) -> CallHistory:
+        """Every tool's calls, kept across restarts (`state/history/`)."""
+        if self._history is None:
+            from workbench.core.history import CallHistory
+
+            self._history = CallHistory(self.home / "state" / "history")
+        return self._history
 
     @property
     def choices(self) -> ToolsetChoices:

@@ -1,0 +1,1 @@
+"""Calls saved as test cases (YAML files), and replaying them through the agent's call path."""
