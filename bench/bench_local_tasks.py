@@ -39,6 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harness import raise_priority  # noqa: E402
+
 from workbench.core.model import local as local_model  # noqa: E402
 
 MODELS_DIR = ROOT / ".cache" / "models"
@@ -336,21 +338,6 @@ async def bench_model(
         f"sum {sum(r.seconds for r in results):.0f} s (load {os.getloadavg()[0]:.1f})"
     )
     return done / len(results), median
-
-
-def raise_priority(pid: int | str = "self") -> str:
-    """Make `nice -n -10` mean what it says. Linux's autogroups (one per session) share the
-    CPU fairly among themselves, whatever the nice value of the processes in each: a niced
-    benchmark competing with other sessions' work would get its autogroup's share only.
-    Given our own nice value, the autogroup gets it too (root may lower it). The model's
-    server runs in a session of its own, so it is given the same."""
-    nice = os.nice(0)
-    try:
-        with open(f"/proc/{pid}/autogroup", "w") as group:
-            group.write(str(nice))
-    except OSError:
-        return f"nice {nice}"
-    return f"nice {nice}, autogroup nice {nice}"
 
 
 def main() -> int:

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import fmt
+from harness import fmt, raise_priority
 
 BIN = Path(sys.executable).parent
 
@@ -49,27 +49,54 @@ Bare().run()
 """
 
 
-def first_frame(argv: list[str], runs: int = 7) -> float:
+class Tmux:
+    """A tmux server of the benchmark's own (its own socket, no user config), kept alive.
+
+    tmux exits when its last session ends, and a `new-session` sent while it is exiting fails
+    ("server exited unexpectedly"): so a session that only waits holds the server for the
+    whole benchmark, and the measured sessions come and go beside it.
+    """
+
+    def __init__(self) -> None:
+        self.socket = f"bench-ui-{os.getpid()}"
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        command = ["tmux", "-L", self.socket, "-f", os.devnull, *args]
+        return subprocess.run(command, check=check, capture_output=True, text=True).stdout
+
+    def __enter__(self) -> Tmux:
+        self("new-session", "-d", "-s", "keep", "sleep 100000")
+        server, self.path = (
+            self("display-message", "-p", "#{pid} #{socket_path}").strip().split(" ", 1)
+        )
+        raise_priority(server)  # it runs in a session of its own, as do the apps it starts
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self("kill-server", check=False)
+        Path(self.path).unlink(missing_ok=True)  # tmux leaves its socket behind
+
+
+def first_frame(tmux: Tmux, argv: list[str], runs: int = 7) -> float:
     """Median seconds from the shell's start of `argv` in tmux to its first painted frame."""
     times = []
     with tempfile.TemporaryDirectory(prefix="bench-ui-") as tmp:
         for i in range(runs + 1):
             marker = Path(tmp) / f"frame-{i}.json"
             start_file = Path(tmp) / f"start-{i}"
-            session = f"bench-ui-{os.getpid()}-{i}"
+            session = f"run-{i}"
             command = " ".join(shlex.quote(part) for part in argv)
             shell = (
                 f"date +%s.%N > {start_file}; HERMES_HOME={tmp}/home HERMES_TUI_FIRST_FRAME={marker} "
                 f"exec {command}"
             )
-            subprocess.run(
-                ["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", shell],
-                check=True,
-            )
+            tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", shell)
             deadline = time.monotonic() + 20
             while not marker.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
-            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+            tmux("kill-session", "-t", session, check=False)
+            if not marker.exists():
+                raise RuntimeError(f"no first frame within 20 s from: {command}")
             if i:  # the first run warms the file cache
                 times.append(json.loads(marker.read_text())["at"] - float(start_file.read_text()))
     return statistics.median(times)
@@ -78,9 +105,10 @@ def first_frame(argv: list[str], runs: int = 7) -> float:
 def first_frames() -> tuple[float, float]:
     """Ours and the bare app's, run in turns so that both see the same load."""
     ours, bare = [], []
-    for _ in range(3):
-        ours.append(first_frame([str(BIN / "hermes-tui")], runs=3))
-        bare.append(first_frame([sys.executable, "-c", BARE_APP], runs=3))
+    with Tmux() as tmux:
+        for _ in range(3):
+            ours.append(first_frame(tmux, [str(BIN / "hermes-tui")], runs=3))
+            bare.append(first_frame(tmux, [sys.executable, "-c", BARE_APP], runs=3))
     return statistics.median(ours), statistics.median(bare)
 
 

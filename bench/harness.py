@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import time
@@ -43,3 +44,18 @@ def report(name: str, ours: float, peer: float | None, target: str, ok: bool) ->
         f"target {target}: {'MET' if ok else 'MISSED'}"
     )
     return ok
+
+
+def raise_priority(pid: int | str = "self") -> str:
+    """Make `nice -n -10` mean what it says. Linux's autogroups (one per session) share the
+    CPU fairly among themselves, whatever the nice value of the processes in each: a niced
+    benchmark competing with other sessions' work would get its autogroup's share only.
+    Given our own nice value, the autogroup gets it too (root may lower it). A process that
+    starts a session of its own (a model's server, tmux's server) is given the same."""
+    nice = os.nice(0)
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as group:
+            group.write(str(nice))
+    except OSError:
+        return f"nice {nice}"
+    return f"nice {nice}, autogroup nice {nice}"
