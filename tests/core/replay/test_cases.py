@@ -30,7 +30,7 @@ def test_checks_say_each_failure() -> None:
     expect = Expect("ok", {"n": 1, "flag": True}, ("hello",), 0.5)
     assert failures(expect, "ok", '{"n": 1.0, "flag": true, "t": "hello"}', 0.1) == []
     assert failures(expect, "error", '{"n": 1, "flag": 1}', 0.9) == [
-        "status error, expected ok",
+        'status error, expected ok ({"n": 1, "flag": 1})',
         "json flag: expected true, got 1",
         'result does not contain "hello"',
         "took 0.90 s, over max_seconds 0.5",

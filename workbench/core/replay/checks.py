@@ -15,7 +15,8 @@ def failures(expect: Expect, status: str, text: str, seconds: float) -> list[str
     """Why the outcome does not pass `expect`; empty when it passes."""
     reasons: list[str] = []
     if expect.status is not None and status != expect.status:
-        reasons.append(f"status {status}, expected {expect.status}")
+        said = f" ({_error(text)})" if status != "ok" and _error(text) else ""
+        reasons.append(f"status {status}, expected {expect.status}{said}")
     if expect.json:
         reasons += _json_failures(expect.json, text)
     reasons += [f"result does not contain {_show(s)}" for s in expect.contains if s not in text]
@@ -48,6 +49,18 @@ def same(found: Any, wanted: Any) -> bool:
     if isinstance(found, dict) and isinstance(wanted, dict):
         return found.keys() == wanted.keys() and all(same(found[k], wanted[k]) for k in found)
     return found == wanted
+
+
+def _error(text: str) -> str:
+    """What a failed call said: its `error` field, or its first line."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, dict) and isinstance(document.get("error"), str):
+        text = document["error"]
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= SHOWN else line[: SHOWN - 1] + "…"
 
 
 def _show(value: Any) -> str:
