@@ -177,6 +177,7 @@ class WorkbenchApp(App[None]):
         event = message.event
         match event:
             case ToolCallStarted():
+                self.controller.started(event)
                 if not self.timeline_model.running:  # a call on its own is fitted on its own
                     self.timeline_model.new_turn()
                 self.timeline_model.started(event)
@@ -271,9 +272,11 @@ class WorkbenchApp(App[None]):
         from workbench.screens.help import HelpScreen
         from workbench.screens.mcp_asks import ArgumentsScreen, ElicitationScreen, SamplingScreen
         from workbench.screens.rules import RulesScreen
+        from workbench.screens.save_case import SaveCaseScreen
         from workbench.screens.session import SessionScreen
         from workbench.screens.session_search import SessionSearchScreen
         from workbench.screens.viewer import ViewerScreen
+        from workbench.widgets.call_history import CallHistoryList
         from workbench.widgets.chat import PromptArea, ToolCard
         from workbench.widgets.run_form import RunToolForm
         from workbench.widgets.timeline import Timeline
@@ -285,6 +288,8 @@ class WorkbenchApp(App[None]):
                     ("Main screen", MainScreen),
                     ("Tools tree", ToolsTree),
                     ("Run form", RunToolForm),
+                    ("A tool's kept calls", CallHistoryList),
+                    ("Save a call as a test", SaveCaseScreen),
                     ("Sources", SourcesPanel),
                     ("Approval", ApprovalScreen),
                     ("MCP server asks for input", ElicitationScreen),

@@ -9,30 +9,29 @@ and the history from here and act through its methods; none of them owns the cor
 from __future__ import annotations
 
 import gc
+import logging
 import time
-from collections import defaultdict, deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+logger = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from workbench.core.events import CoreEvent
-    from workbench.core.execution.executor import CallOutcome, Executor, ToolCallFinished
+    from workbench.core.execution.executor import (
+        CallOutcome,
+        Executor,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
+    from workbench.core.history import CallEntry, CallHistory
     from workbench.core.plugins.watcher import HotReloader
     from workbench.core.runtime import Runtime
     from workbench.core.tools.memory import ProviderTool
 
-HISTORY = 20  # calls kept per tool for its detail pane
-
-
-@dataclass(frozen=True, slots=True)
-class CallRecord:
-    """One call of a tool, as its detail pane lists it."""
-
-    when: str
-    status: str
-    duration: float
-    summary: str
+FORM_CALL = "form-"  # the id prefix of calls from the run form (and re-runs from the history)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +60,10 @@ class Controller:
         self.executor: Executor | None = None
         self.reloader: HotReloader | None = None
         self.rows = ToolRows()
-        self.history: defaultdict[str, deque[CallRecord]] = defaultdict(
-            lambda: deque(maxlen=HISTORY)
-        )
+        self._arguments: dict[str, dict[str, Any] | None] = {}  # call id -> its arguments
+        # Calls are saved to the history on a thread of their own: a screen never waits for
+        # the disk, and `stop` waits for what is queued so no finished call is lost.
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
 
     # -- life --------------------------------------------------------------------------
 
@@ -114,6 +114,7 @@ class Controller:
             self.runtime.stop_mcp()
         if self.executor is not None:
             self.executor.shutdown()
+        self._writer.shutdown(wait=True)
 
     # -- what the screens show ---------------------------------------------------------
 
@@ -129,18 +130,60 @@ class Controller:
             )
         return self.rows
 
+    @property
+    def history(self) -> CallHistory | None:
+        return self.runtime.history if self.runtime is not None else None
+
+    def calls(self, tool: str) -> list[CallEntry]:
+        """The tool's kept calls, pinned first, then newest first."""
+        return self.history.calls(tool) if self.history is not None else []
+
+    def started(self, event: ToolCallStarted) -> None:
+        self._arguments[event.call_id] = event.arguments
+
     def record(self, event: ToolCallFinished) -> None:
-        """A finished call goes into its tool's history."""
-        summary = event.content if isinstance(event.content, str) else "<multimodal result>"
-        summary = summary.replace("\n", " ")[:60]
-        when = time.strftime("%H:%M:%S")
-        self.history[event.name].append(CallRecord(when, event.status, event.duration, summary))
+        """A finished call goes into its tool's history: shown at once, saved in the background."""
+        from workbench.core.history import entry
+
+        arguments = self._arguments.pop(event.call_id, None)
+        if self.history is None:
+            return
+        origin = "form" if event.call_id.startswith(FORM_CALL) else "agent"
+        call = entry(
+            event.name,
+            arguments,
+            event.status,
+            event.content,
+            event.duration,
+            origin,
+            event.spilled,
+        )
+        self.history.add(call, write=False)
+        self._save(self.history.add, call)
+
+    def pin(self, call: CallEntry) -> None:
+        """Pin an unpinned call, unpin a pinned one."""
+        if self.history is not None:
+            self.history.pin(call.tool, call.id, not call.pinned, write=False)
+            self._save(self.history.pin, call.tool, call.id, not call.pinned)
+
+    def _save(self, change: Callable[..., Any], *args: Any) -> None:
+        def save() -> None:
+            try:
+                change(*args)
+            except OSError as exc:  # a full disk or a read-only home: shown, not saved
+                logger.warning("call history not saved: %s", exc)
+
+        try:
+            self._writer.submit(save)
+        except RuntimeError:  # stopping: a call that finishes now is saved here and now
+            save()
 
     async def run_tool(self, tool: str, arguments: dict[str, Any]) -> CallOutcome | None:
         """Through the executor, as the agent would call it (approvals, timeouts, budgets)."""
         if self.executor is None:
             return None
-        call_id = f"form-{time.monotonic_ns()}"
+        call_id = f"{FORM_CALL}{time.monotonic_ns()}"
         (outcome,) = await self.executor.run(
             [{"id": call_id, "name": tool, "arguments": arguments}]
         )

@@ -133,3 +133,15 @@ def test_two_processes_writing_one_tool_lose_no_call(tmp_path: Path) -> None:
         p.join(60)
         assert p.exitcode == 0
     assert len(CallHistory(tmp_path, per_tool=1000).calls("t")) == 50
+
+
+def test_a_change_shown_first_is_saved_once_when_written(tmp_path: Path) -> None:
+    store = CallHistory(tmp_path)
+    call = _call()
+    store.add(call, write=False)
+    assert store.calls("read_file") == [call] and not store.path("read_file").exists()
+    store.pin("read_file", call.id, write=False)
+    store.add(call)
+    store.pin("read_file", call.id)
+    (back,) = CallHistory(tmp_path).calls("read_file")
+    assert back.id == call.id and back.pinned

@@ -17,6 +17,7 @@ from workbench.app import WorkbenchApp
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.help import HelpScreen
 from workbench.screens.main import MainScreen
+from workbench.widgets.call_history import CallHistoryList
 from workbench.widgets.run_form import RunToolForm
 from workbench.widgets.sources import SourcesPanel
 from workbench.widgets.tools_tree import ToolsTree
@@ -128,8 +129,8 @@ async def test_the_form_sends_every_schema_type(home: Path, typed_tool: list[dic
         await pilot.press("ctrl+r")
         assert "tags: not valid JSON" in str(form.query_one("#form-status").content)
         assert len(typed_tool) == 1
-        detail = screen.query_one("#detail-facts").content.plain
-        assert "ok" in detail and "last calls" in detail
+        (kept,) = screen.query_one(CallHistoryList).calls  # the detail lists the call
+        assert kept.status == "ok" and kept.arguments["count"] == 3
 
 
 async def test_a_failing_tool_shows_its_error(home: Path, typed_tool) -> None:
@@ -194,6 +195,8 @@ async def test_help_lists_every_binding_with_its_id(home: Path) -> None:
             "main.filter",
             "tools.toggle_toolset",
             "form.run",
+            "history.rerun",
+            "case.save",
             "sources.restart",
             "approval.once",
             "viewer.close",

@@ -141,12 +141,18 @@ class CallHistory:
 
     # -- changing --------------------------------------------------------------------
 
-    def add(self, call: CallEntry) -> None:
-        """Keep a finished call; evict the tool's oldest unpinned calls past the cap."""
-        self._change(call.tool, lambda calls: [*calls, call])
-        self._evict_tools(keep=call.tool)
+    def add(self, call: CallEntry, *, write: bool = True) -> None:
+        """Keep a finished call; evict the tool's oldest unpinned calls past the cap.
 
-    def pin(self, tool: str, call_id: str, pinned: bool = True) -> bool:
+        `write=False` changes only what this process shows (at once, for a screen that must
+        not wait for the disk); the same call added again with `write=True` (on a worker
+        thread) then saves it, once.
+        """
+        self._change(call.tool, lambda calls: [*(c for c in calls if c.id != call.id), call], write)
+        if write:
+            self._evict_tools(keep=call.tool)
+
+    def pin(self, tool: str, call_id: str, pinned: bool = True, *, write: bool = True) -> bool:
         """Pin (or unpin) a call; False if it is no longer there."""
         found = False
 
@@ -160,10 +166,15 @@ class CallHistory:
                 out.append(c)
             return out
 
-        self._change(tool, mutate)
+        self._change(tool, mutate, write)
         return found
 
-    def _change(self, tool: str, mutate: Any) -> None:
+    def _change(self, tool: str, mutate: Any, write: bool) -> None:
+        if not write:
+            self.calls(tool)  # loaded first
+            with self._lock:
+                self._cache[tool] = self._trim(mutate(self._cache[tool]))
+            return
         path = self.path(tool)
         private_dir(self.root)
         with locked(path):

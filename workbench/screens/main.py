@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane, Tree
 
+from workbench.widgets.call_history import CallHistoryList, when
 from workbench.widgets.run_form import RunToolForm
 from workbench.widgets.sources import SourcesPanel
 from workbench.widgets.tool_detail import ToolDetail
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from workbench.controller import Controller
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import ToolCallFinished
+    from workbench.core.history import CallEntry
     from workbench.core.mcp.events import ServerChanged, ToolsChanged
     from workbench.core.plugins.manager import PluginChanged
     from workbench.core.runtime import Runtime
@@ -238,8 +240,15 @@ class MainScreen(Screen[None]):
             return
         name = data["name"]
         schema = self.runtime.registry.get_schema(name)
-        detail.show(data, schema, list(self.controller.history[name]))
+        detail.show(data, schema, self.controller.calls(name))
+        self._say_history_problems()
         self.run_worker(form.show(name, schema), group="form", exclusive=True)
+
+    def _say_history_problems(self) -> None:
+        """A damaged history file was set aside when read: said once."""
+        history = self.controller.history
+        while history is not None and history.problems:
+            self.notify(history.problems.pop(0), title="Call history", severity="warning")
 
     # -- actions -----------------------------------------------------------------------
 
@@ -261,6 +270,10 @@ class MainScreen(Screen[None]):
         elif tab == "run":
             focusable = [w for w in widget.query("Input, TextArea, Select, Checkbox")]
             (focusable[0] if focusable else widget).focus()
+        elif tab == "detail":
+            calls = widget.query_one(CallHistoryList)
+            if calls.display:  # the keys of a tool's kept calls work from here
+                calls.focus()
 
     def action_show_offered(self) -> None:
         from workbench.screens.pick import PickScreen
@@ -298,6 +311,64 @@ class MainScreen(Screen[None]):
             form.show_result(
                 outcome.status, outcome.content, duration, str(outcome.spilled or "") or None
             )
+
+    # -- kept calls --------------------------------------------------------------------
+
+    @on(CallHistoryList.Act)
+    def _history_act(self, event: CallHistoryList.Act) -> None:
+        call: CallEntry = event.call
+        if event.action == "pin":
+            self.controller.pin(call)
+            self._show_calls(event.tool)
+        elif not call.can_rerun:
+            self.notify(call.note or "this call's arguments were not kept", severity="warning")
+        elif event.action == "rerun":
+            self.notify(f"re-running {call.tool} with the same arguments", timeout=3)
+            self.run_tool(call.tool, dict(call.arguments or {}))
+        elif event.action == "edit":
+            self.edit_call(call)
+        elif event.action == "save":
+            from workbench.screens.save_case import SaveCaseScreen
+
+            self.app.push_screen(SaveCaseScreen(call), self._case_chosen)
+
+    def _show_calls(self, tool: str) -> None:
+        self.query_one(ToolDetail).show_calls(tool, self.controller.calls(tool))
+
+    @work(exclusive=True, group="form")
+    async def edit_call(self, call: CallEntry) -> None:
+        """The call's arguments in the run form, to change and run (ctrl+r)."""
+        if self.runtime is None:
+            return
+        form = self.query_one(RunToolForm)
+        await form.show(call.tool, self.runtime.registry.get_schema(call.tool))
+        if form.tool != call.tool:
+            return
+        extra = form.fill(dict(call.arguments or {}))
+        self.action_show_tab("run")
+        form.set_status(f"arguments of the call at {when(call.at)}; ctrl+r runs it")
+        if extra:
+            self.notify(f"no field for {', '.join(extra)}: left out", severity="warning")
+
+    def _case_chosen(self, chosen: Any) -> None:
+        if chosen is not None:
+            self.save_case(*chosen)
+
+    @work(thread=True, group="cases")
+    def save_case(self, path: Any, case: Any) -> None:
+        from workbench.core.replay.cases import CaseFileError, append
+
+        home = self.runtime.home if self.runtime is not None else None
+        try:
+            number = append(path, case, locks=home / "state" / "locks" if home else None)
+        except CaseFileError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="Not saved", severity="error")
+            return
+        self.app.call_from_thread(
+            self.notify,
+            f"case {number} of {path}; `hermes-tui replay {path}` runs it",
+            title="Saved as a test",
+        )
 
     def _call_finished(self, event: ToolCallFinished) -> None:
         """A call's record is in the controller's history: redraw its tool's detail."""

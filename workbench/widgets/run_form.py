@@ -7,6 +7,7 @@ goes through the same path the agent uses (arguments checked, approvals, timeout
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -17,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+from textual.widgets.select import InvalidSelectValueError
 
 LONG_TEXT = {"content", "old_string", "new_string", "text", "body", "patch", "code", "script"}
 
@@ -98,6 +100,32 @@ class RunToolForm(VerticalScroll):
             if value is not None:
                 args[name] = value
         return args
+
+    def fill(self, arguments: dict[str, Any]) -> list[str]:
+        """Put a call's arguments in the fields; returns the names the form has no field for."""
+        properties = self.schema.get("properties") or {}
+        for name, spec in properties.items():
+            widget = self.query_one(f"#arg-{name}")
+            value = arguments.get(name)
+            kind = _type(spec if isinstance(spec, dict) else {})
+            if isinstance(widget, Checkbox):
+                widget.value = bool(value)
+            elif isinstance(widget, Select):
+                options = spec.get("enum") if isinstance(spec, dict) else None
+                if value is not None and value in (options or []):
+                    widget.value = value
+                elif value is None and not widget.is_blank():
+                    with contextlib.suppress(InvalidSelectValueError):
+                        widget.clear()  # a required choice cannot be blank: it keeps its value
+            else:
+                text = "" if value is None else value
+                if not isinstance(text, str) or kind in ("array", "object"):
+                    text = json.dumps(text, ensure_ascii=False) if value is not None else ""
+                if isinstance(widget, TextArea):
+                    widget.text = text
+                else:
+                    widget.value = text
+        return [name for name in arguments if name not in properties]
 
     def _value(self, name: str, spec: dict[str, Any]) -> Any:
         widget = self.query_one(f"#arg-{name}")

@@ -10,11 +10,13 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from workbench.widgets.call_history import CallHistoryList
+
 PLACEHOLDER = "Select a tool to see its details."
 
 
 class ToolDetail(VerticalScroll):
-    """Renders one tool row (see `report.tool_rows`), its recent calls and its JSON schema."""
+    """Renders one tool row (see `report.tool_rows`), its kept calls and its JSON schema."""
 
     DEFAULT_CSS = """
     ToolDetail {
@@ -24,6 +26,8 @@ class ToolDetail(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(PLACEHOLDER, style="dim"), id="detail-facts")
+        yield Static("", id="detail-calls-title")
+        yield CallHistoryList(id="detail-calls")
         yield Static("", id="detail-schema")
 
     def show(
@@ -34,11 +38,14 @@ class ToolDetail(VerticalScroll):
     ) -> None:
         facts = self.query_one("#detail-facts", Static)
         code = self.query_one("#detail-schema", Static)
+        self.show_calls(row["name"] if row is not None else None, calls)
         if row is None:
             facts.update(Text(PLACEHOLDER, style="dim"))
             code.update("")
             return
-        facts.update(describe(row, list(calls)))
+        text = describe(row)
+        text.rstrip()  # the calls' title follows on the next line
+        facts.update(text)
         text = json.dumps(
             (schema or {}).get("parameters", schema or {}), indent=2, ensure_ascii=False
         )
@@ -46,8 +53,21 @@ class ToolDetail(VerticalScroll):
 
         code.update(Syntax(text, "json", theme="ansi_dark", word_wrap=True))
 
+    def show_calls(self, tool: str | None, calls: list[Any]) -> None:
+        """The tool's kept calls (pinned first, then newest first) and the keys for them."""
+        title = Text()
+        if tool is not None:
+            title.append(f"{'calls':<12}", "dim")
+            if calls:
+                # F4 focuses the list; the footer then shows its keys
+                title.append(f"{len(calls)} kept · F4 to re-run, edit, pin, save as a test", "dim")
+            else:
+                title.append("none yet", "dim")
+        self.query_one("#detail-calls-title", Static).update(title)
+        self.query_one(CallHistoryList).show(tool, calls)
 
-def describe(row: dict[str, Any], calls: list[Any] = ()) -> Text:
+
+def describe(row: dict[str, Any]) -> Text:
     if row["available"]:
         state = Text("available", style="green")
     else:
@@ -73,12 +93,6 @@ def describe(row: dict[str, Any], calls: list[Any] = ()) -> Text:
         text.append(f"{label:<12}", "dim")
         text.append(value)
         text.append("\n")
-    text.append(f"{'last calls':<12}", "dim")
-    text.append("none yet\n" if not calls else "\n", "dim")
-    for call in list(calls)[-5:][::-1]:
-        text.append(f"  {call.when}  ", "dim")
-        text.append(f"{call.status:<9}", "green" if call.status == "ok" else "red")
-        text.append(f"{call.duration * 1000:>6.0f} ms  {call.summary}\n")
     return text
 
 
