@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -38,11 +39,32 @@ def test_tools_json_lists_every_tool_with_availability(cli_env) -> None:
     assert rows["terminal"]["source"] == "builtin"
 
 
-def test_tools_human_output_groups_by_source_and_toolset(cli_env) -> None:
+def test_tools_human_output_groups_by_source_and_toolset_with_sizes(cli_env) -> None:
     text = run(cli_env, "tools").stdout
-    assert text.startswith("builtin (")
-    assert "  file (4)\n    ✔ patch" in text
-    assert "✖ web_search  — missing environment variable: FIRECRAWL_API_KEY" in text
+    assert text.startswith("agent (4 tools, ")  # the agent's own tools, then the registry's
+    assert re.search(r"\nbuiltin \(7 tools, [\d.k]+ tokens\)\n", text)
+    assert re.search(r"  file \(4\)  [\d.k]+ tokens\n    ✔ patch +\d+\n", text)
+    assert re.search(r"✖ web_search +\d+  — missing environment variable: FIRECRAWL_API_KEY", text)
+    assert re.search(r"offered to the model: \d+ tools · [\d.k]+ tokens each request \(", text)
+
+
+def test_tools_disable_and_enable_one_tool(cli_env, home: Path) -> None:
+    before = json.loads(run(cli_env, "tools", "--json").stdout)
+    sizes = {r["name"]: r["tokens"] for r in before["tools"]}
+    off = run(cli_env, "tools", "disable", "read_file")
+    assert off.returncode == 0 and "tools.disabled" in off.stdout
+    after = json.loads(run(cli_env, "tools", "--json").stdout)
+    assert "read_file" not in after["offered"]["tools"]
+    assert before["offered"]["tokens"] - after["offered"]["tokens"] == sizes["read_file"]
+    assert "[switched off (tools.disabled" in run(cli_env, "tools").stdout
+    refused = run(cli_env, "call", "read_file", "--args", '{"path": "x"}')
+    assert refused.returncode == 1 and "switched off" in refused.stdout
+    assert run(cli_env, "tools", "enable", "read_file").returncode == 0
+    again = json.loads(run(cli_env, "tools", "--json").stdout)
+    assert again["offered"] == before["offered"]
+    unknown = run(cli_env, "tools", "disable", "no_such_tool")
+    assert unknown.returncode == 2 and "unknown tool 'no_such_tool'" in unknown.stderr
+    assert run(cli_env, "tools", "disable").returncode == 2
 
 
 def test_call_runs_through_the_agent_path(cli_env, tmp_path: Path) -> None:

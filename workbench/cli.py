@@ -16,6 +16,7 @@ from workbench import __version__
 from workbench.core.commands import CommandFailed, Done, plugin_summary
 
 if TYPE_CHECKING:
+    from workbench.core.agent.offered import Costs
     from workbench.core.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -43,8 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
     chat_cli.add_model_arguments(parser)  # for the workbench's session (and --resume)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    tools = sub.add_parser("tools", help="list every tool by source and toolset, with availability")
-    tools.add_argument("--json", action="store_true", help="machine-readable output")
+    tools = sub.add_parser(
+        "tools",
+        help="list every tool by source and toolset, with availability and size in tokens; "
+        "or switch one tool off or on (persisted)",
+    )
+    tools.add_argument("action", nargs="?", default="list", choices=["list", "enable", "disable"])
+    tools.add_argument(
+        "name", nargs="?", help="tool to enable or disable (an MCP tool also as server:tool)"
+    )
+    tools.add_argument("--json", action="store_true", help="machine-readable output (list)")
 
     call = sub.add_parser("call", help="call one tool through the same path the agent uses")
     call.add_argument("name", help="tool name, e.g. read_file")
@@ -300,29 +309,70 @@ def _err(text: str) -> None:
 
 
 def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.report import collect_problems, tool_rows
+    from workbench.core.commands import set_tool
+    from workbench.core.costs import offered_costs
+    from workbench.core.report import collect_problems, tool_rows, toolset_rows
 
-    rows = tool_rows(runtime)
-    if args.json:
-        _out(json.dumps({"tools": rows, "problems": collect_problems(runtime)}, indent=2))
-        return EXIT_OK
-    by_source: dict[str, dict[str, list[dict]]] = {}
+    if args.action != "list":
+        if not args.name:
+            _err(f"tools {args.action} needs a tool name")
+            return EXIT_USAGE
+        return _report(lambda: set_tool(runtime, args.name, args.action == "enable"))
+    rows, costs = tool_rows(runtime), offered_costs(runtime)
     for row in rows:
-        by_source.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
-    for source, toolsets in sorted(by_source.items()):
-        _out(f"{source} ({sum(len(v) for v in toolsets.values())} tools)")
-        for toolset, items in sorted(toolsets.items()):
-            state = "" if any(r["enabled"] for r in items) else "  [disabled]"
-            _out(f"  {toolset} ({len(items)}){state}")
-            for row in items:
-                mark = "✔" if row["available"] else "✖"
-                why = f"  — {row['reason']}" if row["reason"] else ""
-                _out(f"    {mark} {row['name']}{why}")
-    offered = sum(r["offered"] for r in rows)
-    _out(f"\n{len(rows)} tools, {offered} offered to the model")
+        row["tokens"] = costs.tools[row["name"]].tokens if row["name"] in costs.tools else None
+    if args.json:
+        offered = {
+            "tools": [c.name for c in costs.offered],
+            "tokens": costs.total,
+            "tokenizer": costs.tokenizer,
+            "exact": costs.exact,
+        }
+        problems = collect_problems(runtime)
+        _out(json.dumps({"tools": rows, "offered": offered, "problems": problems}, indent=2))
+        return EXIT_OK
+    enabled = {r["name"]: r["enabled"] for r in toolset_rows(runtime)}
+    _print_tools(rows, costs, enabled)
     for problem in collect_problems(runtime):
         _err(problem)
     return EXIT_OK
+
+
+def _print_tools(rows: list[dict], costs: Costs, enabled: dict[str, bool]) -> None:
+    """By source and toolset, each with its size in tokens; then what the model gets."""
+    from workbench.core.agent.context import short
+    from workbench.core.agent.offered import AGENT, MEMORY
+
+    by_source: dict[str, dict[str, list[dict]]] = {}
+    for row in rows:
+        by_source.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
+    for cost in costs.tools.values():  # the agent's own tools and the memory provider's
+        if cost.source in (AGENT, MEMORY):
+            lean = None if cost.offered else "not offered: the lean profile"
+            row = {"name": cost.name, "available": True, "reason": None, "tokens": cost.tokens,
+                   "enabled": cost.offered, "switched_off": lean}  # fmt: skip
+            by_source.setdefault(cost.source, {}).setdefault(cost.toolset, []).append(row)
+    width = max((len(name) for name in costs.tools), default=0)
+    for source, toolsets in sorted(by_source.items()):
+        count = sum(len(v) for v in toolsets.values())
+        _out(f"{source} ({_tools(count)}, {short(costs.source(source))} tokens)")
+        for toolset, items in sorted(toolsets.items()):
+            state = "" if enabled.get(toolset, True) else "  [disabled]"
+            _out(f"  {toolset} ({len(items)}){state}  {short(costs.toolset(toolset))} tokens")
+            for row in items:
+                mark = "✔" if row["available"] else "✖"
+                size = short(row["tokens"]) if row["tokens"] is not None else "?"
+                off = f"  [{row['switched_off']}]" if row["switched_off"] else ""
+                why = f"  — {row['reason']}" if row["reason"] else ""
+                _out(f"    {mark} {row['name']:<{width}} {size:>6}{off}{why}")
+    _out(
+        f"\noffered to the model: {_tools(len(costs.offered))} · {short(costs.total)} tokens "
+        f"each request ({costs.describe()})"
+    )
+
+
+def _tools(count: int) -> str:
+    return f"{count} tool" + ("" if count == 1 else "s")
 
 
 # -- call --------------------------------------------------------------------------

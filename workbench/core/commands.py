@@ -1,16 +1,17 @@
 """What both front ends do to the runtime, said the same way in both.
 
-Switching a toolset, choosing the memory provider and acting on a source (an MCP server or
-a plugin) are each written once here: the command-line tool prints the sentence a command
+Switching a toolset or a single tool, choosing the memory provider and acting on a source (an MCP server or a plugin) are each
+written once here: the command-line tool prints the sentence a command
 returns, the workbench shows it as a notification. A command that cannot be done raises
 `CommandFailed` with the sentence that says why; nothing was changed then.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.core.plugins.manager import PluginState
@@ -60,6 +61,60 @@ def set_toolset(runtime: Runtime, name: str, enabled: bool) -> Done:
     runtime.reload_config()
     state = "enabled" if enabled else "disabled"
     return Done(f"toolset {name} {state} (saved to {runtime.config.path})")
+
+
+def set_tool(runtime: Runtime, name: str, enabled: bool) -> Done:
+    """Switch one tool on or off, saved to config.yaml at once: an MCP tool in its server's
+    `tools.include`/`tools.exclude` (NAME or Hermes's `server:tool`), any other in
+    `tools.disabled`."""
+    from workbench.core.config import ConfigError, update_config
+
+    mutate, where = tool_change(runtime, name, enabled)
+    try:
+        update_config(mutate, runtime.config.path)
+    except ConfigError as exc:
+        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
+    runtime.reload_config()
+    state = "switched on" if enabled else "switched off"
+    return Done(f"tool {name} {state} (saved to {runtime.config.path}: {where})")
+
+
+def tool_change(runtime: Runtime, name: str, enabled: bool) -> tuple[Callable[[Any], None], str]:
+    """The change to config.yaml that switches one tool, and the key it writes."""
+    from workbench.core.events import ToolSource
+    from workbench.core.tools import switches
+
+    if runtime.config.error:
+        raise CommandFailed(f"{runtime.config.error}\n{NOTHING_CHANGED}")
+    entry = runtime.registry.get_entry(name)
+    if entry is None and ":" in name and not name.startswith("mcp__"):
+        server, tool = name.split(":", 1)  # Hermes's notation for an MCP tool
+        return _mcp_change(runtime, server, tool, enabled)
+    if entry is None:
+        raise CommandFailed(f"unknown tool '{name}' (see `hermes-tui tools`)", usage=True)
+    if entry.source is ToolSource.MCP:
+        originals = runtime.mcp.original_names if runtime.mcp is not None else {}
+        server, tool = originals.get(name, (entry.owner, name))
+        return _mcp_change(runtime, server, tool, enabled)
+    return (lambda doc: switches.switch(doc, name, enabled)), switches.DISABLED_KEY
+
+
+def _mcp_change(
+    runtime: Runtime, server: str, tool: str, enabled: bool
+) -> tuple[Callable[[Any], None], str]:
+    from workbench.core.mcp.filters import FilterError, switch
+
+    servers = runtime.config.get("mcp_servers")
+    if not isinstance(servers, dict) or not isinstance(servers.get(server), dict):
+        raise CommandFailed(f"no MCP server '{server}' in mcp_servers of config.yaml", usage=True)
+
+    def mutate(doc: Any) -> None:
+        try:
+            switch(doc, server, tool, enabled)
+        except FilterError as exc:
+            raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
+
+    return mutate, f"mcp_servers.{server}.tools"
 
 
 def memory_choices(runtime: Runtime) -> list[str]:

@@ -9,6 +9,7 @@ touch a file that does not parse: the user's text is never replaced by our guess
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import os
 from collections.abc import Callable
@@ -162,6 +163,14 @@ def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
         atomic_write_text(path, out.getvalue(), mode=0o600)
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def preview_config(config: Config, mutate: Callable[[Any], None]) -> Config:
+    """`config` as it would be after `mutate` (the change `update_config` would save), in
+    memory: what a change would do, shown before it is saved."""
+    data = copy.deepcopy(config.data)
+    mutate(data)
+    return Config(config.path, data)
 
 
 def set_path(doc: Any, dotted: str, value: Any) -> None:

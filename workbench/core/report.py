@@ -17,7 +17,8 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
     """One row per tool: where it came from, whether the model may be offered it, and why not."""
     report = runtime.registry.availability_report()
     choices, toolsets = runtime.choices, runtime.toolsets
-    effective = set(choices.effective_tools(toolsets))
+    off = runtime.switched_off()
+    effective = set(choices.effective_tools(toolsets)) - set(off)
     rows = []
     for name, entry in sorted(runtime.registry.snapshot().items()):
         availability = report[name]
@@ -31,6 +32,7 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "available": availability.available,
                 "reason": availability.reason or None,
                 "enabled": name in effective,
+                "switched_off": off.get(name),  # why this one tool is off, or None
                 "offered": name in effective and availability.available,
                 "emoji": entry.emoji,
                 "description": entry.description,

@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
+from workbench.core.events import ToolSource
 from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.storage.private import private_file_handler
 from workbench.core.tools.discovery import DiscoveryReport, discover_builtin_tools
 from workbench.core.tools.memory import BUILTIN, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry, fresh_registry
+from workbench.core.tools.switches import REASON as DISABLED_REASON
+from workbench.core.tools.switches import disabled_tools
 from workbench.core.tools.toolsets import ToolsetChoices, Toolsets
 
 if TYPE_CHECKING:
@@ -139,6 +142,7 @@ class Runtime:
             hooks=self.hooks,
             write_roots=write_roots(self.config),
             backend=self.backend(),
+            switched_off=self.switched_off,
         )
 
     def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
@@ -156,11 +160,32 @@ class Runtime:
         content = outcome.content
         return content if isinstance(content, str) else str(content)
 
-    def effective_tools(self) -> list[str]:
-        """The tools the model would be offered now: enabled toolsets, available tools."""
-        names = self.choices.effective_tools(self.toolsets)
-        report = self.registry.availability_report(names)
+    def effective_tools(self, config: Config | None = None) -> list[str]:
+        """The tools the model would be offered now (or with another `config`): enabled
+        toolsets, less the tools switched off one by one, available tools."""
+        config = config or self.config
+        names = ToolsetChoices.from_config(config).effective_tools(self.toolsets)
+        off = self.switched_off(config)
+        report = self.registry.availability_report(n for n in names if n not in off)
         return [n for n, a in report.items() if a.available]
+
+    def switched_off(self, config: Config | None = None) -> dict[str, str]:
+        """Registered tools switched off one by one → why: `tools.disabled`, and MCP tools
+        their server's `tools.include`/`tools.exclude` leaves out (from the config now)."""
+        config = config or self.config
+        snapshot = self.registry.snapshot()
+        off = {n: DISABLED_REASON for n in disabled_tools(config) if n in snapshot}
+        originals = self.mcp.original_names if self.mcp is not None else {}
+        mcp = [
+            (name, entry.owner, originals.get(name, (entry.owner, name))[1])
+            for name, entry in snapshot.items()
+            if entry.source is ToolSource.MCP
+        ]
+        if mcp:  # registered by a running manager, so the MCP package is loaded already
+            from workbench.core.mcp.filters import switched_off
+
+            off.update(switched_off(config.get("mcp_servers"), mcp))
+        return off
 
 
 def new_session_id() -> str:

@@ -23,10 +23,9 @@ from workbench.core.agent.own_tools import (
     Clarifier,
     OwnToolsState,
     ToolRouter,
-    add_delegate_task,
-    add_session_search,
-    tool_router,
+    agent_tools,
 )
+from workbench.core.config import Config
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.budget import BudgetConfig
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
@@ -123,24 +122,10 @@ class ChatSession:
             self.on_event(event)
 
     def _tools(self, state: OwnToolsState, depth: int, offered: Any) -> ToolRouter:
-        runtime = self.runtime
-        top = depth == 0  # sub-agents get no memory tools and cannot ask the user (as Hermes)
-        tools = tool_router(
-            runtime.registry, state, runtime.memory.registry if top else None, interactive=top
+        delegation = _delegation(
+            self.runtime, depth, offered, self._spawn, self._observe_subagent, self._subagents
         )
-        add_session_search(tools.own, runtime.session_index, self.id)
-        delegation = Delegation(
-            depth=depth,
-            limits=lambda: Limits.from_config(runtime.config.get),
-            offered=offered,
-            toolset_of=lambda name: getattr(runtime.registry.get_entry(name), "toolset", None),
-            spawn=self._spawn,
-            emit=self._observe_subagent,
-            counter=self._subagents,
-        )
-        if delegation.allowed:
-            add_delegate_task(tools.own, delegation)
-        return tools
+        return _agent_tools(self.runtime, state, self.id, delegation)
 
     def _limit_delegation(self, executor: Any) -> None:
         """delegate_task runs under its own timeout, not the tools' (a sub-agent takes longer)."""
@@ -309,3 +294,56 @@ def models_dir(home: Path) -> Path:
 
 def transcript_path(home: Path, session_id: str) -> Path:
     return transcript.sessions_dir(home) / f"{session_id}.jsonl"
+
+
+def _delegation(
+    runtime: Runtime,
+    depth: int,
+    offered: Callable[[], list[str]],
+    spawn: Callable[[SubagentTask], Any],
+    emit: Callable[[object], None],
+    counter: list[int],
+    config: Config | None = None,
+) -> Delegation:
+    """`config`: fixed (a change previewed); None: the runtime's, as it is when asked."""
+    return Delegation(
+        depth=depth,
+        limits=lambda: Limits.from_config((config or runtime.config).get),
+        offered=offered,
+        toolset_of=lambda name: getattr(runtime.registry.get_entry(name), "toolset", None),
+        spawn=spawn,
+        emit=emit,
+        counter=counter,
+    )
+
+
+def _agent_tools(
+    runtime: Runtime, state: OwnToolsState, session_id: str, delegation: Delegation
+) -> ToolRouter:
+    return agent_tools(
+        runtime.registry,
+        state,
+        runtime.memory.registry,
+        index=runtime.session_index,
+        session_id=session_id,
+        delegation=delegation,
+    )
+
+
+def sizing_tools(runtime: Runtime, config: Config) -> ToolRouter:
+    """The tools a session's top agent would have under `config`, built as a session builds
+    them, to size them (nothing runs: no sub-agent can start from here)."""
+
+    def no_subagents(task: SubagentTask) -> Any:
+        raise SessionError("sizes only: no sub-agent runs here")
+
+    delegation = _delegation(
+        runtime,
+        0,
+        lambda: runtime.effective_tools(config),
+        no_subagents,
+        lambda event: None,
+        [0],
+        config=config,
+    )
+    return _agent_tools(runtime, OwnToolsState(runtime.home), "", delegation)

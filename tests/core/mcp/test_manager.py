@@ -15,6 +15,7 @@ from tests.support.mcp import FIXTURE, HERE, wait_until
 from workbench.core.events import ToolSource
 from workbench.core.execution.executor import Executor
 from workbench.core.mcp import CallProgress, MCPManager, ToolsChanged
+from workbench.core.mcp.filters import switched_off
 from workbench.core.tools.registry import ToolRegistry
 
 STUBBORN = [sys.executable, str(HERE / "stubborn_server.py")]
@@ -229,16 +230,20 @@ def test_two_servers_colliding_on_a_name_are_reported(start, reg: ToolRegistry) 
     )
 
 
-def test_include_and_exclude(start, reg: ToolRegistry) -> None:
-    start(
-        {
-            "inc": stdio(FIXTURE, tools={"include": ["add"], "exclude": ["add", "big"]}),
-            "exc": stdio(FIXTURE, tools={"exclude": ["die", "boom"]}),
-        }
-    )
-    assert reg.get_tool_names_for_toolset("mcp-inc") == ["mcp__inc__add"]  # include wins
-    names = reg.get_tool_names_for_toolset("mcp-exc")
-    assert "mcp__exc__die" not in names and "mcp__exc__add" in names
+def test_include_and_exclude_switch_tools_off(start, reg: ToolRegistry) -> None:
+    servers = {
+        "inc": stdio(FIXTURE, tools={"include": ["add"], "exclude": ["add", "big"]}),
+        "exc": stdio(FIXTURE, tools={"exclude": ["die", "boom"]}),
+    }
+    manager, _ = start(servers)
+    registered = [(name, *manager.original_names[name]) for name in reg.get_all_tool_names()]
+    off = switched_off(servers, registered)
+    inc = reg.get_tool_names_for_toolset("mcp-inc")
+    assert "mcp__inc__big" in inc  # listed and registered, so it can be switched on again
+    assert [n for n in inc if n not in off] == ["mcp__inc__add"]  # include wins
+    assert "include" in off["mcp__inc__big"]
+    assert {"mcp__exc__die", "mcp__exc__boom"} <= set(off)
+    assert "mcp__exc__add" not in off and "exclude" in off["mcp__exc__die"]
 
 
 def test_secrets_do_not_reach_servers(start, reg: ToolRegistry, tmp_path, monkeypatch) -> None:

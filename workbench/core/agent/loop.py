@@ -28,6 +28,7 @@ from workbench.core.agent.compress import Compressor, ContextCompressed, Context
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
 from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
 from workbench.core.agent.guards import LEAN_SYSTEM, REPEATED, RepeatGuard, nudge
+from workbench.core.agent.offered import offered as offered_tools
 from workbench.core.agent.own_tools import OwnToolsState, ToolRouter
 from workbench.core.agent.transcript import Transcript
 from workbench.core.execution.approval import ApprovalAnswered
@@ -287,15 +288,7 @@ class Agent:
         return reply
 
     def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
-        definitions, names = [], set()
-        layers = [(self.tools.shared, self.offered())]
-        if not self.settings.lean:  # a small model misuses the agent's own tools
-            layers = [(self.tools.own, None), (self.tools.memory, None), *layers]
-        for layer, wanted in layers:
-            offered = set(layer.get_all_tool_names() if wanted is None else wanted) - names
-            definitions += layer.get_definitions(offered)
-            names |= offered
-        return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
+        return offered_tools(self.tools, self.offered(), self.settings.lean)
 
     def _bounded_context(self, text: str) -> str:
         """A memory provider's text takes at most a quarter of the window: it is sent on

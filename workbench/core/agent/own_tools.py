@@ -133,6 +133,25 @@ def tool_router(
     return ToolRouter(shared, own, memory)
 
 
+def agent_tools(
+    shared: ToolRegistry,
+    state: OwnToolsState,
+    memory: Callable[[], ToolRegistry] | None,
+    *,
+    index: SessionIndex,
+    session_id: str,
+    delegation: Delegation,
+) -> ToolRouter:
+    """Every tool an agent of a session has: its own, the memory provider's and the shared
+    ones. Sub-agents (depth > 0) get no memory tools and cannot ask the user (as Hermes)."""
+    top = delegation.depth == 0
+    tools = tool_router(shared, state, memory if top else None, interactive=top)
+    add_session_search(tools.own, index, session_id)
+    if delegation.allowed:
+        add_delegate_task(tools.own, delegation)
+    return tools
+
+
 def add_session_search(own: ToolRegistry, index: SessionIndex, session_id: str) -> None:
     def search(args: dict[str, Any], **_: Any) -> str:
         query, limit = str(args.get("query") or ""), int(args.get("limit") or 10)

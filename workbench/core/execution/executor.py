@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -136,6 +136,8 @@ class Executor:
     hooks: HookRegistry | None = None  # plugin hooks and middleware around each call
     session_id: str = ""
     allowed: frozenset[str] | None = None  # only these may run (the tools the model was offered)
+    # tools switched off one by one (config.yaml) → why: run by no one, whoever asks
+    switched_off: Callable[[], Mapping[str, str]] | None = None
     write_roots: tuple[str, ...] = ()  # besides cwd, where writes need no approval
     backend: Backend | None = None  # where terminal and file calls run (None: here, no sandbox)
 
@@ -286,6 +288,11 @@ class Executor:
             # As Hermes tells the model; never a fuzzy redirect to another tool.
             outcome.status = "invalid"
             outcome.content = f"Tool '{call.name}' does not exist. Available tools: {', '.join(sorted(self.allowed))}"
+            return
+        off = self.switched_off() if self.switched_off is not None else {}
+        if call.name in off:  # a hand call or a plugin's: the model is never offered one
+            outcome.status = "invalid"
+            outcome.content = errors.tool_error(f"Tool '{call.name}' is {off[call.name]}")
             return
         if args is None:
             outcome.status = "invalid"

@@ -282,7 +282,7 @@ class ServerHandle:
             cursor = page.next_cursor
             if not cursor:
                 break
-        return [t for t in tools if self.config.wants(t.name)]
+        return tools  # all registered: core.mcp.filters says which are switched off
 
     async def _on_message(self, message: Any, refresh: asyncio.Event) -> None:
         import mcp.types as types

@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 CHARS_PER_TOKEN = 3.0  # the estimate's ratio: conservative for English, code and JSON
 PER_MESSAGE = 6  # role markers and separators a template adds around each message
 PER_REQUEST = 12  # the reply's opening and the template's own framing
+PER_DEFINITION = 1  # the separator between two tool definitions in the request's list
 CACHE_SIZE = 1024
 
 # Model-name prefixes (after any "provider/" part) and the encoding their tokenizer uses.
@@ -148,8 +149,14 @@ class Meter:
     A tokenizer that fails (a server gone away) is replaced by the estimate, and said once.
     """
 
-    def __init__(self, tokenizer: Tokenizer, on_problem: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        on_problem: Callable[[str], None] | None = None,
+        cache_size: int = CACHE_SIZE,
+    ):
         self.tokenizer = tokenizer
+        self.cache_size = cache_size
         self.scale = 1.0
         self.on_problem = on_problem
         self._cache: OrderedDict[str, int] = OrderedDict()
@@ -174,7 +181,7 @@ class Meter:
             count = Estimate().count(text)
         with self._lock:
             self._cache[text] = count
-            if len(self._cache) > CACHE_SIZE:
+            if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         return count
 
@@ -200,10 +207,19 @@ class Meter:
             count += self.text(str(function.get("arguments") or ""))
         return count
 
+    def definition(self, definition: dict[str, Any]) -> int:
+        """Tokens of one tool's definition as it is sent (cached by its text)."""
+        return self.text(json.dumps(definition, ensure_ascii=False)) + PER_DEFINITION
+
     def tools(self, definitions: list[dict[str, Any]]) -> int:
+        """The tool definitions of a request: each one's count, plus the framing around them.
+
+        Counted one definition at a time, so the parts add up to the whole (a tool's cost
+        is the same wherever it is shown) and each count is cached while the set changes.
+        """
         if not definitions:
             return 0
-        return self.text(json.dumps(definitions, ensure_ascii=False)) + PER_MESSAGE
+        return PER_MESSAGE + sum(self.definition(d) for d in definitions)
 
     def raw(self, messages: list[dict[str, Any]], definitions: list[dict[str, Any]]) -> int:
         """Our own count of a request, before the endpoint's correction."""

@@ -13,10 +13,11 @@ enabled, one the user turned off stays off).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.config import Config, set_path, update_config
+from workbench.core.config import Config, preview_config, set_path, update_config
 from workbench.core.events import ToolsetsChanged, ToolSource
 from workbench.core.tools.registry import ToolRegistry
 
@@ -226,13 +227,12 @@ def _str_list(value: Any) -> list[str] | None:
     return None
 
 
-def set_toolset_enabled(
+def toolset_change(
     name: str, enabled: bool, toolsets: Toolsets, config: Config
-) -> ToolsetsChanged:
-    """Switch a toolset on or off and persist the choice atomically.
+) -> Callable[[Any], None]:
+    """The change to config.yaml that switches a toolset on or off, to save or to preview.
 
-    Raises `ToolsetError` for an unknown toolset and `ConfigError` when config.yaml is
-    broken or cannot be written (nothing is lost either way).
+    Raises `ToolsetError` for an unknown toolset and `ConfigError` for a broken config.yaml.
     """
     if not toolsets.is_known(name):
         raise ToolsetError(f"unknown toolset '{name}' (see `hermes-tui toolsets list`)")
@@ -263,5 +263,18 @@ def set_toolset_enabled(
         set_path(doc, DISABLED_KEY, sorted(off))
         set_path(doc, KNOWN_KEY, known)
 
+    return mutate
+
+
+def set_toolset_enabled(
+    name: str, enabled: bool, toolsets: Toolsets, config: Config
+) -> ToolsetsChanged:
+    """Switch a toolset on or off and persist the choice atomically.
+
+    Raises `ToolsetError` for an unknown toolset and `ConfigError` when config.yaml is
+    broken or cannot be written (nothing is lost either way).
+    """
+    mutate = toolset_change(name, enabled, toolsets, config)
     update_config(mutate, config.path)
-    return ToolsetsChanged(tuple(sorted(on)), tuple(sorted(off)))
+    after = ToolsetChoices.from_config(preview_config(config, mutate))
+    return ToolsetsChanged(tuple(after.enabled or ()), tuple(after.disabled))

@@ -1,0 +1,109 @@
+"""A server's tools.include/exclude, switched from the workbench against a real server
+(server-everything): written into its entry as Hermes writes it, and applied at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.mcp import REAL_SERVERS as BIN
+from workbench.core.commands import set_tool
+from workbench.core.config import config_path, load_config
+from workbench.core.costs import offered_costs, preview_tool
+from workbench.core.runtime import load_runtime
+
+pytestmark = pytest.mark.skipif(
+    not BIN["everything"].exists(), reason="run `make mcp-servers` first"
+)
+ECHO = "mcp__ev__echo"
+
+
+def config(include: str = "") -> str:
+    return f"""\
+# my servers
+mcp_servers:
+  ev:
+    command: {BIN["everything"]}
+    timeout: 60          # mine
+{include}model:
+  default: gpt-4o
+  provider: custom
+  base_url: http://127.0.0.1:9/v1
+"""
+
+
+def started(home: Path):
+    runtime = load_runtime(home, load_plugins=False)
+    manager = runtime.start_mcp()
+    assert manager is not None and manager.wait_settled(60)
+    assert runtime.registry.get_entry(ECHO) is not None
+    return runtime
+
+
+def run(runtime, name: str) -> tuple[str, str]:
+    executor = runtime.executor(broker=None)
+    try:
+        (outcome,) = asyncio.run(
+            executor.run([{"id": "1", "name": name, "arguments": {"message": "hi"}}])
+        )
+    finally:
+        executor.shutdown()
+    return outcome.status, str(outcome.content)
+
+
+def test_an_mcp_tool_switched_off_goes_into_exclude_and_is_neither_offered_nor_run(
+    home: Path,
+) -> None:
+    load_runtime(home, load_plugins=False)  # creates the home
+    config_path(home).write_text(config())
+    runtime = started(home)
+    try:
+        before = offered_costs(runtime)
+        assert before.tools[ECHO].offered and before.toolset("mcp-ev") > 0
+        preview = preview_tool(runtime, before, ECHO, False)
+        assert preview == -before.tools[ECHO].tokens
+        set_tool(runtime, ECHO, False)
+        text = config_path(home).read_text()
+        assert "# my servers" in text and "timeout: 60          # mine" in text
+        saved = load_config(config_path(home)).get("mcp_servers.ev.tools")
+        assert saved == {"exclude": ["echo"]}  # the server's own name, as Hermes writes it
+        assert ECHO not in runtime.effective_tools()  # applied at once, no restart
+        assert offered_costs(runtime).total - before.total == preview
+        status, content = run(runtime, ECHO)
+        assert status == "invalid" and "tools.exclude" in json.loads(content)["error"]
+    finally:
+        runtime.stop_mcp()
+
+    again = started(home)  # a restart reads it back; the tool is listed, switched off
+    try:
+        assert ECHO not in again.effective_tools()
+        assert "tools.exclude" in again.switched_off()[ECHO]
+        set_tool(again, "ev:echo", True)  # Hermes's notation works too
+        assert load_config(config_path(home)).get("mcp_servers.ev.tools") is None
+        assert ECHO in again.effective_tools()
+        assert run(again, ECHO)[0] == "ok"
+    finally:
+        again.stop_mcp()
+
+
+def test_with_an_include_list_the_switch_edits_that_list(home: Path) -> None:
+    load_runtime(home, load_plugins=False)
+    config_path(home).write_text(config("    tools:\n      include: [echo]\n"))
+    runtime = started(home)
+    try:
+        offered = [n for n in runtime.effective_tools() if n.startswith("mcp__ev__")]
+        assert offered == [ECHO]  # include wins: the rest are listed but switched off
+        other = "mcp__ev__get_tiny_image"
+        assert "not in tools.include" in runtime.switched_off()[other]
+        set_tool(runtime, other, True)
+        original = runtime.mcp.original_names[other][1]  # the server's own name for it
+        include = load_config(config_path(home)).get("mcp_servers.ev.tools.include")
+        assert include == ["echo", original]
+        assert other in runtime.effective_tools()
+        set_tool(runtime, ECHO, False)
+        assert ECHO not in runtime.effective_tools()
+    finally:
+        runtime.stop_mcp()

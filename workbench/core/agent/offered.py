@@ -1,0 +1,108 @@
+"""What the model is offered on each request, and what those definitions cost in tokens.
+
+The agent builds every request's tools with `offered`; the tools panel and `hermes-tui
+tools` measure the same set with `measure`, so the total they show is the one the agent
+counts (before the endpoint's own count corrects it): the framing of the tools' part of the
+request plus each offered tool's definition, counted one by one as the meter counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.model.tokens import PER_MESSAGE, Meter
+from workbench.core.tools.definitions import definition
+
+if TYPE_CHECKING:
+    from workbench.core.agent.own_tools import ToolRouter
+    from workbench.core.tools.registry import ToolRegistry
+
+AGENT = "agent"  # the source of the agent's own tools (todo, clarify, ...)
+MEMORY = "memory"  # the source of the memory provider's tools
+
+
+def offered(
+    tools: ToolRouter, shared: Iterable[str], lean: bool
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The definitions the model gets this round, sorted by name, and their names.
+
+    `shared` are the registry's tools the user's choices offer now; a lean profile (a small
+    model) gets only those, since it misuses the agent's own tools."""
+    definitions: list[dict[str, Any]] = []
+    names: set[str] = set()
+    layers: list[tuple[ToolRegistry, Iterable[str] | None]] = [(tools.shared, shared)]
+    if not lean:
+        layers = [(tools.own, None), (tools.memory, None), *layers]
+    for layer, wanted in layers:
+        fresh = set(layer.get_all_tool_names() if wanted is None else wanted) - names
+        definitions += layer.get_definitions(fresh)
+        names |= fresh
+    return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCost:
+    name: str
+    toolset: str
+    source: str  # builtin, mcp, plugin, or AGENT / MEMORY
+    tokens: int  # of its definition, as the model's tokenizer counts it
+    offered: bool
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Every tool's definition size, and which of them the model is offered now."""
+
+    tools: dict[str, ToolCost]
+    tokenizer: str  # the tokenizer's name ("o200k_base", "qwen3", "estimate")
+    exact: bool  # a real tokenizer; False: one token per three characters
+    lean: bool = False  # the small-model profile: the agent's own tools are not offered
+
+    @property
+    def offered(self) -> list[ToolCost]:
+        """The offered tools, largest first."""
+        chosen = [c for c in self.tools.values() if c.offered]
+        return sorted(chosen, key=lambda c: (-c.tokens, c.name))
+
+    @property
+    def total(self) -> int:
+        """Tokens of the tools' part of every request: the framing and each definition."""
+        return self.total_of(c.name for c in self.tools.values() if c.offered)
+
+    def total_of(self, names: Iterable[str]) -> int:
+        parts = [self.tools[n].tokens for n in set(names) if n in self.tools]
+        return PER_MESSAGE + sum(parts) if parts else 0
+
+    def toolset(self, name: str) -> int:
+        return sum(c.tokens for c in self.tools.values() if c.toolset == name)
+
+    def source(self, name: str) -> int:
+        return sum(c.tokens for c in self.tools.values() if c.source == name)
+
+    def describe(self) -> str:
+        """How the sizes were counted, said beside them."""
+        how = f"{self.tokenizer} tokenizer" if self.exact else "estimated, 3 characters a token"
+        return how + ("; lean profile: the agent's own tools are not offered" if self.lean else "")
+
+
+def measure(meter: Meter, tools: ToolRouter, shared: Iterable[str], lean: bool) -> Costs:
+    """The cost of every tool the agent could be offered, and of what `offered` gives now."""
+    definitions, _ = offered(tools, shared, lean)
+    chosen = {d["function"]["name"] for d in definitions}  # a failing check leaves one out
+    costs: dict[str, ToolCost] = {}
+    layers = ((tools.own, AGENT), (tools.memory, MEMORY), (tools.shared, None))
+    for layer, source in layers:
+        for name, entry in layer.snapshot().items():
+            if name in costs:
+                continue  # an earlier layer routes this name (as the router does)
+            sent = entry.definition if entry.dynamic_schema_overrides is None else definition(entry)
+            costs[name] = ToolCost(
+                name,
+                entry.toolset,
+                source or entry.source.value,
+                meter.definition(sent),
+                name in chosen,
+            )
+    return Costs(costs, meter.tokenizer.name, meter.exact, lean)

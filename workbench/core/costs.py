@@ -1,0 +1,63 @@
+"""What the model is offered and what it costs, and what a switch would change before it is
+saved: the tools panel and `hermes-tui tools` show these.
+
+The sizes are of the definitions a session's top agent sends (core.agent.offered), counted
+with the configured model's tokenizer. A switch is previewed by making the same change the
+command would save to a copy of the config and measuring again, so the preview is the change
+that saving makes (a toolset switched off also shortens delegate_task's list of toolsets).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.core.agent.offered import Costs, measure
+from workbench.core.commands import CommandFailed, tool_change
+from workbench.core.config import Config, ConfigError, preview_config
+from workbench.core.model import tokens
+from workbench.core.model.settings import ModelConfigError, resolve
+from workbench.core.runtime import Runtime
+from workbench.core.session import sizing_tools
+from workbench.core.tools.toolsets import ToolsetError, toolset_change
+
+COST_CACHE = 20_000  # definitions whose counts are kept (every registered tool's, and more)
+_meters: dict[str, tokens.Meter] = {}  # one per tokenizer, kept: its counts are its cache
+
+
+def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags: Any) -> Costs:
+    """Each tool's size and what the top agent is offered now (or under `config`): its own
+    tools, the memory provider's and the shared ones, counted with the configured model's
+    tokenizer (a shipped table for a model we know, else the estimate) and trimmed as a
+    small model's lean profile trims them."""
+    config = config or runtime.config
+    try:
+        settings = resolve(config, **model_flags)
+        model, lean = settings.model, settings.lean
+    except ModelConfigError:  # no usable model: sized by the estimate, which says so
+        model, lean = "", False
+    tokenizer = tokens.tokenizer_for(model)
+    meter = _meters.get(tokenizer.name)
+    if meter is None:
+        meter = _meters[tokenizer.name] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
+    return measure(meter, sizing_tools(runtime, config), runtime.effective_tools(config), lean)
+
+
+def preview_tool(
+    runtime: Runtime, costs: Costs, name: str, enabled: bool, **model_flags: Any
+) -> int:
+    """Tokens every request would gain (or lose, negative) with this tool switched."""
+    mutate, _ = tool_change(runtime, name, enabled)
+    after = offered_costs(runtime, preview_config(runtime.config, mutate), **model_flags)
+    return after.total - costs.total
+
+
+def preview_toolset(
+    runtime: Runtime, costs: Costs, name: str, enabled: bool, **model_flags: Any
+) -> int:
+    """Tokens every request would gain (or lose, negative) with this toolset switched."""
+    try:
+        mutate = toolset_change(name, enabled, runtime.toolsets, runtime.config)
+    except (ToolsetError, ConfigError) as exc:
+        raise CommandFailed(str(exc), usage=isinstance(exc, ToolsetError)) from exc
+    after = offered_costs(runtime, preview_config(runtime.config, mutate), **model_flags)
+    return after.total - costs.total
