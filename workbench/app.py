@@ -448,6 +448,10 @@ class WorkbenchApp(App[None]):
     def _toolset_toggled(self, event: ToolsTree.ToolsetToggled) -> None:
         self.set_toolset(event.toolset, event.enabled)
 
+    @on(ToolsTree.ToolToggled)
+    def _tool_toggled(self, event: ToolsTree.ToolToggled) -> None:
+        self.set_tool(event.tool, event.enabled)
+
     @on(SourcesPanel.Open)
     def _source_open(self, event: SourcesPanel.Open) -> None:
         self.mcp_ui.open(event)
@@ -462,6 +466,11 @@ class WorkbenchApp(App[None]):
         from workbench.core.commands import set_toolset
 
         self._command("config", lambda runtime: set_toolset(runtime, toolset, enabled))
+
+    def set_tool(self, tool: str, enabled: bool) -> None:
+        from workbench.core.commands import set_tool
+
+        self._command("config", lambda runtime: set_tool(runtime, tool, enabled))
 
     def select_memory(self, name: str) -> None:
         from workbench.core.commands import select_memory

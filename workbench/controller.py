@@ -13,12 +13,13 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from workbench.core.agent.offered import Costs
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import (
         CallOutcome,
@@ -41,10 +42,28 @@ class ToolRows:
     tools: list[dict[str, Any]] = field(default_factory=list)
     toolsets: list[dict[str, Any]] = field(default_factory=list)
     memory: tuple[str, list[ProviderTool]] | None = None
+    costs: Costs | None = None  # sizes in tokens: measured on a worker, after the rows
+    sizes: dict[tuple[str, str], str] = field(default_factory=dict)  # said short, by (kind, name)
 
     @property
     def offered(self) -> int:
+        """How many tools the model is offered: measured, with the agent's own and the
+        memory provider's; until then, the registry's."""
+        if self.costs is not None:
+            return len(self.costs.offered)
         return sum(row["offered"] for row in self.tools)
+
+
+def _sizes(rows: ToolRows, costs: Costs) -> dict[tuple[str, str], str]:
+    """Each tool's, toolset's and source's size, said short ("1.2k"), by (kind, name)."""
+    from workbench.core.agent.context import short
+
+    out = {("tool", name): short(c.tokens) for name, c in costs.tools.items()}
+    for row in rows.toolsets:
+        out["toolset", row["name"]] = short(costs.toolset(row["name"]))
+    for source in {row["source"] for row in rows.tools} | {"memory"}:
+        out["source", source] = short(costs.source(source))
+    return out
 
 
 class Controller:
@@ -127,6 +146,8 @@ class Controller:
                 tool_rows(self.runtime),
                 toolset_rows(self.runtime),
                 (memory.active_name, memory.tools()),
+                self.rows.costs,  # until measured again: sizes change little between two
+                self.rows.sizes,
             )
         return self.rows
 
@@ -140,6 +161,33 @@ class Controller:
 
     def started(self, event: ToolCallStarted) -> None:
         self._arguments[event.call_id] = event.arguments
+
+    def measure(self) -> Costs | None:
+        """Every tool's size and what the model is offered (slow the first time, when the
+        tokenizer's table loads: on a worker thread)."""
+        from workbench.core.costs import offered_costs
+
+        if self.runtime is None:
+            return None
+        return offered_costs(self.runtime, **self.model_flags)
+
+    def measured(self, costs: Costs) -> None:
+        self.rows = replace(self.rows, costs=costs, sizes=_sizes(self.rows, costs))
+
+    def preview(self, kind: str, name: str, enabled: bool) -> int | None:
+        """Tokens each request would gain (or lose) by switching a toolset or a tool now, or
+        None when it cannot be said (sizes not measured yet, a broken config)."""
+        from workbench.core.commands import CommandFailed
+        from workbench.core.costs import preview_tool, preview_toolset
+
+        costs, runtime = self.rows.costs, self.runtime
+        if costs is None or runtime is None:
+            return None
+        change = preview_toolset if kind == "toolset" else preview_tool
+        try:
+            return change(runtime, costs, name, enabled, **self.model_flags)
+        except CommandFailed:
+            return None
 
     def record(self, event: ToolCallFinished) -> None:
         """A finished call goes into its tool's history: shown at once, saved in the background."""

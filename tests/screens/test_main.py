@@ -9,6 +9,7 @@ import pytest
 from tests.support.pilot import labels, move_to, wait_until
 from tests.support.tools import noop, schema
 from workbench.app import WorkbenchApp
+from workbench.core.agent.context import short
 from workbench.core.config import load_config
 from workbench.core.events import ToolSource
 from workbench.core.tools.registry import ToolRegistrationError
@@ -103,3 +104,61 @@ async def test_plugin_tools_show_and_hot_reload_updates_the_tree(home: Path) -> 
         await wait_until(pilot, lambda: "Plugins (2)" in labels(tree))
         assert any("reloaded: added note_list" in n.message for n in app._notifications)
         assert "✔ note_list" in labels(tree)
+
+
+async def sized(pilot, app) -> tuple[MainScreen, ToolsTree]:
+    """The main screen once the sizes in tokens are measured (on a worker, after the tree)."""
+    await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+    screen = app.screen
+    await wait_until(pilot, lambda: screen.controller.rows.costs is not None, 20)
+    return screen, screen.query_one(ToolsTree)
+
+
+async def test_sizes_in_tokens_and_the_offered_total_are_shown(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree = await sized(pilot, app)
+        costs = screen.controller.rows.costs
+        shown = labels(tree, sizes=True)
+        assert f"☑ file (4) · {short(costs.toolset('file'))}" in shown
+        assert f"✔ read_file · {short(costs.tools['read_file'].tokens)}" in shown
+        assert f"Built-in (7) · {short(costs.source('builtin'))}" in shown
+        assert tree.border_title == f"5 offered · {short(costs.total)} tokens"
+
+
+async def test_a_toolsets_preview_is_shown_first_and_is_the_change_it_makes(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree = await sized(pilot, app)
+        before = screen.controller.rows.costs
+        move_to(tree, "toolset", "file")
+        await wait_until(pilot, lambda: "space: off" in str(tree.border_subtitle))
+        preview = str(tree.border_subtitle)
+        assert preview.startswith("space: off, -")
+        await pilot.press("space")
+        await wait_until(pilot, lambda: screen.controller.rows.costs is not before, 20)
+        await wait_until(pilot, lambda: screen.controller.rows.costs.total < before.total, 20)
+        after = screen.controller.rows.costs
+        assert preview == f"space: off, -{short(before.total - after.total)} tokens"
+        await wait_until(pilot, lambda: "space: on, +" in str(tree.border_subtitle))
+
+
+async def test_x_switches_one_tool_off_and_on_and_it_is_saved(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree = await sized(pilot, app)
+        before = screen.controller.rows.costs
+        size = before.tools["read_file"].tokens
+        move_to(tree, "tool", "read_file")
+        await wait_until(pilot, lambda: "x: off" in str(tree.border_subtitle))
+        assert str(tree.border_subtitle) == f"x: off, -{short(size)} tokens"
+        await pilot.press("x")
+        await wait_until(pilot, lambda: "✔ read_file off" in labels(tree))
+        assert load_config(home / "config.yaml").get("tools.disabled") == ["read_file"]
+        await wait_until(pilot, lambda: screen.controller.rows.costs.total == before.total - size)
+        assert tree.border_title == f"4 offered · {short(before.total - size)} tokens"
+        assert tree.cursor_node.data["name"] == "read_file"  # the cursor stays on it
+        await pilot.press("x")
+        await wait_until(pilot, lambda: "✔ read_file" in labels(tree))
+        assert load_config(home / "config.yaml").get("tools.disabled") == []
+        await wait_until(pilot, lambda: screen.controller.rows.costs.total == before.total)

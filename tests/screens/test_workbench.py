@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.mcp import FIXTURE
-from tests.support.pilot import labels, loaded, move_to, wait_until
+from tests.support.pilot import labels, loaded, move_to, unsized, wait_until
 from tests.support.plugins import FIXTURES as PLUGIN_FIXTURES
 from tests.support.tools import schema
 from workbench.app import WorkbenchApp
+from workbench.core.agent.context import short
+from workbench.core.model.tokens import PER_MESSAGE
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.help import HelpScreen
 from workbench.screens.main import MainScreen
+from workbench.screens.pick import PickScreen
 from workbench.widgets.call_history import CallHistoryList
 from workbench.widgets.run_form import RunToolForm
 from workbench.widgets.sources import SourcesPanel
@@ -225,11 +228,22 @@ async def test_empty_sources_look_intentional(home: Path) -> None:
 async def test_offered_tools_on_demand(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot, app)
+        main = await loaded(pilot, app)
+        await wait_until(pilot, lambda: main.controller.rows.costs is not None, 20)
+        costs = main.controller.rows.costs
         await pilot.press("o")
-        await pilot.pause()
-        assert app.screen.title_text == "5 tools offered to the model"
-        assert "read_file" in app.screen.items and "web_search" not in app.screen.items
+        await wait_until(pilot, lambda: isinstance(app.screen, PickScreen))
+        # what the model receives each request, largest first, with each one's size
+        title = app.screen.title_text
+        assert title.startswith(f"The model is offered 5 tools, {short(costs.total)} tokens each")
+        assert "qwen3 tokenizer" in title  # the bundled model's own table: exact
+        sizes = [int(item.split()[0]) for item in app.screen.items]
+        assert sizes == sorted(sizes, reverse=True) and sum(sizes) + PER_MESSAGE == costs.total
+        assert any(" read_file  (file)" in i for i in app.screen.items)
+        assert not any("web_search" in i for i in app.screen.items)
+        await pilot.press("enter")  # the first (largest) one, selected in the tree
+        await wait_until(pilot, lambda: app.screen is main)
+        assert main.query_one(ToolsTree).cursor_node.data["name"] == costs.offered[0].name
 
 
 async def test_the_memory_providers_tools_show_and_follow_a_switch(home: Path) -> None:
@@ -243,7 +257,9 @@ async def test_the_memory_providers_tools_show_and_follow_a_switch(home: Path) -
         tree = app.screen.query_one(ToolsTree)
 
         def memory_node() -> str:
-            return next(str(n.label) for n in tree.root.children if "Memory" in str(n.label))
+            return next(
+                unsized(str(n.label)) for n in tree.root.children if "Memory" in str(n.label)
+            )
 
         assert memory_node() == "Memory: notes (2)"
         app.select_memory("builtin")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,13 +27,20 @@ async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 5.0)
         await pilot.pause(0.02)
 
 
-def labels(tree: ToolsTree) -> list[str]:
+def labels(tree: ToolsTree, sizes: bool = False) -> list[str]:
+    """The tree's lines; without the sizes in tokens (` · 1.2k`) unless `sizes`, since they
+    are measured on a worker and come a moment after the tree."""
     out = []
     for line in range(tree.last_line + 1):
         node = tree.get_node_at_line(line)
         if node is not None:
-            out.append(str(node.label))
+            out.append(str(node.label) if sizes else unsized(str(node.label)))
     return out
+
+
+def unsized(label: str) -> str:
+    """A tree label without its size in tokens."""
+    return re.sub(r" · [\d.]+k?(?=$|  )", "", label)
 
 
 def move_to(tree: ToolsTree, kind: str, name: str) -> None:

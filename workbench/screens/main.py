@@ -24,6 +24,7 @@ from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
     from workbench.controller import Controller
+    from workbench.core.agent.offered import Costs
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import ToolCallFinished
     from workbench.core.history import CallEntry
@@ -178,20 +179,39 @@ class MainScreen(Screen[None]):
         self.apply_filter()
         self.refresh_sources()
         self._show_detail(self.query_one(ToolsTree).cursor_node)
+        self._measure()
+
+    @work(thread=True, exclusive=True, group="costs")
+    def _measure(self) -> None:
+        """Sizes in tokens, off the UI thread (the tokenizer's table loads the first time)."""
+        costs = self.controller.measure()
+        if costs is not None:
+            self.app.call_from_thread(self._measured, costs)
+
+    def _widgets_gone(self) -> bool:
+        """A worker's answer that comes while the app closes finds the widgets going."""
+        return not self.is_attached or not self.query("#status-line")
+
+    def _measured(self, costs: Costs) -> None:
+        self.controller.measured(costs)
+        if self._widgets_gone():
+            return
+        self.apply_filter()
+        self._preview(self.query_one(ToolsTree).cursor_node)
 
     def apply_filter(self) -> None:
         query = self.query_one("#filter", Input).value
         rows = self.controller.rows  # read with the tools, not per keystroke
-        matching = self.query_one(ToolsTree).show_rows(
-            rows.tools, rows.toolsets, query, rows.memory
-        )
+        tree = self.query_one(ToolsTree)
+        matching = tree.show_rows(rows.tools, rows.toolsets, query, rows.memory, rows.sizes)
         offered = rows.offered
         shown = f" · {matching} match" if query.strip() else ""
         self.query_one("#status-line", Static).update(
             f"{len(rows.tools)} tools{shown} · {offered} offered to the model (o lists them) · "
-            "space toggles a toolset · F2 runs a tool · F1 help",
+            "space toggles a toolset · x a tool · F2 runs a tool · F1 help",
             layout=False,  # one fixed line: no need to lay the screen out again per keystroke
         )
+        tree.border_title = offered_title(rows.costs)
         self._update_header(offered)
 
     def _update_header(self, offered: int) -> None:
@@ -230,6 +250,43 @@ class MainScreen(Screen[None]):
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
         self._show_detail(event.node)
+        self._preview(event.node)
+
+    def _preview(self, node: Any) -> None:
+        """What switching the toolset or tool under the cursor would change, said before it
+        is saved (in the tree's lower border)."""
+        data = node.data if node is not None else None
+        tree = self.query_one(ToolsTree)
+        tree.border_subtitle = ""  # until this one's is measured
+        if not data or data.get("kind") not in ("toolset", "tool"):
+            return
+        if data["kind"] == "toolset":
+            change = ("toolset", data["name"], not data["enabled"])
+        else:
+            change = ("tool", data["name"], bool(data.get("switched_off")))
+        self._previewed(*change)
+
+    @work(thread=True, exclusive=True, group="preview")
+    def _previewed(self, kind: str, name: str, enabled: bool) -> None:
+        tokens = self.controller.preview(kind, name, enabled)
+        self.app.call_from_thread(self._show_preview, kind, name, enabled, tokens)
+
+    def _show_preview(self, kind: str, name: str, enabled: bool, tokens: int | None) -> None:
+        if self._widgets_gone():
+            return
+        tree = self.query_one(ToolsTree)
+        node = tree.cursor_node
+        if (
+            node is None
+            or not node.data
+            or (node.data.get("kind"), node.data["name"]) != (kind, name)
+        ):
+            return  # the cursor has moved on; its own preview follows
+        key = "space" if kind == "toolset" else "x"
+        verb = "on" if enabled else "off"  # short: the lower border of a narrow pane
+        tree.border_subtitle = (
+            f"{key}: {verb}, {signed(tokens)} tokens" if tokens is not None else ""
+        )
 
     def _show_detail(self, node: Any) -> None:
         data = node.data if node is not None else None
@@ -276,10 +333,27 @@ class MainScreen(Screen[None]):
                 calls.focus()
 
     def action_show_offered(self) -> None:
+        """What the model receives on every request, largest first, with each one's size."""
+        from workbench.core.agent.context import short
         from workbench.screens.pick import PickScreen
 
-        names = sorted(r["name"] for r in self.controller.rows.tools if r["offered"])
-        self.app.push_screen(PickScreen(f"{len(names)} tools offered to the model", names))
+        costs = self.controller.rows.costs
+        if costs is None:
+            names = sorted(r["name"] for r in self.controller.rows.tools if r["offered"])
+            self.app.push_screen(PickScreen(f"{len(names)} tools offered to the model", names))
+            return
+        items = [f"{short(c.tokens):>6}  {c.name}  ({c.toolset})" for c in costs.offered]
+        title = (
+            f"The model is offered {len(costs.offered)} tools, {short(costs.total)} tokens "
+            f"each request (largest first)\n{costs.describe()}"
+        )
+        names = [c.name for c in costs.offered]
+
+        def chosen(item: str | None) -> None:
+            if item is not None:
+                self.select_tool(names[items.index(item)])
+
+        self.app.push_screen(PickScreen(title, items), chosen)
 
     def select_tool(self, name: str) -> None:
         tree = self.query_one(ToolsTree)
@@ -375,3 +449,20 @@ class MainScreen(Screen[None]):
         node = self.query_one(ToolsTree).cursor_node
         if node is not None and node.data and node.data.get("name") == event.name:
             self._show_detail(node)
+
+
+def offered_title(costs: Costs | None) -> str:
+    """`31 offered · 8.4k tokens` (`~8.4k` when estimated), always in sight (short: the
+    upper border of a narrow pane)."""
+    from workbench.core.agent.context import short
+
+    if costs is None:
+        return "measuring…"
+    about = "" if costs.exact else "~"
+    return f"{len(costs.offered)} offered · {about}{short(costs.total)} tokens"
+
+
+def signed(tokens: int) -> str:
+    from workbench.core.agent.context import short
+
+    return ("+" if tokens > 0 else "-" if tokens < 0 else "±") + short(abs(tokens))

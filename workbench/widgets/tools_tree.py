@@ -1,4 +1,5 @@
-"""The tools tree: source → toolset → tool, with counts, a checkbox per toolset, a mark per tool.
+"""The tools tree: source → toolset → tool, with counts, a checkbox per toolset, a mark per tool,
+and each one's size in tokens (what its definitions cost on every request).
 
 The tree keeps the cursor on the same item and its scroll position when it is rebuilt (a
 plugin reloaded, a server's tools changed, the filter narrowed).
@@ -40,6 +41,7 @@ class ToolsTree(Tree[dict[str, Any]]):
 
     BINDINGS = [
         Binding("space", "toggle_toolset", "Toggle toolset", id="tools.toggle_toolset"),
+        Binding("x", "toggle_tool", "Switch tool off/on", id="tools.toggle_tool"),
         Binding("right", "expand", "Expand", id="tools.expand", show=False),
         Binding("left", "collapse", "Collapse", id="tools.collapse", show=False),
     ]
@@ -50,11 +52,20 @@ class ToolsTree(Tree[dict[str, Any]]):
             self.toolset = toolset
             self.enabled = enabled
 
+    class ToolToggled(Message):
+        """One tool switched off or on (the key on a tool)."""
+
+        def __init__(self, tool: str, enabled: bool) -> None:
+            super().__init__()
+            self.tool = tool
+            self.enabled = enabled
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("Tools", **kwargs)
         self.show_root = False
         self.guide_depth = 3
         self.auto_expand = False
+        self._token_sizes: dict[tuple[str, str], str] = {}
 
     def show_rows(
         self,
@@ -62,9 +73,13 @@ class ToolsTree(Tree[dict[str, Any]]):
         toolsets: list[dict[str, Any]],
         query: str = "",
         memory: tuple[str, list[Any]] | None = None,
+        sizes: dict[tuple[str, str], str] | None = None,
     ) -> int:
-        """Rebuild from `rows`, keeping only tools matching `query`; returns how many match."""
+        """Rebuild from `rows`, keeping only tools matching `query`; returns how many match.
+        `sizes`: each tool's, toolset's and source's size in tokens, said short, by
+        (kind, name)."""
         keep, scroll = self._cursor_key(), self.scroll_y
+        self._token_sizes = sizes or {}
         needle = query.strip().lower()
         matching = [r for r in rows if not needle or needle in _haystack(r)]
         enabled = {t["name"]: t["enabled"] for t in toolsets}
@@ -77,7 +92,8 @@ class ToolsTree(Tree[dict[str, Any]]):
             sets = grouped.get(source, {})
             count = sum(len(v) for v in sets.values())
             node = self.root.add(
-                f"{SOURCE_LABELS[source]} ({count})", {"kind": "source", "name": source}
+                Text.assemble(f"{SOURCE_LABELS[source]} ({count})", self._tokens("source", source)),
+                {"kind": "source", "name": source},
             )
             if not sets:
                 empty = "no match" if needle else EMPTY[source]
@@ -98,21 +114,23 @@ class ToolsTree(Tree[dict[str, Any]]):
         provider, tools = memory
         shown = [t for t in tools if not needle or needle in f"{t.name} {t.description}".lower()]
         node = self.root.add(
-            f"Memory: {provider} ({len(shown)})", {"kind": "source", "name": "memory"}
+            Text.assemble(f"Memory: {provider} ({len(shown)})", self._tokens("source", "memory")),
+            {"kind": "source", "name": "memory"},
         )
         for tool in shown:
             mark = ("✔ ", "green") if tool.available else ("✖ ", "red")
             why = f"  {tool.reason}" if tool.reason else ""
-            node.add_leaf(
-                Text.assemble(mark, tool.name, (why, "dim")), {"kind": "memory", "name": tool.name}
-            )
+            label = Text.assemble(mark, tool.name, self._tokens("tool", tool.name), (why, "dim"))
+            node.add_leaf(label, {"kind": "memory", "name": tool.name})
         node.expand()
 
     def _add_toolset(
         self, parent: TreeNode, toolset: str, items: list, on: bool, opened: bool
     ) -> None:
         box = "☑" if on else "☐"
-        label = Text.assemble(f"{box} {toolset} ", (f"({len(items)})", "dim"))
+        label = Text.assemble(
+            f"{box} {toolset} ", (f"({len(items)})", "dim"), self._tokens("toolset", toolset)
+        )
         data = {"kind": "toolset", "name": toolset, "enabled": on, "items": items, "filled": False}
         node = parent.add(label, data, allow_expand=True)
         if opened:
@@ -128,7 +146,15 @@ class ToolsTree(Tree[dict[str, Any]]):
         dim = "" if data["enabled"] else "dim"
         for row in data["items"]:
             mark = ("✔ ", "green") if row["available"] else ("✖ ", "red")
-            node.add_leaf(Text.assemble(mark, (row["name"], dim)), {"kind": "tool", **row})
+            off = row.get("switched_off")
+            name = (row["name"], "dim strike" if off else dim)
+            label = Text.assemble(mark, name, (" off" if off else "", "yellow"))
+            label.append_text(self._tokens("tool", row["name"]))
+            node.add_leaf(label, {"kind": "tool", **row})
+
+    def _tokens(self, kind: str, name: str) -> Text:
+        size = self._token_sizes.get((kind, name))
+        return Text(f" · {size}", style="dim") if size else Text()
 
     @on(Tree.NodeExpanded)
     def _expanded(self, event: Tree.NodeExpanded) -> None:
@@ -166,6 +192,12 @@ class ToolsTree(Tree[dict[str, Any]]):
         node = self._toolset_node()
         if node is not None:
             self.post_message(self.ToolsetToggled(node.data["name"], not node.data["enabled"]))
+
+    def action_toggle_tool(self) -> None:
+        node = self.cursor_node
+        data = node.data if node is not None else None
+        if data and data.get("kind") == "tool":
+            self.post_message(self.ToolToggled(data["name"], bool(data.get("switched_off"))))
 
     def action_expand(self) -> None:
         if self.cursor_node is not None:
