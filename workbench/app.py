@@ -317,6 +317,9 @@ class WorkbenchApp(App[None]):
         yield SystemCommand(
             "Toggle a toolset", "Switch a toolset on or off (saved)", self._pick_toolset
         )
+        yield SystemCommand(
+            "Switch a tool off or on", "One tool, offered or not (saved)", self._pick_tool_switch
+        )
         yield SystemCommand("Run a tool", "Open the run form for a tool", self._pick_tool)
         yield SystemCommand("Restart an MCP server", "Reconnect a server", self._pick_server)
         yield SystemCommand("Reload a plugin", "Re-import an enabled plugin", self._pick_plugin)
@@ -347,6 +350,18 @@ class WorkbenchApp(App[None]):
                 for t in self.controller.rows.toolsets
             ],
             placeholder="Toolset…",
+        )
+
+    def _pick_tool_switch(self) -> None:
+        self.search_commands(
+            [
+                (
+                    f"{'Switch on' if r['switched_off'] else 'Switch off'} {r['name']}",
+                    lambda r=r: self.set_tool(r["name"], bool(r["switched_off"])),
+                )
+                for r in self.controller.rows.tools
+            ],
+            placeholder="Tool…",
         )
 
     def _pick_tool(self) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.mcp import REAL_SERVERS
 from tests.support.pilot import labels, move_to, wait_until
 from tests.support.tools import noop, schema
 from workbench.app import WorkbenchApp
@@ -162,3 +163,47 @@ async def test_x_switches_one_tool_off_and_on_and_it_is_saved(home: Path) -> Non
         await wait_until(pilot, lambda: "✔ read_file" in labels(tree))
         assert load_config(home / "config.yaml").get("tools.disabled") == []
         await wait_until(pilot, lambda: screen.controller.rows.costs.total == before.total)
+
+
+@pytest.mark.skipif(not REAL_SERVERS["everything"].exists(), reason="run `make mcp-servers` first")
+async def test_x_on_an_mcp_tool_writes_its_servers_exclude_list(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        f"mcp_servers:\n  ev:\n    command: {REAL_SERVERS['everything']}\n    timeout: 60  # mine\n"
+    )
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree = await sized(pilot, app)
+        await wait_until(pilot, lambda: "✔ mcp__ev__echo" in labels(tree), 30)
+        # measured again once the server's tools came
+        rows = screen.controller
+        await wait_until(pilot, lambda: "mcp__ev__echo" in rows.rows.costs.tools, 20)
+        before = rows.rows.costs
+        move_to(tree, "tool", "mcp__ev__echo")
+        await wait_until(pilot, lambda: "x: off" in str(tree.border_subtitle), 10)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: "✔ mcp__ev__echo off" in labels(tree), 10)
+        assert load_config(home / "config.yaml").get("mcp_servers.ev.tools") == {
+            "exclude": ["echo"]
+        }
+        assert "timeout: 60  # mine" in (home / "config.yaml").read_text()
+        size = before.tools["mcp__ev__echo"].tokens
+        await wait_until(pilot, lambda: screen.controller.rows.costs.total == before.total - size)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: "✔ mcp__ev__echo" in labels(tree), 10)
+        assert load_config(home / "config.yaml").get("mcp_servers.ev.tools") is None
+
+
+async def test_hovering_a_toolset_previews_its_switch(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree = await sized(pilot, app)
+        move_to(tree, "tool", "terminal")
+        await wait_until(pilot, lambda: str(tree.border_subtitle).startswith("x: off, -"))
+        line = next(i for i, text in enumerate(labels(tree)) if text.startswith("☑ file"))
+        await pilot.hover(ToolsTree, offset=(8, line + 1 - int(tree.scroll_y)))  # + the border
+        await wait_until(pilot, lambda: str(tree.border_subtitle).startswith("file: off, -"))
+        preview = int(str(tree.border_subtitle).split("-")[1].split()[0])
+        assert preview >= screen.controller.rows.costs.toolset("file")  # as a cursor's would be
+        await pilot.hover("#status-line")  # the mouse leaves the tree: the cursor's again
+        await wait_until(pilot, lambda: str(tree.border_subtitle).startswith("x: off, -"))

@@ -23,6 +23,8 @@ from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from workbench.controller import Controller
     from workbench.core.agent.offered import Costs
     from workbench.core.events import CoreEvent
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from workbench.core.runtime import Runtime
 
 REFRESH_DELAY = 0.05  # a burst of registry changes repaints once
+PREVIEW_DELAY = 0.15  # the cursor rests this long before a switch's change is measured
 
 
 class FilterInput(Input):
@@ -61,6 +64,8 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.controller = controller
         self._refresh_pending = False
+        self._preview_timer: Timer | None = None
+        self._previewing: tuple[str, str, bool, bool] | None = None  # kind, name, on, hovered
         self._mcp_seen: set[str] = set()  # servers whose first listing has come
         self._mcp_warned: set[tuple[str, str]] = set()  # (server, state) said once per outage
 
@@ -252,19 +257,32 @@ class MainScreen(Screen[None]):
         self._show_detail(event.node)
         self._preview(event.node)
 
-    def _preview(self, node: Any) -> None:
-        """What switching the toolset or tool under the cursor would change, said before it
-        is saved (in the tree's lower border)."""
+    @on(ToolsTree.Hovered)
+    def _hovered(self, event: ToolsTree.Hovered) -> None:
+        data = event.node.data if event.node is not None else None
+        if data and data.get("kind") in ("toolset", "tool"):
+            self._preview(event.node, hovered=True)
+        else:  # the mouse has left them: back to the cursor's
+            self._preview(self.query_one(ToolsTree).cursor_node)
+
+    def _preview(self, node: Any, hovered: bool = False) -> None:
+        """What switching the toolset or tool under the cursor (or the mouse) would change,
+        said before it is saved, in the tree's lower border."""
         data = node.data if node is not None else None
-        tree = self.query_one(ToolsTree)
-        tree.border_subtitle = ""  # until this one's is measured
+        self.query_one(ToolsTree).border_subtitle = ""  # until this one's is measured
+        self._previewing = None
         if not data or data.get("kind") not in ("toolset", "tool"):
             return
         if data["kind"] == "toolset":
             change = ("toolset", data["name"], not data["enabled"])
         else:
             change = ("tool", data["name"], bool(data.get("switched_off")))
-        self._previewed(*change)
+        self._previewing = (*change, hovered)
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+        # once the cursor rests: a preview measures every tool again, so not at every row
+        # a held arrow key passes
+        self._preview_timer = self.set_timer(PREVIEW_DELAY, lambda: self._previewed(*change))
 
     @work(thread=True, exclusive=True, group="preview")
     def _previewed(self, kind: str, name: str, enabled: bool) -> None:
@@ -272,21 +290,13 @@ class MainScreen(Screen[None]):
         self.app.call_from_thread(self._show_preview, kind, name, enabled, tokens)
 
     def _show_preview(self, kind: str, name: str, enabled: bool, tokens: int | None) -> None:
-        if self._widgets_gone():
+        if self._widgets_gone() or self._previewing is None or tokens is None:
             return
-        tree = self.query_one(ToolsTree)
-        node = tree.cursor_node
-        if (
-            node is None
-            or not node.data
-            or (node.data.get("kind"), node.data["name"]) != (kind, name)
-        ):
+        if self._previewing[:3] != (kind, name, enabled):
             return  # the cursor has moved on; its own preview follows
-        key = "space" if kind == "toolset" else "x"
         verb = "on" if enabled else "off"  # short: the lower border of a narrow pane
-        tree.border_subtitle = (
-            f"{key}: {verb}, {signed(tokens)} tokens" if tokens is not None else ""
-        )
+        key = name if self._previewing[3] else "space" if kind == "toolset" else "x"
+        self.query_one(ToolsTree).border_subtitle = f"{key}: {verb}, {signed(tokens)} tokens"
 
     def _show_detail(self, node: Any) -> None:
         data = node.data if node is not None else None

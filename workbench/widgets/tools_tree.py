@@ -60,6 +60,13 @@ class ToolsTree(Tree[dict[str, Any]]):
             self.tool = tool
             self.enabled = enabled
 
+    class Hovered(Message):
+        """The mouse is on another line (`node` None: on none)."""
+
+        def __init__(self, node: TreeNode | None) -> None:
+            super().__init__()
+            self.node = node
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("Tools", **kwargs)
         self.show_root = False
@@ -192,6 +199,10 @@ class ToolsTree(Tree[dict[str, Any]]):
         node = self._toolset_node()
         if node is not None:
             self.post_message(self.ToolsetToggled(node.data["name"], not node.data["enabled"]))
+
+    def watch_hover_line(self, previous: int, line: int) -> None:
+        super().watch_hover_line(previous, line)
+        self.post_message(self.Hovered(self.get_node_at_line(line) if line >= 0 else None))
 
     def action_toggle_tool(self) -> None:
         node = self.cursor_node

@@ -22,6 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from workbench.core.tools.definitions import ReadOnlyDict
+
 logger = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3.0  # the estimate's ratio: conservative for English, code and JSON
@@ -160,6 +162,7 @@ class Meter:
         self.scale = 1.0
         self.on_problem = on_problem
         self._cache: OrderedDict[str, int] = OrderedDict()
+        self._definitions: dict[int, tuple[dict[str, Any], int]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -196,6 +199,7 @@ class Meter:
         self.tokenizer = Estimate()
         with self._lock:
             self._cache.clear()
+            self._definitions.clear()
         if self.on_problem is not None:
             self.on_problem(problem)
 
@@ -208,8 +212,21 @@ class Meter:
         return count
 
     def definition(self, definition: dict[str, Any]) -> int:
-        """Tokens of one tool's definition as it is sent (cached by its text)."""
-        return self.text(json.dumps(definition, ensure_ascii=False)) + PER_DEFINITION
+        """Tokens of one tool's definition as it is sent (cached by its text, and a shared
+        read-only one by itself: writing a definition out as JSON costs more than its count)."""
+        shared = isinstance(definition, ReadOnlyDict)  # never changed once built
+        if shared:
+            with self._lock:
+                hit = self._definitions.get(id(definition))
+            if hit is not None and hit[0] is definition:  # held here, so its id is its own
+                return hit[1]
+        count = self.text(json.dumps(definition, ensure_ascii=False)) + PER_DEFINITION
+        if shared:
+            with self._lock:
+                if len(self._definitions) >= self.cache_size:
+                    self._definitions.clear()
+                self._definitions[id(definition)] = (definition, count)
+        return count
 
     def tools(self, definitions: list[dict[str, Any]]) -> int:
         """The tool definitions of a request: each one's count, plus the framing around them.

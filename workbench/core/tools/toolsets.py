@@ -65,6 +65,9 @@ STATIC_TOOLSETS: dict[str, dict[str, Any]] = {
 }
 
 
+_Derived = dict[str, tuple[list[str], ToolSource]]  # toolset -> (its tools, their source)
+
+
 class ToolsetError(ValueError):
     """An invalid toolset reference or definition (an include cycle, an unknown name)."""
 
@@ -85,8 +88,8 @@ class Toolsets:
         self.registry = registry
         self.static = STATIC_TOOLSETS if static is None else static
 
-    def _registry_toolsets(self) -> dict[str, tuple[list[str], ToolSource]]:
-        out: dict[str, tuple[list[str], ToolSource]] = {}
+    def _registry_toolsets(self) -> _Derived:
+        out: _Derived = {}
         for name, entry in self.registry.snapshot().items():
             out.setdefault(entry.toolset, ([], entry.source))[0].append(name)
         return out
@@ -99,9 +102,10 @@ class Toolsets:
         aliases = self.registry.get_registered_toolset_aliases()
         return sorted({*self.static, *self._registry_toolsets(), *aliases})
 
-    def get(self, name: str) -> ToolsetInfo | None:
+    def get(self, name: str, derived: _Derived | None = None) -> ToolsetInfo | None:
+        """`derived`: the registry's toolsets read once by a caller that asks for many."""
         name = self._canonical(name)
-        derived = self._registry_toolsets()
+        derived = self._registry_toolsets() if derived is None else derived
         static = self.static.get(name)
         tools, source = derived.get(name, ([], None))
         if static is None and source is None:
@@ -129,7 +133,7 @@ class Toolsets:
     def is_known(self, name: str) -> bool:
         return name in ("all", "*") or self.get(name) is not None
 
-    def resolve(self, name: str) -> list[str]:
+    def resolve(self, name: str, derived: _Derived | None = None) -> list[str]:
         """Sorted tool names of a toolset and everything it includes.
 
         Unknown names resolve to nothing (as Hermes); an include cycle raises
@@ -138,32 +142,36 @@ class Toolsets:
         if name in ("all", "*"):
             return sorted(self.registry.snapshot())
         found: set[str] = set()
-        self._resolve_into(name, [], set(), found)
+        derived = self._registry_toolsets() if derived is None else derived
+        self._resolve_into(name, [], set(), found, derived)
         return sorted(found)
 
-    def _resolve_into(self, name: str, path: list[str], done: set[str], found: set[str]) -> None:
+    def _resolve_into(
+        self, name: str, path: list[str], done: set[str], found: set[str], derived: _Derived
+    ) -> None:
         name = self._canonical(name)
         if name in path:
             cycle = " -> ".join([*path[path.index(name) :], name])
             raise ToolsetError(f"toolset include cycle: {cycle}")
         if name in done:
             return
-        info = self.get(name)
+        info = self.get(name, derived)
         if info is None:
             return
         found.update(info.tools)
         for child in info.includes:
-            self._resolve_into(child, [*path, name], done, found)
+            self._resolve_into(child, [*path, name], done, found, derived)
         done.add(name)
 
     def effective_tools(self, enabled: list[str] | None, disabled: list[str] | None) -> list[str]:
         """The tools a model may be offered: enabled minus disabled, disabled winning."""
+        derived = self._registry_toolsets()  # once: each toolset resolved reads it
         if enabled is None:
             names = set(self.registry.snapshot())
         else:
-            names = {tool for ts in enabled for tool in self.resolve(ts)}
+            names = {tool for ts in enabled for tool in self.resolve(ts, derived)}
         for ts in disabled or []:
-            names.difference_update(self.resolve(ts))
+            names.difference_update(self.resolve(ts, derived))
         return sorted(names)
 
 
