@@ -106,3 +106,11 @@ def test_bad_yaml_names_the_file_and_runs_nothing(cli_env, tmp_path: Path) -> No
     assert not (tmp_path / "ran").exists()
     missing = run(cli_env, "replay", str(tmp_path / "nope.yaml"), cwd=tmp_path)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_a_call_from_the_command_line_is_kept_too(cli_env, home: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    out = run(cli_env, "call", "read_file", "--args", '{"path": "notes.txt"}', cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (kept,) = CallHistory(home / "state" / "history").calls("read_file")
+    assert kept.origin == "call" and kept.arguments == {"path": "notes.txt"}

@@ -177,13 +177,11 @@ class WorkbenchApp(App[None]):
         event = message.event
         match event:
             case ToolCallStarted():
-                self.controller.started(event)
                 if not self.timeline_model.running:  # a call on its own is fitted on its own
                     self.timeline_model.new_turn()
                 self.timeline_model.started(event)
                 self._timeline_changed()
             case ToolCallFinished():
-                self.controller.record(event)
                 self.timeline_model.finished(event)
                 self._timeline_changed()
             case CallProgress():

@@ -226,7 +226,7 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
     settled = manager.wait_settled(
         float(wait) if isinstance(wait, int | float) and wait > 0 else 10.0, only
     )
-    if not settled and args.command in ("call", "chat"):  # tools and doctor list problems
+    if not settled and args.command in ("call", "chat", "replay"):  # tools, doctor list them
         for status in manager.statuses():
             if status.state in ("starting", "reconnecting") and (
                 only is None or status.name in only
@@ -382,6 +382,7 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     import asyncio
 
     from workbench.core.execution.approval import ApprovalBroker
+    from workbench.core.execution.kept import CallKeeper, saving, watching
     from workbench.core.tools.invoke import suggest_tools
 
     if runtime.registry.get_entry(args.name) is None:
@@ -399,6 +400,7 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
 
         broker.attach(TerminalPrompt(broker))
     executor = runtime.executor(broker=broker, cwd=args.cwd)
+    executor.on_event = watching(CallKeeper(saving(runtime.history), "call"), None)
     call = {"id": "cli", "name": args.name, "arguments": args.args}
     try:
         (outcome,) = asyncio.run(executor.run([call]))

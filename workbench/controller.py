@@ -21,18 +21,11 @@ logger = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from workbench.core.agent.offered import Costs
     from workbench.core.events import CoreEvent
-    from workbench.core.execution.executor import (
-        CallOutcome,
-        Executor,
-        ToolCallFinished,
-        ToolCallStarted,
-    )
+    from workbench.core.execution.executor import CallOutcome, Executor
     from workbench.core.history import CallEntry, CallHistory
     from workbench.core.plugins.watcher import HotReloader
     from workbench.core.runtime import Runtime
     from workbench.core.tools.memory import ProviderTool
-
-FORM_CALL = "form-"  # the id prefix of calls from the run form (and re-runs from the history)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +72,6 @@ class Controller:
         self.executor: Executor | None = None
         self.reloader: HotReloader | None = None
         self.rows = ToolRows()
-        self._arguments: dict[str, dict[str, Any] | None] = {}  # call id -> its arguments
         # Calls are saved to the history on a thread of their own: a screen never waits for
         # the disk, and `stop` waits for what is queued so no finished call is lost.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
@@ -98,11 +90,12 @@ class Controller:
 
     def start(self, runtime: Runtime) -> list[str]:
         """Make the executor, watch the plugins; returns the problems to tell the user."""
+        from workbench.core.execution.kept import CallKeeper, watching
         from workbench.core.report import collect_problems
 
         self.runtime = runtime
         self.executor = runtime.executor(broker=runtime.broker)
-        self.executor.on_event = self.deliver
+        self.executor.on_event = watching(CallKeeper(self._keep), self.deliver)
         self.refresh_rows()
         if runtime.plugins is not None:
             from workbench.core.plugins.watcher import HotReloader
@@ -159,9 +152,6 @@ class Controller:
         """The tool's kept calls, pinned first, then newest first."""
         return self.history.calls(tool) if self.history is not None else []
 
-    def started(self, event: ToolCallStarted) -> None:
-        self._arguments[event.call_id] = event.arguments
-
     def measure(self) -> Costs | None:
         """Every tool's size and what the model is offered (slow the first time, when the
         tokenizer's table loads: on a worker thread)."""
@@ -189,25 +179,12 @@ class Controller:
         except CommandFailed:
             return None
 
-    def record(self, event: ToolCallFinished) -> None:
-        """A finished call goes into its tool's history: shown at once, saved in the background."""
-        from workbench.core.history import entry
-
-        arguments = self._arguments.pop(event.call_id, None)
-        if self.history is None:
-            return
-        origin = "form" if event.call_id.startswith(FORM_CALL) else "agent"
-        call = entry(
-            event.name,
-            arguments,
-            event.status,
-            event.content,
-            event.duration,
-            origin,
-            event.spilled,
-        )
-        self.history.add(call, write=False)
-        self._save(self.history.add, call)
+    def _keep(self, call: CallEntry) -> None:
+        """A call run by hand goes into its tool's history: shown at once, saved in the
+        background. (The agent's calls are kept by its session, on the agent's thread.)"""
+        if self.history is not None:
+            self.history.add(call, write=False)
+            self._save(self.history.add, call)
 
     def pin(self, call: CallEntry) -> None:
         """Pin an unpinned call, unpin a pinned one."""
@@ -231,6 +208,8 @@ class Controller:
         """Through the executor, as the agent would call it (approvals, timeouts, budgets)."""
         if self.executor is None:
             return None
+        from workbench.core.execution.kept import FORM_CALL
+
         call_id = f"{FORM_CALL}{time.monotonic_ns()}"
         (outcome,) = await self.executor.run(
             [{"id": call_id, "name": tool, "arguments": arguments}]

@@ -46,7 +46,7 @@ MAX_TOOLS = 200
 PREVIEW_CHARS = 4000
 MAX_ARGS_CHARS = 32_000
 VERSION = 1
-ORIGINS = ("agent", "form", "replay")
+ORIGINS = ("agent", "form", "call", "replay")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,80}")
 
 
@@ -60,7 +60,7 @@ class CallEntry:
     status: str
     duration: float  # seconds
     at: float  # wall-clock time it finished (time.time())
-    origin: str  # agent, form (the run form or a re-run from the history), replay
+    origin: str  # agent, form (the run form, a re-run from the history), call (the CLI), replay
     preview: str  # the first PREVIEW_CHARS of the result
     size: int  # the result's length in characters (the preview may be shorter)
     spilled: str = ""  # the file the whole result was spilled to, if it was

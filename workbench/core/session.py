@@ -29,6 +29,7 @@ from workbench.core.config import Config
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.budget import BudgetConfig
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.execution.kept import CallKeeper, saving, watching
 from workbench.core.model import local as local_model
 from workbench.core.model import tokens
 from workbench.core.model.settings import ModelSettings
@@ -113,7 +114,9 @@ class ChatSession:
             memory=MemorySession(runtime.memory, session_id, runtime.home),
             window=self.window,
         )
-        self.executor.on_event = self.agent.observe
+        # every call of the agent and its sub-agents is kept in its tool's history
+        self._observe = watching(CallKeeper(saving(runtime.history), "agent"), self.agent.observe)
+        self.executor.on_event = self._observe
         if broker is not None:
             broker.add_listener(self.agent.observe)
 
@@ -166,7 +169,7 @@ class ChatSession:
             lambda: allowed,
             transcript=record,
             client=self.agent.client,
-            on_event=lambda event: _forward_subagent_event(event, self.agent.observe),
+            on_event=lambda event: _forward_subagent_event(event, self._observe),
             window=replace(self.agent.window),
             meter=self.agent.meter,
         )

@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 from workbench.widgets.chat import summarise
 
 STATUS_STYLE = {"ok": "green", "denied": "yellow", "cancelled": "yellow"}
-ORIGIN = {"agent": "agent", "form": "by hand", "replay": "replay"}
+ORIGIN = {"agent": "agent", "form": "by hand", "call": "cli call", "replay": "replay"}
 
 
 class CallHistoryList(OptionList):

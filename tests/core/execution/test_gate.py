@@ -61,6 +61,13 @@ def test_file_tools_never_change_hermes_home(scratch, capsys, tool: str) -> None
     assert config.read_text() == CONFIG
 
 
+def _state_files(hermes: Path) -> list[Path]:
+    """What is under HERMES_HOME, less the workbench's own record of the refused call (its
+    tool's history, state/history/terminal.json)."""
+    found = (p.relative_to(hermes) for p in hermes.rglob("*"))
+    return sorted(p for p in found if p.parts[:2] != ("state", "history"))
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -86,10 +93,10 @@ def test_no_writer_reaches_the_state(scratch, capsys, command: str) -> None:
     (scratch.project / "plugin" / "evil.py").write_text("import os")
     (scratch.hermes / "sessions").mkdir(exist_ok=True)
     (scratch.hermes / "sessions" / "s.jsonl").write_text("{}")
-    before = sorted(p.relative_to(scratch.hermes) for p in scratch.hermes.rglob("*"))
+    before = _state_files(scratch.hermes)
     out = terminal(capsys, command, scratch.project, yes=True)
     assert out.status == "blocked", (command, out.stdout)
-    assert sorted(p.relative_to(scratch.hermes) for p in scratch.hermes.rglob("*")) == before
+    assert _state_files(scratch.hermes) == before
     assert (scratch.hermes / "sessions" / "s.jsonl").exists()
 
 

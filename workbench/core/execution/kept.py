@@ -1,0 +1,69 @@
+"""Every call an executor runs, kept in its tool's history (see `core/history.py`).
+
+An executor's events are watched where they come out: a call's start carries its arguments,
+its end the status, result and time; `CallKeeper` pairs the two and hands the finished call
+to `keep` (which saves it now, or shows it at once and saves it on another thread).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.history import CallEntry, CallHistory, entry
+
+logger = logging.getLogger(__name__)
+
+FORM_CALL = "form-"  # the id prefix of calls run by hand (the run form, a re-run)
+
+
+class CallKeeper:
+    def __init__(self, keep: Callable[[CallEntry], None], origin: str = "") -> None:
+        self.keep = keep
+        self.origin = origin  # "": from the call's id (FORM_CALL: form, else agent)
+        self._arguments: dict[str, object] = {}
+
+    def __call__(self, event: object) -> None:
+        if isinstance(event, ToolCallStarted):
+            self._arguments[event.call_id] = event.arguments
+        elif isinstance(event, ToolCallFinished):
+            arguments = self._arguments.pop(event.call_id, None)
+            origin = self.origin or ("form" if event.call_id.startswith(FORM_CALL) else "agent")
+            self.keep(
+                entry(
+                    event.name,
+                    arguments if isinstance(arguments, dict) else None,
+                    event.status,
+                    event.content,
+                    event.duration,
+                    origin,
+                    event.spilled,
+                )
+            )
+
+
+def saving(history: CallHistory) -> Callable[[CallEntry], None]:
+    """Keep a call by saving it at once; a history that cannot be written loses only that."""
+
+    def keep(call: CallEntry) -> None:
+        try:
+            history.add(call)
+        except OSError as exc:
+            logger.warning("call history not saved: %s", exc)
+
+    return keep
+
+
+def watching(keeper: CallKeeper, then: Callable[[object], None] | None) -> Callable[[object], None]:
+    """An executor's event callback that keeps its calls, then passes every event on."""
+
+    def observe(event: object) -> None:
+        try:
+            keeper(event)
+        except Exception:  # the history never stops a call's events reaching the front end
+            logger.exception("keeping a call in the history failed")
+        if then is not None:
+            then(event)
+
+    return observe
