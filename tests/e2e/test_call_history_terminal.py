@@ -15,8 +15,10 @@ pytestmark = pytest.mark.e2e
 
 
 def _to_read_file(session: str) -> None:
-    wait_for(session, "Built-in (7)")
+    # the sizes in tokens measured: the tree is redrawn with them once, before the filter
+    wait_for(session, "Built-in (7)", " tokens ")
     keys(session, "/", *"read_file", "Enter")
+    wait_for(session, "1 match")
 
 
 def test_run_restart_save_as_a_test_and_replay(
