@@ -145,3 +145,11 @@ def test_a_change_shown_first_is_saved_once_when_written(tmp_path: Path) -> None
     store.pin("read_file", call.id)
     (back,) = CallHistory(tmp_path).calls("read_file")
     assert back.id == call.id and back.pinned
+
+
+def test_calls_written_by_another_process_show_without_a_restart(tmp_path: Path) -> None:
+    shown, other = CallHistory(tmp_path), CallHistory(tmp_path)
+    shown.add(_call(n=0))
+    assert len(shown.calls("read_file")) == 1
+    other.add(_call(n=1))  # a replay, or `hermes-tui call`, beside the workbench
+    assert [c.arguments["path"] for c in shown.calls("read_file")] == ["f1.txt", "f0.txt"]

@@ -133,3 +133,17 @@ async def test_a_damaged_history_is_said_and_the_tool_starts_again(home: Path) -
         assert calls.calls == []
         await wait_until(pilot, lambda: any("was damaged" in n.message for n in app._notifications))
     assert list(folder.glob("read_file.json.corrupt-*"))
+
+
+async def test_a_call_whose_arguments_were_not_kept_is_not_re_run(home: Path) -> None:
+    history = CallHistory(home / "state" / "history")
+    history.add(entry("write_file", {"content": "x" * 40_000}, "ok", "", 0.01, "agent"))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 45)) as pilot:
+        calls = await _open_calls(pilot, app, "write_file")
+        assert "not kept" in str(calls.get_option_at_index(0).prompt)
+        await pilot.press("f4", "r")
+        await wait_until(
+            pilot, lambda: any("were not kept" in n.message for n in app._notifications)
+        )
+        assert len(calls.calls) == 1  # nothing ran

@@ -118,6 +118,7 @@ class CallHistory:
         self.max_tools = max_tools
         self.problems: list[str] = []  # files found corrupt (and set aside), to tell the user
         self._cache: dict[str, list[CallEntry]] = {}
+        self._seen: dict[str, tuple[int, int, int] | None] = {}  # the file each cache was read from
         self._lock = threading.RLock()  # a corrupt file found while reading reports under it
 
     # -- reading ---------------------------------------------------------------------
@@ -125,19 +126,16 @@ class CallHistory:
     def calls(self, tool: str) -> list[CallEntry]:
         """The tool's calls as the detail lists them: pinned first, then newest first."""
         with self._lock:
-            if tool not in self._cache:
-                self._cache[tool] = self._read(tool)
+            seen = _stamp(self.path(tool))
+            if tool not in self._cache or seen != self._seen.get(tool):
+                # first use, or another process (a replay, `hermes-tui call`) wrote since
+                self._cache[tool], self._seen[tool] = self._read(tool), seen
             kept = list(self._cache[tool])
         kept.reverse()
         return [c for c in kept if c.pinned] + [c for c in kept if not c.pinned]
 
     def get(self, tool: str, call_id: str) -> CallEntry | None:
         return next((c for c in self.calls(tool) if c.id == call_id), None)
-
-    def forget_cache(self) -> None:
-        """Read every tool again from disk next time (another process may have written)."""
-        with self._lock:
-            self._cache.clear()
 
     # -- changing --------------------------------------------------------------------
 
@@ -184,8 +182,9 @@ class CallHistory:
                 ensure_ascii=False,
             )
             atomic_write_text(path, text, mode=0o600)
+            seen = _stamp(path)
         with self._lock:
-            self._cache[tool] = calls
+            self._cache[tool], self._seen[tool] = calls, seen
 
     def _trim(self, calls: list[CallEntry]) -> list[CallEntry]:
         unpinned = [c for c in calls if not c.pinned]
@@ -281,6 +280,15 @@ def _entry(raw: Any) -> CallEntry:
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells one version of a file from the next: an atomic write makes a new inode."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
 
 
 def _mtime(path: Path) -> float:
