@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import compileall
 import json
 import os
 import shlex
@@ -77,38 +78,46 @@ class Tmux:
         Path(self.path).unlink(missing_ok=True)  # tmux leaves its socket behind
 
 
-def first_frame(tmux: Tmux, argv: list[str], runs: int = 7) -> float:
-    """Median seconds from the shell's start of `argv` in tmux to its first painted frame."""
-    times = []
-    with tempfile.TemporaryDirectory(prefix="bench-ui-") as tmp:
-        for i in range(runs + 1):
-            marker = Path(tmp) / f"frame-{i}.json"
-            start_file = Path(tmp) / f"start-{i}"
-            session = f"run-{i}"
-            command = " ".join(shlex.quote(part) for part in argv)
-            shell = (
-                f"date +%s.%N > {start_file}; HERMES_HOME={tmp}/home HERMES_TUI_FIRST_FRAME={marker} "
-                f"exec {command}"
-            )
-            tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", shell)
-            deadline = time.monotonic() + 20
-            while not marker.exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            tmux("kill-session", "-t", session, check=False)
-            if not marker.exists():
-                raise RuntimeError(f"no first frame within 20 s from: {command}")
-            if i:  # the first run warms the file cache
-                times.append(json.loads(marker.read_text())["at"] - float(start_file.read_text()))
-    return statistics.median(times)
+def first_frame(tmux: Tmux, argv: list[str], tmp: Path, run: str) -> float:
+    """Seconds from the shell's start of `argv` in tmux to its first painted frame."""
+    marker, start_file = tmp / f"frame-{run}.json", tmp / f"start-{run}"
+    command = " ".join(shlex.quote(part) for part in argv)
+    shell = (
+        f"date +%s.%N > {start_file}; HERMES_HOME={tmp}/home HERMES_TUI_FIRST_FRAME={marker} "
+        f"exec {command}"
+    )
+    tmux("new-session", "-d", "-s", run, "-x", "120", "-y", "40", shell)
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    tmux("kill-session", "-t", run, check=False)
+    if not marker.exists():
+        raise RuntimeError(f"no first frame within 20 s from: {command}")
+    return json.loads(marker.read_text())["at"] - float(start_file.read_text())
 
 
-def first_frames() -> tuple[float, float]:
-    """Ours and the bare app's, run in turns so that both see the same load."""
+def compiled() -> None:
+    """The workbench's bytecode written, as an installed package has it (pip compiles on
+    install; Textual's came that way): with PYTHONDONTWRITEBYTECODE set, or a tree it cannot
+    write to, every start would compile our source again and the bare app's never."""
+    import workbench
+
+    compileall.compile_dir(Path(workbench.__file__).parent, quiet=1)
+
+
+def first_frames(rounds: int = 9) -> tuple[float, float]:
+    """Ours and the bare app's medians, run in turns (one of each per round) so that both see
+    the same load on a shared machine; the first round warms the file cache."""
+    compiled()
+    ours_argv, bare_argv = [str(BIN / "hermes-tui")], [sys.executable, "-c", BARE_APP]
     ours, bare = [], []
-    with Tmux() as tmux:
-        for _ in range(3):
-            ours.append(first_frame(tmux, [str(BIN / "hermes-tui")], runs=3))
-            bare.append(first_frame(tmux, [sys.executable, "-c", BARE_APP], runs=3))
+    with Tmux() as tmux, tempfile.TemporaryDirectory(prefix="bench-ui-") as tmp:
+        for i in range(rounds + 1):
+            our_time = first_frame(tmux, ours_argv, Path(tmp), f"ours-{i}")
+            bare_time = first_frame(tmux, bare_argv, Path(tmp), f"bare-{i}")
+            if i:
+                ours.append(our_time)
+                bare.append(bare_time)
     return statistics.median(ours), statistics.median(bare)
 
 

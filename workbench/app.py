@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import deque
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +24,6 @@ from workbench import __version__
 from workbench.controller import Controller
 from workbench.messages import ApprovalAsked, CoreEventArrived
 from workbench.screens.main import MainScreen
-from workbench.screens.mcp_sources import McpSources
-from workbench.widgets.sources import SourcesPanel
-from workbench.widgets.timeline import TimelineModel
 from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
@@ -36,6 +33,9 @@ if TYPE_CHECKING:
     from workbench.core.mcp import CallProgress
     from workbench.core.policy import Rule
     from workbench.core.runtime import Runtime
+    from workbench.screens.mcp_sources import McpSources
+    from workbench.widgets.sources import SourcesPanel
+    from workbench.widgets.timeline import TimelineModel
 
 
 def progress_text(event: CallProgress) -> str:
@@ -105,8 +105,6 @@ class WorkbenchApp(App[None]):
     def __init__(self, view: Path | None = None, model_flags: dict[str, str] | None = None) -> None:
         super().__init__()
         self.controller = Controller(self._deliver, model_flags)
-        self.mcp_ui = McpSources(self)  # a server's resources, prompts and questions
-        self.timeline_model = TimelineModel()  # every call: agent, run form, plugins
         self.approvals: ApprovalQueue | None = None  # with the runtime, after the first frame
         self.view_path = view
         self._detach: Callable[[], None] = lambda: None
@@ -116,14 +114,27 @@ class WorkbenchApp(App[None]):
         """The core, once loaded (None before)."""
         return self.controller.runtime
 
+    @cached_property
+    def timeline_model(self) -> TimelineModel:
+        """Every call: the agent's, the run form's, plugins'. Made when first needed, as its
+        module (the timeline widget's) is not in the first frame."""
+        from workbench.widgets.timeline import TimelineModel
+
+        return TimelineModel()
+
+    @cached_property
+    def mcp_ui(self) -> McpSources:
+        """A server's resources, prompts and questions. Made when first needed: its module
+        loads the MCP layer, which the first frame does without."""
+        from workbench.screens.mcp_sources import McpSources
+
+        return McpSources(self)
+
     def _deliver(self, event: CoreEvent) -> None:
         """The controller's callback, from any thread: on to the app's loop."""
         self.post_message(CoreEventArrived(event))
 
     def on_mount(self) -> None:
-        from workbench.screens.session import SessionScreen
-
-        self.install_screen(SessionScreen(self.controller, self.timeline_model), name="session")
         self.push_screen(MainScreen(self.controller))
         if self.view_path is not None:
             self.open_viewer(self.view_path)
@@ -239,25 +250,41 @@ class WorkbenchApp(App[None]):
             return
         self.push_screen(RulesScreen(runtime, book))
 
-    def _first_frame(self) -> None:
-        """The first frame is on screen: load the core now (its imports and discovery would
-        otherwise hold the interpreter while the frame is drawn). HERMES_TUI_FIRST_FRAME
-        names a file to record the frame's time in."""
-        import sys
-        import time
+    async def _first_frame(self) -> None:
+        """The first frame is on screen: the rest of the screens, then the core (their
+        imports, styles and the core's discovery would otherwise hold the interpreter while
+        the frame is drawn)."""
+        self._record_first_frame()
+        main = self.main
+        if main is not None:
+            await main.after_first_frame()
+        from workbench.screens.session import SessionScreen
 
+        # The chat's screen waits for its key (F6) and the core's events, both later.
+        self.install_screen(SessionScreen(self.controller, self.timeline_model), name="session")
         self._load_runtime()
 
+    def _record_first_frame(self) -> None:
+        """HERMES_TUI_FIRST_FRAME names a file for the frame's time and which of the heavy
+        imports had been loaded by then (none should have)."""
+        import time
+
+        at = time.time()
         target = os.environ.get("HERMES_TUI_FIRST_FRAME")
         if target:
-            heavy = {name: name in sys.modules for name in ("openai", "mcp")}
+            import json
+            import sys
+
             from workbench.core.storage.atomic import atomic_write_text
 
-            atomic_write_text(Path(target), json.dumps({"at": time.time(), "imported": heavy}))
+            later = ("openai", "mcp", "yaml", "markdown_it", "workbench.core.runtime")
+            heavy = {name: name in sys.modules for name in later}
+            atomic_write_text(Path(target), json.dumps({"at": at, "imported": heavy}))
 
     def on_unmount(self) -> None:
         self._detach()  # anything still waiting is denied
-        self.mcp_ui.detach()  # and a server's questions declined or refused
+        if "mcp_ui" in vars(self):  # made: a server's questions declined or refused
+            self.mcp_ui.detach()
         self.controller.stop()
 
     @property
@@ -277,6 +304,7 @@ class WorkbenchApp(App[None]):
         from workbench.widgets.call_history import CallHistoryList
         from workbench.widgets.chat import PromptArea, ToolCard
         from workbench.widgets.run_form import RunToolForm
+        from workbench.widgets.sources import SourcesPanel
         from workbench.widgets.timeline import Timeline
 
         self.push_screen(
@@ -465,12 +493,11 @@ class WorkbenchApp(App[None]):
     def _tool_toggled(self, event: ToolsTree.ToolToggled) -> None:
         self.set_tool(event.tool, event.enabled)
 
-    @on(SourcesPanel.Open)
-    def _source_open(self, event: SourcesPanel.Open) -> None:
+    # The sources panel's messages, handled by name: its module loads after the first frame.
+    def on_sources_panel_open(self, event: SourcesPanel.Open) -> None:
         self.mcp_ui.open(event)
 
-    @on(SourcesPanel.Action)
-    def _source_action(self, event: SourcesPanel.Action) -> None:
+    def on_sources_panel_action(self, event: SourcesPanel.Action) -> None:
         from workbench.core.commands import SourceAction
 
         self.act_on_source(SourceAction(event.action), event.name)

@@ -6,7 +6,6 @@ and `hermes-tui tools --json` stays a fraction of a second.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable
@@ -16,6 +15,8 @@ from workbench import __version__
 from workbench.core.commands import CommandFailed, Done, plugin_summary
 
 if TYPE_CHECKING:
+    import argparse
+
     from workbench.core.agent.offered import Costs
     from workbench.core.runtime import Runtime
 
@@ -23,6 +24,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # not for the workbench itself, which `main` starts without a parser
+
     parser = argparse.ArgumentParser(
         prog="hermes-tui",
         description=(
@@ -149,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):  # the workbench: no commands to parse
+        return _run_app()
     from workbench import chat_cli, mcp_cli
 
     parser = build_parser()

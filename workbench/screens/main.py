@@ -14,12 +14,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane, Tree
+from textual.widgets import Footer, Header, Input, Static, Tree
 
-from workbench.widgets.call_history import CallHistoryList, when
-from workbench.widgets.run_form import RunToolForm
-from workbench.widgets.sources import SourcesPanel
-from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
@@ -33,6 +29,8 @@ if TYPE_CHECKING:
     from workbench.core.mcp.events import ServerChanged, ToolsChanged
     from workbench.core.plugins.manager import PluginChanged
     from workbench.core.runtime import Runtime
+    from workbench.widgets.call_history import CallHistoryList
+    from workbench.widgets.run_form import RunToolForm
 
 REFRESH_DELAY = 0.05  # a burst of registry changes repaints once
 PREVIEW_DELAY = 0.15  # the cursor rests this long before a switch's change is measured
@@ -46,6 +44,23 @@ class FilterInput(Input):
         super()._watch_value(value)
         if isinstance(self.screen, MainScreen):
             self.screen.apply_filter()
+
+
+class MainFooter(Footer):
+    """The footer's keys, drawn once the first frame is on screen: composing them when the
+    tree takes the focus held the first frame back by about as long as the tree and the
+    tabs took. Until then the bar is in its place, empty."""
+
+    keys_shown = False
+
+    def bindings_changed(self, screen: Screen) -> None:
+        if self.keys_shown:
+            super().bindings_changed(screen)
+
+    def show_keys(self) -> None:
+        self.keys_shown = True
+        # From the footer's own loop: its keys are composed with the footer as their parent.
+        self.call_later(self.bindings_changed, self.screen)
 
 
 class MainScreen(Screen[None]):
@@ -79,15 +94,32 @@ class MainScreen(Screen[None]):
             with Vertical(id="left"):
                 yield FilterInput(placeholder="Filter tools ( / )", id="filter")
                 yield ToolsTree(id="tools-tree")
-            with TabbedContent(id="right", initial="detail"):
-                with TabPane("Detail", id="detail"):
-                    yield ToolDetail(id="tool-detail")
-                with TabPane("Run", id="run"):
-                    yield RunToolForm(id="run-form")
-                with TabPane("Sources", id="sources"):
-                    yield SourcesPanel(id="sources-panel")
+            yield Static(id="right-loading")  # the tabs' place, until `after_first_frame`
         yield Static("Loading tools…", id="status-line")
-        yield Footer()
+        yield MainFooter()
+
+    async def after_first_frame(self) -> None:
+        """The footer's keys, and the tabs: a tool's detail, its run form and the sources.
+        Their widgets' imports, styles and layout took as long as the rest of the first
+        frame; nothing is in them before the core loads, which the app starts after this."""
+        from textual.widgets import TabbedContent, TabPane
+
+        from workbench.widgets.run_form import RunToolForm
+        from workbench.widgets.sources import SourcesPanel
+        from workbench.widgets.tool_detail import ToolDetail
+
+        self.query_one(MainFooter).show_keys()
+        tabs = TabbedContent(id="right", initial="detail")
+        for pane in (
+            TabPane("Detail", ToolDetail(id="tool-detail"), id="detail"),
+            TabPane("Run", RunToolForm(id="run-form"), id="run"),
+            TabPane("Sources", SourcesPanel(id="sources-panel"), id="sources"),
+        ):
+            tabs.compose_add_child(pane)  # as `with TabbedContent():` in `compose` does
+        placeholder = self.query_one("#right-loading")
+        with self.app.batch_update():  # the tabs take the placeholder's place in one frame
+            await self.query_one("#panes").mount(tabs, after=placeholder)
+            await placeholder.remove()
 
     # -- the core's events ------------------------------------------------------------
 
@@ -234,6 +266,8 @@ class MainScreen(Screen[None]):
             self.sub_title = title
 
     def refresh_sources(self) -> None:
+        from workbench.widgets.sources import SourcesPanel
+
         if self.runtime is None:
             return
         servers = self.runtime.mcp.statuses() if self.runtime.mcp is not None else []
@@ -299,16 +333,22 @@ class MainScreen(Screen[None]):
         self.query_one(ToolsTree).border_subtitle = f"{key}: {verb}, {signed(tokens)} tokens"
 
     def _show_detail(self, node: Any) -> None:
+        if self.runtime is None:  # nothing to show yet (the tabs may not be mounted yet)
+            return
+        from workbench.widgets.tool_detail import ToolDetail
+
         data = node.data if node is not None else None
         detail = self.query_one(ToolDetail)
-        form = self.query_one(RunToolForm)
-        if not data or data.get("kind") != "tool" or self.runtime is None:
+        if not data or data.get("kind") != "tool":
             detail.show(None)
             return
+        from workbench.widgets.run_form import RunToolForm  # with the core: mounted by then
+
         name = data["name"]
         schema = self.runtime.registry.get_schema(name)
         detail.show(data, schema, self.controller.calls(name))
         self._say_history_problems()
+        form = self.query_one(RunToolForm)
         self.run_worker(form.show(name, schema), group="form", exclusive=True)
 
     def _say_history_problems(self) -> None:
@@ -326,7 +366,17 @@ class MainScreen(Screen[None]):
         self.query_one(ToolsTree).focus()
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        from textual.widgets import TabbedContent
+
+        from workbench.widgets.call_history import CallHistoryList
+        from workbench.widgets.run_form import RunToolForm
+        from workbench.widgets.sources import SourcesPanel
+        from workbench.widgets.tool_detail import ToolDetail
+
+        tabs = self.query(TabbedContent)
+        if not tabs:  # just after the first frame: mounted in a moment
+            return
+        tabs.first().active = tab
         target = {"run": RunToolForm, "sources": SourcesPanel, "detail": ToolDetail}[tab]
         widget = self.query_one(target)
         if tab == "sources":
@@ -379,8 +429,9 @@ class MainScreen(Screen[None]):
                 tree.focus()
                 return
 
-    @on(RunToolForm.RunRequested)
-    def _run_requested(self, event: RunToolForm.RunRequested) -> None:
+    def on_run_tool_form_run_requested(self, event: RunToolForm.RunRequested) -> None:
+        """The run form's Run (its class's module loads after the first frame, hence the
+        handler's name rather than `@on`)."""
         self.run_tool(event.tool, event.arguments)
 
     @work(exclusive=False, group="calls")
@@ -389,6 +440,8 @@ class MainScreen(Screen[None]):
         outcome = await self.controller.run_tool(tool, arguments)
         if outcome is None:
             return
+        from workbench.widgets.run_form import RunToolForm
+
         duration = (outcome.finished or 0) - (outcome.started or outcome.finished or 0)
         form = self.query_one(RunToolForm)
         if form.tool == tool:
@@ -398,8 +451,8 @@ class MainScreen(Screen[None]):
 
     # -- kept calls --------------------------------------------------------------------
 
-    @on(CallHistoryList.Act)
-    def _history_act(self, event: CallHistoryList.Act) -> None:
+    def on_call_history_list_act(self, event: CallHistoryList.Act) -> None:
+        """A kept call's key (handled by name: the list's module loads after the first frame)."""
         call: CallEntry = event.call
         if event.action == "pin":
             self.controller.pin(call)
@@ -417,11 +470,16 @@ class MainScreen(Screen[None]):
             self.app.push_screen(SaveCaseScreen(call), self._case_chosen)
 
     def _show_calls(self, tool: str) -> None:
+        from workbench.widgets.tool_detail import ToolDetail
+
         self.query_one(ToolDetail).show_calls(tool, self.controller.calls(tool))
 
     @work(exclusive=True, group="form")
     async def edit_call(self, call: CallEntry) -> None:
         """The call's arguments in the run form, to change and run (ctrl+r)."""
+        from workbench.widgets.call_history import when
+        from workbench.widgets.run_form import RunToolForm
+
         if self.runtime is None:
             return
         form = self.query_one(RunToolForm)
