@@ -147,3 +147,18 @@ async def test_a_call_whose_arguments_were_not_kept_is_not_re_run(home: Path) ->
             pilot, lambda: any("were not kept" in n.message for n in app._notifications)
         )
         assert len(calls.calls) == 1  # nothing ran
+
+
+async def test_a_json_path_on_a_result_that_is_not_json_is_said(home: Path) -> None:
+    history = CallHistory(home / "state" / "history")
+    history.add(entry("terminal", {"command": "echo hi"}, "ok", "hi\n", 0.01, "agent"))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 45)) as pilot:
+        await _open_calls(pilot, app, "terminal")
+        await pilot.press("f4", "t")
+        await wait_until(pilot, lambda: isinstance(app.screen, SaveCaseScreen))
+        modal = app.screen
+        modal.query_one("#case-json-path").value = "output"
+        await wait_until(pilot, lambda: "not JSON" in str(modal.query_one("#case-error").content))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SaveCaseScreen))

@@ -82,7 +82,14 @@ class SaveCaseScreen(ModalScreen[tuple[Path, Case] | None]):
         error = self.query_one("#case-error", Static)
         path = event.value.strip()
         error.update("")
-        if not path or self.document is jsonpath.MISSING:
+        if not path:
+            return
+        if self.document is jsonpath.MISSING:
+            error.update(
+                "only the head of this result was kept: type the value"
+                if self.call.truncated
+                else "this call's result is not JSON: a JSON check would fail"
+            )
             return
         try:
             found = jsonpath.lookup(self.document, path)
