@@ -9,7 +9,16 @@ from pathlib import Path
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.agent import loop as agent
 from workbench.core.agent import transcript
-from workbench.core.agent.guards import LEAN_SYSTEM, NUDGE, RETRY_NUDGE, RepeatGuard, call_key
+from workbench.core.agent.guards import (
+    LEAN_SYSTEM,
+    NUDGE,
+    RETRY_NUDGE,
+    RepeatGuard,
+    call_key,
+    lean_definition,
+    to_write,
+    unwritten,
+)
 from workbench.core.config import Config
 from workbench.core.execution.executor import ToolCallFinished
 from workbench.core.model import local as local_model
@@ -222,3 +231,106 @@ def test_a_first_tool_call_is_required_only_when_configured(tmp_path: Path) -> N
     assert resolve(Config(tmp_path / "c.yaml", required), env={}).require_tool
     env = {"OPENAI_API_KEY": "k"}
     assert resolve(Config(tmp_path / "c.yaml", required), env=env).require_tool
+
+
+def test_a_small_model_is_offered_no_numeric_or_boolean_option() -> None:
+    search = {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string"},
+                    "path": {"type": "string", "default": "."},
+                    "limit": {"type": "integer", "default": 50},
+                    "all": {"type": "boolean"},
+                    "count": {"type": "integer"},
+                },
+                "required": ["pattern", "count"],
+            },
+        },
+    }
+    lean = lean_definition(search)
+    assert list(lean["function"]["parameters"]["properties"]) == ["pattern", "path", "count"]
+    assert lean["function"]["parameters"]["required"] == ["pattern", "count"]
+    assert "limit" in search["function"]["parameters"]["properties"]  # the original is kept
+    plain = {"type": "function", "function": {"name": "p", "parameters": {"type": "object"}}}
+    assert lean_definition(plain) is plain
+
+
+async def test_the_lean_profile_sends_the_trimmed_definitions(
+    make_session, fake: FakeOpenAI
+) -> None:
+    fake.add(text("hi"))
+    session, _ = await make_session(lean=True)
+    await session.turn("hi")
+    by_name = {t["function"]["name"]: t["function"] for t in fake.requests[0]["tools"]}
+    assert set(by_name["read_file"]["parameters"]["properties"]) == {"path"}
+    assert "limit" not in by_name["search_files"]["parameters"]["properties"]
+    assert "pattern" in by_name["search_files"]["parameters"]["properties"]
+    await session.close()
+
+
+async def test_a_small_model_gets_one_call_a_round(
+    make_session, fake: FakeOpenAI, workdir: Path
+) -> None:
+    # the bundled 1.5B wrote the same search four times in one reply, to its 512-token cap
+    search = ("search_files", {"pattern": "alpha"})
+    fake.add(tools(search, search, READ_A), text("a.txt"))
+    session, events = await make_session(lean=True)
+    finished = await session.turn("which file says alpha?")
+    assert ran(events) == ["search_files"] and finished.text == "a.txt"
+    calls = session.agent.messages[1]["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["search_files"]
+    await session.close()
+
+
+async def test_a_call_cut_off_mid_arguments_leaves_a_conversation_the_server_accepts(
+    make_session, fake: FakeOpenAI
+) -> None:
+    # llama.cpp refuses (HTTP 500) every request whose history holds arguments it cannot
+    # parse: a call cut off by the reply's cap ended the turn with an error
+    fake.add(tools(("read_file", '{"path": "a.t')), text("sorry"))
+    session, _ = await make_session()
+    finished = await session.turn("read a.txt")
+    assert finished.reason == "answered" and finished.text == "sorry"
+    sent = fake.requests[1]["messages"]
+    assert sent[1]["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert "Invalid tool arguments" in sent[2]["content"]
+    await session.close()
+
+
+def test_the_files_a_request_asks_to_be_written() -> None:
+    exists = {"NOTES.md", "config.py"}.__contains__
+    ask = "Find who owns the service in NOTES.md, then write their name into owner.txt."
+    assert to_write(ask, exists) == ["owner.txt"]
+    assert to_write("Save the list to docs/out.md, e.g. as bullets.", exists) == ["docs/out.md"]
+    assert to_write("In config.py, change TIMEOUT to 60.", exists) == []  # it exists
+    assert to_write("Is there a file named CHANGES.md?", exists) == []  # asked about
+
+
+async def test_a_turn_that_answers_without_writing_the_file_asked_for_is_asked_once(
+    make_session, fake: FakeOpenAI, workdir: Path
+) -> None:
+    # the bundled 1.5B found the owner and answered with the name, never writing the file
+    write = ("write_file", {"path": "owner.txt", "content": "Tomas"})
+    fake.add(tools(READ_A), text("Tomas"), tools(write), text("written"))
+    session, events = await make_session(lean=True, max_rounds=8)
+    finished = await session.turn("Find the owner in a.txt, then write the name into owner.txt.")
+    assert ran(events) == ["read_file", "write_file"] and finished.text == "written"
+    asked = fake.requests[2]["messages"][-1]
+    assert asked == {"role": "user", "content": unwritten(["owner.txt"])}
+    assert (workdir / "owner.txt").read_text() == "Tomas"
+    await session.close()
+
+
+async def test_the_unwritten_file_is_asked_for_once_and_only_when_nothing_was_written(
+    make_session, fake: FakeOpenAI
+) -> None:
+    fake.add(text("no"), text("still no"), text("there is none"))
+    session, _ = await make_session(lean=True)
+    assert (await session.turn("Write a summary into summary.md.")).text == "still no"
+    assert (await session.turn("Is there a summary.md?")).text == "there is none"
+    assert len(fake.requests) == 3
+    await session.close()

@@ -8,13 +8,17 @@ differently; the same write again is still refused.
 
 A small model (the bundled one) gets a lean profile: a short system prompt that says how
 to work, only the shared tools (it misuses the agent's own: clarify, memory, todo,
-delegate_task, session_search), and after tool results a one-line nudge to answer if it
-can. Measured on bench/bench_local_tasks.py.
+delegate_task, session_search) without their numeric and boolean options, one tool call a
+round, after tool results a one-line nudge to answer if it can, and, when it answers
+without writing a file its request asked to be written, one more round that says so.
+Measured on bench/bench_local_tasks.py.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 WRITERS = frozenset({"write_file", "patch"})
@@ -43,6 +47,60 @@ RETRY_NUDGE = (
     "[That found nothing or failed. Try another way with a tool (a shorter pattern, another "
     "file, or read_file); do not answer from a guess.]"
 )
+
+UNWRITTEN = (
+    "[Nothing was written, and {names} does not exist yet. If the user asked for it to be "
+    "written, call write_file for it now; if not, give your answer again.]"
+)
+# A request that asks for a file to be made says so with one of these words; without one, a
+# file it names that does not exist is one asked about ("is there a CHANGES.md?"), and
+# nudged, the 1.5B creates it all the same.
+WRITE_WORDS = re.compile(r"\b(write|create|save|put|store|copy|record|append|make)\b", re.I)
+FILE_NAME = re.compile(r"(?<![\w/.~-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+
+NOT_FILES = frozenset({"e.g", "i.e"})
+
+
+def to_write(request: str, exists: Callable[[str], bool]) -> list[str]:
+    """The files a request asks to be written that do not exist yet: the names it gives,
+    if it asks for a write at all. A small model that finds what goes into such a file
+    often answers with it and never writes the file."""
+    if not WRITE_WORDS.search(request):
+        return []
+    names = dict.fromkeys(m.group(1) for m in FILE_NAME.finditer(request))
+    return [n for n in names if n.lower() not in NOT_FILES and not exists(n)]
+
+
+def unwritten(names: list[str]) -> str:
+    """The line that asks, once, for the file a request named and the turn did not write."""
+    return UNWRITTEN.format(names=" and ".join(names))
+
+
+KNOBS = frozenset({"integer", "number", "boolean"})
+
+
+def lean_definition(definition: dict[str, Any]) -> dict[str, Any]:
+    """A tool's definition for a small model: without its optional numeric and boolean
+    parameters (paging, limits, timeouts, flags), whose defaults suit its work. The 1.5B
+    fills in every parameter offered, at 8 tokens a second on 2 cores, and a guessed
+    limit of 1 hides the match it looks for. A required one always stays."""
+    function = definition.get("function") or {}
+    parameters = function.get("parameters") or {}
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return definition
+    required = set(parameters.get("required") or ())
+    kept = {
+        name: spec
+        for name, spec in properties.items()
+        if name in required or not (isinstance(spec, dict) and spec.get("type") in KNOBS)
+    }
+    if len(kept) == len(properties):
+        return definition
+    return {
+        **definition,
+        "function": {**function, "parameters": {**parameters, "properties": kept}},
+    }
 
 
 def nudge(results: list[str]) -> str:
@@ -78,9 +136,11 @@ class RepeatGuard:
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
+        self.wrote_any = False  # a write succeeded in this turn
 
     def reset(self) -> None:
         self._seen.clear()
+        self.wrote_any = False
 
     def repeated(self, name: str, arguments: Any) -> bool:
         """Whether this call already ran; if not, it is remembered as run."""
@@ -95,5 +155,6 @@ class RepeatGuard:
         not the same write (it would change nothing: small models repeat a write until
         the round cap)."""
         if ok and name in WRITERS:
+            self.wrote_any = True
             self._seen.clear()
             self._seen.add(call_key(name, arguments))

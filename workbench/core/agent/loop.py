@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +28,14 @@ from typing import Any
 from workbench.core.agent.compress import Compressor, ContextCompressed, ContextTooSmall
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
 from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
-from workbench.core.agent.guards import LEAN_SYSTEM, REPEATED, RepeatGuard, nudge
+from workbench.core.agent.guards import (
+    LEAN_SYSTEM,
+    REPEATED,
+    RepeatGuard,
+    nudge,
+    to_write,
+    unwritten,
+)
 from workbench.core.agent.offered import offered as offered_tools
 from workbench.core.agent.own_tools import OwnToolsState, ToolRouter
 from workbench.core.agent.transcript import Transcript
@@ -40,6 +48,7 @@ from workbench.core.tools.memory import MemorySession
 
 DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
 TIME_GRACE = 60.0  # after the time limit, the answer it asked for gets this long
+ONE_CALL = "one_call"  # the finish of a lean reply whose stream was closed at a second call
 FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what you have, without calling tools.]"
 
 
@@ -148,6 +157,7 @@ class Agent:
         self._only_repeats = False  # the last round's calls were all refused as repeats
         self._first_round = False
         self._final = False  # this round must answer: tool_choice "none"
+        self._to_write: list[str] = []  # lean: files the request asks for that do not exist
         self.window = window or Window.for_model(
             settings.model, settings.context_window, settings.max_tokens, None
         )
@@ -188,6 +198,7 @@ class Agent:
             context = await asyncio.to_thread(self.memory.context, prompt)
             self._context = await asyncio.to_thread(self._bounded_context, context)
         self._append({"role": "user", "content": prompt})
+        self._to_write = self._files_to_write(prompt)
         rounds, text, reason, error = 0, "", "answered", ""
         try:
             for rounds in range(1, self.settings.max_rounds + 2):
@@ -198,6 +209,8 @@ class Agent:
                 )
                 reply = await self._round(rounds, final, tokens)
                 text = reply.text
+                if not reply.calls and not final and self._ask_for_write():
+                    continue
                 if not reply.calls:
                     reason = "max_rounds" if rounds > self.settings.max_rounds else "answered"
                     break
@@ -232,6 +245,21 @@ class Agent:
             self.transcript.sync()
         self._emit(finished)
         return finished
+
+    def _files_to_write(self, prompt: str) -> list[str]:
+        if not self.settings.lean:
+            return []
+        cwd = self.executor.cwd
+        return to_write(prompt, lambda name: os.path.lexists(os.path.join(cwd, name)))
+
+    def _ask_for_write(self) -> bool:
+        """Lean: a turn that answers without writing the file its request asked for gets
+        one more round, told so (once a turn)."""
+        if not self._to_write or self.guard.wrote_any:
+            return False
+        self._append({"role": "user", "content": unwritten(self._to_write)})
+        self._to_write = []
+        return True
 
     async def warm(self) -> None:
         """Fill a local server's prompt cache with the system prompt and the tools, before
@@ -279,7 +307,7 @@ class Agent:
                 {
                     "id": c["id"],
                     "type": "function",
-                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                    "function": {"name": c["name"], "arguments": _replayable(c["arguments"])},
                 }
                 for _, c in sorted(reply.calls.items())
             ]
@@ -490,6 +518,12 @@ class Agent:
                     pending += delta.content
                     self._partial = reply.text
                 for call in delta.tool_calls or []:
+                    if self.settings.lean and reply.calls and call.index not in reply.calls:
+                        # a small model gets one call a round; the server stops generating
+                        # when the stream is closed (the 1.5B wrote the same search four
+                        # times in one reply, to its 512-token cap)
+                        reply.finish = ONE_CALL
+                        break
                     slot = reply.calls.setdefault(
                         call.index, {"id": "", "name": "", "arguments": ""}
                     )
@@ -497,11 +531,14 @@ class Agent:
                     if call.function is not None:
                         slot["name"] += call.function.name or ""
                         slot["arguments"] += call.function.arguments or ""
-                if choice.finish_reason:
+                if choice.finish_reason and reply.finish != ONE_CALL:
                     reply.finish = choice.finish_reason
             if pending and time.monotonic() - last_emit >= DELTA_INTERVAL:
                 self._emit(TextDelta(pending))
                 pending, last_emit = "", time.monotonic()
+            if reply.finish == ONE_CALL:
+                await stream.close()
+                break
         if pending:
             self._emit(TextDelta(pending))
         if reply.timings is not None:
@@ -650,6 +687,18 @@ def _timings(data: Any) -> ServerTimings | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _replayable(arguments: str) -> str:
+    """A call's arguments as the conversation keeps them: a JSON object, or `{}` when the
+    model's were not one (cut off by the reply's cap, or malformed). The call itself runs
+    with what the model wrote, so its result says what was wrong; but llama.cpp's server
+    refuses every later request whose history holds arguments it cannot parse."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return "{}"
+    return arguments if isinstance(parsed, dict) else "{}"
 
 
 def _time_limit_message(seconds: float) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.agent.guards import lean_definition
 from workbench.core.model.tokens import PER_MESSAGE, Meter
 from workbench.core.tools.definitions import definition
 
@@ -29,7 +30,8 @@ def offered(
     """The definitions the model gets this round, sorted by name, and their names.
 
     `shared` are the registry's tools the user's choices offer now; a lean profile (a small
-    model) gets only those, since it misuses the agent's own tools."""
+    model) gets only those, since it misuses the agent's own tools, and without their
+    numeric and boolean options (core.agent.guards.lean_definition)."""
     definitions: list[dict[str, Any]] = []
     names: set[str] = set()
     layers: list[tuple[ToolRegistry, Iterable[str] | None]] = [(tools.shared, shared)]
@@ -39,6 +41,8 @@ def offered(
         fresh = set(layer.get_all_tool_names() if wanted is None else wanted) - names
         definitions += layer.get_definitions(fresh)
         names |= fresh
+    if lean:
+        definitions = [lean_definition(d) for d in definitions]
     return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
 
 
@@ -98,6 +102,7 @@ def measure(meter: Meter, tools: ToolRouter, shared: Iterable[str], lean: bool) 
             if name in costs:
                 continue  # an earlier layer routes this name (as the router does)
             sent = entry.definition if entry.dynamic_schema_overrides is None else definition(entry)
+            sent = lean_definition(sent) if lean else sent
             costs[name] = ToolCost(
                 name,
                 entry.toolset,
