@@ -89,6 +89,13 @@ def test_a_search_that_finds_nothing_says_what_to_try(tree: Path) -> None:
     assert "'TODO tidy it'" in out["hint"] and "'TODO'" in out["hint"]  # its longest word
     assert "such as" not in search(tree, pattern="absent")["hint"]  # one word: nothing shorter
     assert "hint" not in search(tree, pattern="TODO", offset=50)  # past the end of a paging
+    # every mode says so: the 1.5B counted a phrase, read a total of 0 and guessed
+    counted = search(tree, pattern="TODO tidy it", output_mode="count")
+    assert counted["total"] == 0 and "'TODO'" in counted["hint"]
+    assert "hint" in search(tree, pattern="absent", output_mode="files_only")
+    assert "hint" not in search(tree, pattern="TODO", output_mode="count")
+    narrowed = search(tree, pattern="Guide", file_glob="*.py")["hint"]
+    assert "'*.py'" in narrowed and "without file_glob" in narrowed
 
 
 def test_search_a_single_file(tree: Path) -> None:

@@ -286,23 +286,31 @@ def grep_texts(
             matches.extend(_line_matches(text, found, shown, context, wanted - len(matches)))
         if len(matches) >= wanted + 1:
             break
+    # nothing matched, in any mode: say what to try
+    nothing = not (counts or matches or offset)
+    hint = {"hint": no_match_hint(args["pattern"], args.get("file_glob"))} if nothing else {}
     if mode == "count":
-        return tool_result(counts=counts, total=sum(counts.values()))
+        return tool_result(counts=counts, total=sum(counts.values()), **hint)
     page = matches[offset:wanted]
     truncated = len(matches) > wanted
     if mode == "files_only":
-        return tool_result(files=[m["path"] for m in page], truncated=truncated)
-    if not matches and not offset:
-        return tool_result(matches=[], truncated=False, hint=no_match_hint(args["pattern"]))
-    return tool_result(matches=page, truncated=truncated)
+        return tool_result(files=[m["path"] for m in page], truncated=truncated, **hint)
+    return tool_result(matches=page, truncated=truncated, **hint)
 
 
-def no_match_hint(pattern: str) -> str:
+def no_match_hint(pattern: str, file_glob: str | None = None) -> str:
     """What to try when nothing matched: a model that reads an empty list as "the answer is
     not there" goes on to guess it. Searches are case-sensitive and a phrase must match
-    word for word, so a shorter pattern is the usual fix."""
+    word for word, so a shorter pattern is the usual fix; a guessed file_glob (the 1.5B
+    looked for a word of a Markdown file in '*.py') is the other."""
     words = pattern.split()
     shorter = f" such as {max(words, key=len)!r}" if len(words) > 1 else ""
+    if file_glob:
+        return (
+            f"No line matches {pattern!r} in the files matching {file_glob!r} (case-sensitive, "
+            f"word for word). Search again without file_glob, or with one distinctive "
+            f"word{shorter}; do not guess what the files say."
+        )
     return (
         f"No line matches {pattern!r} (case-sensitive, word for word). Search again with one "
         f"distinctive word{shorter}, or read the file; do not guess what it says."

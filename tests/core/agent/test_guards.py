@@ -16,6 +16,7 @@ from workbench.core.agent.guards import (
     RepeatGuard,
     call_key,
     lean_definition,
+    nudge,
     to_write,
     unwritten,
 )
@@ -334,3 +335,13 @@ async def test_the_unwritten_file_is_asked_for_once_and_only_when_nothing_was_wr
     assert (await session.turn("Is there a summary.md?")).text == "there is none"
     assert len(fake.requests) == 3
     await session.close()
+
+
+def test_a_count_of_nothing_asks_to_try_another_way(tmp_path: Path) -> None:
+    from workbench.tools.search_tool import search_files
+
+    (tmp_path / "manual.md").write_text("Backups are kept for 41 days.\n")
+    counted = search_files({"pattern": "Backup days", "output_mode": "count"}, cwd=str(tmp_path))
+    assert nudge([counted]) == RETRY_NUDGE
+    found = search_files({"pattern": "Backup", "output_mode": "count"}, cwd=str(tmp_path))
+    assert nudge([found]) == NUDGE

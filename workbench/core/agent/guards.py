@@ -118,7 +118,7 @@ def _found_nothing(result: str) -> bool:
         return False
     if not isinstance(data, dict):
         return False
-    return bool(data.get("error")) or (data.get("matches") == [] and "hint" in data)
+    return bool(data.get("error")) or "hint" in data  # a search's hint: nothing matched
 
 
 def call_key(name: str, arguments: Any) -> str:
