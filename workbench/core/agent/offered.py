@@ -62,7 +62,7 @@ class Costs:
     tools: dict[str, ToolCost]
     tokenizer: str  # the tokenizer's name ("o200k_base", "qwen3", "estimate")
     exact: bool  # a real tokenizer; False: one token per three characters
-    lean: bool = False  # the small-model profile: the agent's own tools are not offered
+    lean: bool = False  # the small-model profile: no agent's own tools, no numeric options
 
     @property
     def offered(self) -> list[ToolCost]:
@@ -88,7 +88,8 @@ class Costs:
     def describe(self) -> str:
         """How the sizes were counted, said beside them."""
         how = f"{self.tokenizer} tokenizer" if self.exact else "estimated, 3 characters a token"
-        return how + ("; lean profile: the agent's own tools are not offered" if self.lean else "")
+        lean = "; lean profile: the agent's own tools and numeric options are not offered"
+        return how + (lean if self.lean else "")
 
 
 def measure(meter: Meter, tools: ToolRouter, shared: Iterable[str], lean: bool) -> Costs:
