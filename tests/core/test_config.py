@@ -126,6 +126,17 @@ def test_first_run_writes_a_commented_config_once(home: Path) -> None:
     assert (home / "config.yaml").read_text() == "agent: {max_turns: 3}\n"
 
 
+def test_the_first_runs_comments_stay_when_a_choice_is_first_saved(home: Path) -> None:
+    ensure_home()
+    first = (home / "config.yaml").read_text()
+    update_config(lambda d: set_path(d, "tools.disabled", ["patch"]))
+    text = (home / "config.yaml").read_text()
+    assert text.startswith(first.rstrip()) and load_config().get("tools.disabled") == ["patch"]
+    (home / "config.yaml").write_text("~\n")  # a null document is no comment to keep
+    update_config(lambda d: set_path(d, "a", 1))
+    assert load_config().data == {"a": 1}
+
+
 def test_concurrent_updates_are_all_saved(tmp_path: Path) -> None:
     """Read-modify-write is locked: twenty writers, twenty keys, none lost."""
     import threading

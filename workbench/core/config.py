@@ -154,10 +154,13 @@ def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
         doc = rt.load(text) if text.strip() else None
     except RuamelError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    if doc is None:
-        doc = CommentedMap()
-    mutate(doc)
     out = io.StringIO()
+    if doc is None:  # empty, `~`, or comments only (as the first run writes it)
+        doc = CommentedMap()
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines and all(line.startswith("#") for line in lines):  # kept on top
+            out.write(text.rstrip() + "\n")
+    mutate(doc)
     rt.dump(doc, out)
     try:
         atomic_write_text(path, out.getvalue(), mode=0o600)

@@ -13,9 +13,10 @@ from tests.support.mcp import REAL_SERVERS as BIN
 from workbench.core.commands import set_tool
 from workbench.core.config import config_path, load_config
 from workbench.core.costs import offered_costs, preview_tool
+from workbench.core.mcp.filters import FilterError, switch
 from workbench.core.runtime import load_runtime
 
-pytestmark = pytest.mark.skipif(
+needs_everything = pytest.mark.skipif(
     not BIN["everything"].exists(), reason="run `make mcp-servers` first"
 )
 ECHO = "mcp__ev__echo"
@@ -54,6 +55,7 @@ def run(runtime, name: str) -> tuple[str, str]:
     return outcome.status, str(outcome.content)
 
 
+@needs_everything
 def test_an_mcp_tool_switched_off_goes_into_exclude_and_is_neither_offered_nor_run(
     home: Path,
 ) -> None:
@@ -89,6 +91,7 @@ def test_an_mcp_tool_switched_off_goes_into_exclude_and_is_neither_offered_nor_r
         again.stop_mcp()
 
 
+@needs_everything
 def test_with_an_include_list_the_switch_edits_that_list(home: Path) -> None:
     load_runtime(home, load_plugins=False)
     config_path(home).write_text(config("    tools:\n      include: [echo]\n"))
@@ -107,3 +110,36 @@ def test_with_an_include_list_the_switch_edits_that_list(home: Path) -> None:
         assert ECHO not in runtime.effective_tools()
     finally:
         runtime.stop_mcp()
+
+
+def switched(entry: dict, tool: str, enabled: bool) -> dict:
+    doc = {"mcp_servers": {"s": entry}}
+    switch(doc, "s", tool, enabled)
+    return doc["mcp_servers"]["s"]
+
+
+def test_the_switch_edits_only_what_it_must() -> None:
+    assert switched({"command": "x"}, "a", False) == {"command": "x", "tools": {"exclude": ["a"]}}
+    assert switched({"command": "x", "tools": {"exclude": ["a"]}}, "a", True) == {"command": "x"}
+    # include wins: switching on adds to it, off takes out of it (and excludes, as Hermes)
+    on = switched({"tools": {"include": "b"}}, "a", True)
+    assert on == {"tools": {"include": ["b", "a"]}}
+    off = switched({"tools": {"include": ["a"]}}, "a", False)
+    assert off == {"tools": {"include": [], "exclude": ["a"]}}  # [] still means: none
+    kept = ["a", "b"]  # a list already so is left as the user wrote it
+    entry = {"tools": {"include": kept, "exclude": []}}
+    assert switched(entry, "a", True)["tools"]["include"] is kept
+    assert entry["tools"]["exclude"] == []
+
+
+@pytest.mark.parametrize(
+    "doc", [{}, {"mcp_servers": {"other": {}}}, {"mcp_servers": {"s": "text"}}]
+)
+def test_a_server_not_configured_is_refused(doc: dict) -> None:
+    with pytest.raises(FilterError, match="no MCP server 's'"):
+        switch(doc, "s", "a", False)
+
+
+def test_tools_that_are_not_a_mapping_are_refused() -> None:
+    with pytest.raises(FilterError, match="must be a mapping"):
+        switch({"mcp_servers": {"s": {"tools": ["a"]}}}, "s", "a", False)

@@ -45,10 +45,9 @@ def switch(doc: Any, server: str, tool: str, enabled: bool) -> None:
         filters = entry["tools"] = type(entry)()
     if not isinstance(filters, dict):
         raise FilterError(f"mcp_servers.{server}.tools must be a mapping with include/exclude")
-    include = filters.get("include")
-    if include is not None:
-        _put(filters, "include", _names(include), tool, enabled)
-    _put(filters, "exclude", _names(filters.get("exclude")), tool, not enabled)
+    if filters.get("include") is not None:
+        _put(filters, "include", tool, enabled)
+    _put(filters, "exclude", tool, not enabled)
     if not filters:
         del entry["tools"]
 
@@ -57,10 +56,14 @@ def _names(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else [str(v) for v in value or []]
 
 
-def _put(filters: Any, key: str, names: list[str], tool: str, present: bool) -> None:
-    """`tool` in or out of the list at `key`; an empty exclude list is left out."""
+def _put(filters: Any, key: str, tool: str, present: bool) -> None:
+    """`tool` in or out of the list at `key`. A list already so is left as the user wrote
+    it; an empty exclude list is left out (an empty include list means no tool at all)."""
+    names = _names(filters.get(key))
+    if (tool in names) == present:
+        return
     names = [n for n in names if n != tool] + ([tool] if present else [])
-    if names or key == "include":  # an empty include list means no tool at all
+    if names or key == "include":
         filters[key] = names
     elif key in filters:
         del filters[key]
