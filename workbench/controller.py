@@ -56,6 +56,13 @@ def _sizes(rows: ToolRows, costs: Costs) -> dict[tuple[str, str], str]:
         out["toolset", row["name"]] = short(costs.toolset(row["name"]))
     for source in {row["source"] for row in rows.tools} | {"memory"}:
         out["source", source] = short(costs.source(source))
+    owners: dict[tuple[str, str], int] = {}  # an MCP server's tools, a plugin's
+    for row in rows.tools:
+        kind = {"mcp": "server", "plugin": "plugin"}.get(row["source"])
+        cost = costs.tools.get(row["name"])
+        if kind is not None and cost is not None:
+            owners[kind, row["owner"]] = owners.get((kind, row["owner"]), 0) + cost.tokens
+    out.update((key, short(tokens)) for key, tokens in owners.items())
     return out
 
 

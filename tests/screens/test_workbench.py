@@ -264,3 +264,28 @@ async def test_the_memory_providers_tools_show_and_follow_a_switch(home: Path) -
         assert memory_node() == "Memory: notes (2)"
         app.select_memory("builtin")
         await wait_until(pilot, lambda: memory_node() == "Memory: builtin (1)")
+
+
+async def test_sources_show_each_server_and_plugins_tools_size(home: Path) -> None:
+    shutil.copytree(PLUGIN_FIXTURES / "positional", home / "plugins" / "positional")
+    (home / "config.yaml").write_text(
+        f"plugins:\n  enabled: [positional]\nmcp_servers:\n  fx:\n    command: {sys.executable}\n"
+        f"    args: [{FIXTURE[1]}]\n"
+    )
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        rows = screen.controller
+        await wait_until(
+            pilot,
+            lambda: rows.rows.costs is not None and "mcp__fx__add" in rows.rows.costs.tools,
+            20,
+        )
+        costs = rows.rows.costs
+        server = short(costs.toolset("mcp-fx"))  # the server's toolset holds all its tools
+        plugin = short(costs.tools["pos_echo"].tokens)
+        await pilot.press("f3")
+        panel = screen.query_one(SourcesPanel)
+        servers, plugins = panel.query_one("#servers"), panel.query_one("#plugins")
+        await wait_until(pilot, lambda: f"8 · {server} tokens" in servers.get_row("fx"))
+        assert f"1 · {plugin} tokens" in plugins.get_row("positional")

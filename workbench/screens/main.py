@@ -234,6 +234,7 @@ class MainScreen(Screen[None]):
         if self._widgets_gone():
             return
         self.apply_filter()
+        self.refresh_sources()
         self._preview(self.query_one(ToolsTree).cursor_node)
 
     def apply_filter(self) -> None:
@@ -272,7 +273,7 @@ class MainScreen(Screen[None]):
             return
         servers = self.runtime.mcp.statuses() if self.runtime.mcp is not None else []
         plugins = self.runtime.plugins.list() if self.runtime.plugins is not None else []
-        self.query_one(SourcesPanel).show(servers, plugins)
+        self.query_one(SourcesPanel).show(servers, plugins, self.controller.rows.sizes)
         self._update_header(self.controller.rows.offered)
 
     @on(Input.Submitted, "#filter")

@@ -126,13 +126,32 @@ class SourcesPanel(VerticalScroll):
         self.query_one("#catalog", DataTable).display = False
         self._server_key: str | None = None
 
-    def show(self, servers: list[Any], plugins: list[Any]) -> None:
+    def show(
+        self,
+        servers: list[Any],
+        plugins: list[Any],
+        sizes: dict[tuple[str, str], str] | None = None,
+    ) -> None:
+        """`sizes`: each server's and plugin's tools' size in tokens, said short, by
+        ("server", name) and ("plugin", key)."""
         self._servers, self._plugins = servers, plugins
+        sizes = sizes or {}
+
+        def tools(kind: str, name: str, count: int) -> str:
+            size = sizes.get((kind, name))
+            return f"{count} · {size} tokens" if size else str(count)
+
         self._fill(
             "#servers",
             "#servers-empty",
             [
-                (s.name, _state(s.state), str(s.tools), s.transport, _short(s.error))
+                (
+                    s.name,
+                    _state(s.state),
+                    tools("server", s.name, s.tools),
+                    s.transport,
+                    _short(s.error),
+                )
                 for s in servers
             ],
             [s.name for s in servers],
@@ -146,7 +165,7 @@ class SourcesPanel(VerticalScroll):
                     p.key,
                     p.manifest.source,
                     _state(p.status),
-                    str(len(p.tools)),
+                    tools("plugin", p.key, len(p.tools)),
                     _short(p.error or "; ".join(p.manifest.problems)),
                 )
                 for p in plugins
