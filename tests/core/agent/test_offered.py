@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.conversation import tool_messages
+from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.config import config_path
 from workbench.core.costs import offered_costs
 from workbench.core.model.tokens import PER_DEFINITION, PER_MESSAGE, Encoding, Meter
@@ -77,3 +78,19 @@ def test_a_model_without_a_table_is_estimated_and_says_so(home: Path) -> None:
     assert (costs.tokenizer, costs.exact) == ("estimate", False)
     assert "estimated" in costs.describe()
     assert costs.total > 0
+
+
+async def test_a_tool_switched_off_is_not_offered_and_a_model_calling_it_is_told_so(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    runtime = load_runtime(home, load_plugins=False)
+    config_path(home).write_text("tools:\n  disabled: [read_file]\n")
+    runtime.reload_config()
+    fake.add(tools(("read_file", {"path": "a.txt"})), text("sorry"))
+    session, _ = await make_session(runtime=runtime)
+    await session.turn("read a.txt")
+    assert "read_file" not in {d["function"]["name"] for d in sent_tools(fake.requests[0])}
+    (result,) = tool_messages(fake.requests[1])
+    # the answer to any tool it was not offered, as for an unknown one
+    assert result["content"].startswith("Tool 'read_file' does not exist. Available tools:")
+    await session.close()
