@@ -28,9 +28,8 @@ from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
     from workbench.core.commands import Done, SourceAction
-    from workbench.core.events import CoreEvent
+    from workbench.core.events import CallProgress, CoreEvent
     from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest, Choice
-    from workbench.core.mcp import CallProgress
     from workbench.core.policy import Rule
     from workbench.core.runtime import Runtime
     from workbench.screens.mcp_sources import McpSources
@@ -176,13 +175,14 @@ class WorkbenchApp(App[None]):
     @on(CoreEventArrived)
     def _core_event(self, message: CoreEventArrived) -> None:
         """Calls from the run form and plugins go on the timeline; the rest to the tools."""
-        from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
-        from workbench.core.mcp import (
+        from workbench.core.events import (
             AskSettled,
             CallProgress,
             CatalogChanged,
             ResourceUpdated,
             ServerLog,
+            ToolCallFinished,
+            ToolCallStarted,
         )
 
         event = message.event

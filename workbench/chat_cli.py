@@ -76,10 +76,15 @@ class Printer:
     """Turns the agent's events into terminal output."""
 
     def __call__(self, event: CoreEvent) -> None:
-        from workbench.core.agent.compress import ContextCompressed
-        from workbench.core.agent.loop import ContextNotice, TextDelta
-        from workbench.core.agent.transcript import TranscriptFailed, not_saved
-        from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+        from workbench.core.agent.transcript import not_saved
+        from workbench.core.events import (
+            ContextCompressed,
+            ContextNotice,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+            TranscriptFailed,
+        )
 
         match event:
             case TextDelta(text=text):

@@ -241,7 +241,7 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
 
 def _say_asks(event: object) -> None:
     """With no UI, a server's question is declined or refused: say so, not silently."""
-    from workbench.core.mcp import AskSettled
+    from workbench.core.events import AskSettled
 
     if isinstance(event, AskSettled):
         what = "asked for input" if event.kind == "elicitation" else "asked for a completion"

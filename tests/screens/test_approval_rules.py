@@ -11,7 +11,7 @@ from textual import on
 from textual.app import App
 from textual.widgets import Static
 
-from workbench.app import ApprovalQueue, WorkbenchApp
+from workbench.app import ApprovalQueue
 from workbench.core.config import load_config
 from workbench.core.execution.approval import ApprovalBroker, Choice
 from workbench.core.policy import CallFacts, RuleBook
@@ -22,8 +22,6 @@ COMMAND = "git push --force origin main"
 
 
 class Host(App[None]):
-    CSS_PATH = WorkbenchApp.CSS_PATH
-
     def __init__(self, broker: ApprovalBroker) -> None:
         super().__init__()
         self.broker = broker

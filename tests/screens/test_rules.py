@@ -9,7 +9,6 @@ from pathlib import Path
 from textual.app import App
 from textual.widgets import DataTable, Input, Static
 
-from workbench.app import WorkbenchApp
 from workbench.core.config import load_config
 from workbench.core.policy import RuleBook
 from workbench.core.runtime import load_runtime
@@ -17,8 +16,6 @@ from workbench.screens.rules import RulesScreen
 
 
 class Host(App[None]):
-    CSS_PATH = WorkbenchApp.CSS_PATH
-
     def __init__(self, home: Path, cwd: Path) -> None:
         super().__init__()
         self.runtime = load_runtime(home, load_plugins=False)

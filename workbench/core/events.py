@@ -1,87 +1,113 @@
-"""Typed events the core emits. The UI and the CLI consume them; the core never imports either."""
+"""The core's one vocabulary of events: every event type it emits, and `CoreEvent`, their union.
+
+Each part of the core defines its own events beside it (`agent/events.py`,
+`execution/events.py`, `mcp/events.py`, `plugins/events.py`, `tools/events.py`); this module
+gathers them for the front ends, which dispatch on the class (`match event: case
+ToolCallStarted(): ...`), so a misspelt type is an error ruff and pyright report, never a
+branch that silently never runs. The core never imports the front ends, and no part of the
+core imports this module: each imports the events of the parts below it directly.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
-if TYPE_CHECKING:
-    from workbench.core.agent.compress import ContextCompressed
-    from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
-    from workbench.core.agent.loop import (
-        ContextNotice,
-        ContextUsage,
-        RoundStarted,
-        TextDelta,
-        TurnFinished,
-    )
-    from workbench.core.agent.transcript import TranscriptFailed
-    from workbench.core.execution.approval import ApprovalAnswered, ApprovalRequested
-    from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
-    from workbench.core.mcp.asks import AskSettled
-    from workbench.core.mcp.events import (
-        CallProgress,
-        CatalogChanged,
-        ResourceUpdated,
-        ServerChanged,
-        ServerLog,
-        ToolsChanged,
-    )
-    from workbench.core.plugins.manager import PluginChanged
-
-
-class ToolSource(StrEnum):
-    """Where a tool came from."""
-
-    BUILTIN = "builtin"
-    MCP = "mcp"
-    PLUGIN = "plugin"
-
-
-class ChangeKind(StrEnum):
-    REGISTERED = "registered"
-    REPLACED = "replaced"
-    DEREGISTERED = "deregistered"
-    REJECTED = "rejected"
-    ALIAS = "alias"
-
-
-@dataclass(frozen=True, slots=True)
-class RegistryChanged:
-    """One change to the registry; `generation` is the registry's counter after it."""
-
-    kind: ChangeKind
-    name: str
-    toolset: str
-    source: ToolSource
-    owner: str
-    generation: int
-    reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolsetsChanged:
-    """The user's toolset choices changed (and were persisted, unless `error` says otherwise)."""
-
-    enabled: tuple[str, ...]
-    disabled: tuple[str, ...]
-    error: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ModuleImportFailed:
-    """A built-in tool module could not be imported; the others loaded."""
-
-    module: str
-    error: str
-    traceback: str = field(default="", repr=False)
-
-
-CoreEvent: TypeAlias = (
-    "RegistryChanged | ToolsetsChanged | ModuleImportFailed | ToolCallStarted | ToolCallFinished"
-    " | TextDelta | RoundStarted | TurnFinished | ContextUsage | ContextNotice | ContextCompressed"
-    " | SubagentStarted | SubagentFinished | TranscriptFailed | ApprovalRequested | ApprovalAnswered"
-    " | PluginChanged | ServerChanged | ToolsChanged | CallProgress"
-    " | ServerLog | ResourceUpdated | CatalogChanged | AskSettled"
+from workbench.core.agent.events import (
+    ContextCompressed,
+    ContextNotice,
+    ContextUsage,
+    RoundStarted,
+    SubagentFinished,
+    SubagentStarted,
+    TextDelta,
+    TranscriptFailed,
+    TurnFinished,
 )
+from workbench.core.execution.events import (
+    ApprovalAnswered,
+    ApprovalRequested,
+    CallEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from workbench.core.mcp.events import (
+    AskSettled,
+    CallProgress,
+    CatalogChanged,
+    ResourceUpdated,
+    ServerChanged,
+    ServerLog,
+    ToolsChanged,
+)
+from workbench.core.plugins.events import PluginChanged
+from workbench.core.tools.events import (
+    ChangeKind,
+    ModuleImportFailed,
+    RegistryChanged,
+    ToolsetsChanged,
+    ToolSource,
+)
+
+AgentEvent: TypeAlias = (
+    TextDelta
+    | RoundStarted
+    | TurnFinished
+    | ContextUsage
+    | ContextNotice
+    | ContextCompressed
+    | SubagentStarted
+    | SubagentFinished
+    | TranscriptFailed
+)
+"""What a chat session emits while a turn runs (its tool calls too: see `CallEvent`)."""
+
+SourceEvent: TypeAlias = (
+    RegistryChanged
+    | ToolsetsChanged
+    | ModuleImportFailed
+    | PluginChanged
+    | ServerChanged
+    | ToolsChanged
+    | CallProgress
+    | ServerLog
+    | ResourceUpdated
+    | CatalogChanged
+    | AskSettled
+)
+"""What the tool sources emit: the registry, the toolsets, plugins and MCP servers."""
+
+CoreEvent: TypeAlias = AgentEvent | CallEvent | SourceEvent
+"""Every event the core emits."""
+
+__all__ = [
+    "AgentEvent",
+    "ApprovalAnswered",
+    "ApprovalRequested",
+    "AskSettled",
+    "CallEvent",
+    "CallProgress",
+    "CatalogChanged",
+    "ChangeKind",
+    "ContextCompressed",
+    "ContextNotice",
+    "ContextUsage",
+    "CoreEvent",
+    "ModuleImportFailed",
+    "PluginChanged",
+    "RegistryChanged",
+    "ResourceUpdated",
+    "RoundStarted",
+    "ServerChanged",
+    "ServerLog",
+    "SourceEvent",
+    "SubagentFinished",
+    "SubagentStarted",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolSource",
+    "ToolsChanged",
+    "ToolsetsChanged",
+    "TranscriptFailed",
+    "TurnFinished",
+]

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
 
     from workbench.controller import Controller
     from workbench.core.agent.offered import Costs
-    from workbench.core.events import CoreEvent
-    from workbench.core.execution.executor import ToolCallFinished
+    from workbench.core.events import (
+        CoreEvent,
+        PluginChanged,
+        ServerChanged,
+        ToolCallFinished,
+        ToolsChanged,
+    )
     from workbench.core.history import CallEntry
-    from workbench.core.mcp.events import ServerChanged, ToolsChanged
-    from workbench.core.plugins.manager import PluginChanged
     from workbench.core.runtime import Runtime
     from workbench.widgets.call_history import CallHistoryList
     from workbench.widgets.run_form import RunToolForm
@@ -134,10 +137,14 @@ class MainScreen(Screen[None]):
 
     def core_event(self, event: CoreEvent) -> None:
         """One event from the core (the app hands on every one it receives)."""
-        from workbench.core.events import ChangeKind, RegistryChanged
-        from workbench.core.execution.executor import ToolCallFinished
-        from workbench.core.mcp.events import ServerChanged, ToolsChanged
-        from workbench.core.plugins.manager import PluginChanged
+        from workbench.core.events import (
+            ChangeKind,
+            PluginChanged,
+            RegistryChanged,
+            ServerChanged,
+            ToolCallFinished,
+            ToolsChanged,
+        )
 
         match event:
             case RegistryChanged(kind=ChangeKind.REJECTED, reason=reason):

@@ -14,6 +14,7 @@ from workbench.core.mcp import catalog as cat
 
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
+    from workbench.core.events import AskSettled, CatalogChanged, ResourceUpdated, ServerLog
     from workbench.core.mcp import MCPManager
     from workbench.core.mcp.asks import SamplingRequest
     from workbench.widgets.sources import SourcesPanel
@@ -70,19 +71,22 @@ class McpSources:
 
     # -- live events ---------------------------------------------------------------------
 
-    def event(self, event: Any) -> None:
+    def event(self, event: ServerLog | ResourceUpdated | CatalogChanged | AskSettled) -> None:
         """A server's log line, a changed catalog or resource, how a question ended."""
-        kind = type(event).__name__
-        if kind == "AskSettled":
-            if event.why and event.why not in ("the user chose it", "the user denied it"):
+        from workbench.core.events import AskSettled, ResourceUpdated
+
+        match event:
+            case AskSettled(why=why) if why in ("", "the user chose it", "the user denied it"):
+                return  # the user's own answer needs no toast
+            case AskSettled():
                 self.app.notify(
                     f"{event.kind}: {event.outcome} ({event.why})",
                     title=f"MCP server {event.server}",
                     severity="warning",
                 )
-            return
-        if kind == "ResourceUpdated":
-            self._updated(event.server, event.uri)
+                return
+            case ResourceUpdated():
+                self._updated(event.server, event.uri)
         self._refresh_sources()
 
     def _updated(self, server: str, uri: str) -> None:

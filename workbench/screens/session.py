@@ -33,9 +33,7 @@ from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 
 if TYPE_CHECKING:
     from workbench.controller import Controller
-    from workbench.core.agent.loop import TurnFinished
-    from workbench.core.events import CoreEvent
-    from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+    from workbench.core.events import CoreEvent, ToolCallFinished, ToolCallStarted, TurnFinished
     from workbench.core.model.settings import ModelSettings
     from workbench.core.runtime import Runtime
     from workbench.core.session import ChatSession
@@ -283,11 +281,18 @@ class SessionScreen(Screen[None]):
 
     async def agent_event(self, event: CoreEvent) -> None:
         """One event of the running turn, in the order the agent emitted them."""
-        from workbench.core.agent.compress import ContextCompressed
-        from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
-        from workbench.core.agent.loop import ContextNotice, ContextUsage, RoundStarted, TextDelta
-        from workbench.core.agent.transcript import TranscriptFailed
-        from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+        from workbench.core.events import (
+            ContextCompressed,
+            ContextNotice,
+            ContextUsage,
+            RoundStarted,
+            SubagentFinished,
+            SubagentStarted,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+            TranscriptFailed,
+        )
 
         log = self.query_one(ChatLog)
         match event:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -43,6 +43,9 @@ REUSE_GAP = 0.5  # seconds a lane stays free before a new call may take it
 SPREAD = 6  # lanes an agent's quick calls spread over before they share
 LABEL_ROOM = 24  # cells kept free right of a fitted turn for its last bars' labels
 TARGET_KEYS = ("path", "command", "pattern", "url", "urls", "query", "goal", "name")
+
+if TYPE_CHECKING:  # the core's event vocabulary, for types only
+    from workbench.core.events import ToolCallFinished, ToolCallStarted
 
 
 @dataclass
@@ -108,7 +111,7 @@ class TimelineModel:
         """The next calls belong to a new turn: a finished one is zoomed to fit on its own."""
         self.turn_start = len(self.bars)
 
-    def started(self, event: Any) -> Bar:
+    def started(self, event: ToolCallStarted | _Started) -> Bar:
         at = event.at
         self.origin = at if self.origin is None else self.origin
         owner, parent = event.label, event.parent
@@ -171,7 +174,7 @@ class TimelineModel:
         self.owners.insert(position, owner)
         return position
 
-    def finished(self, event: Any) -> Bar | None:
+    def finished(self, event: ToolCallFinished) -> Bar | None:
         bar = self.by_id.get(event.call_id)
         if bar is None:  # never started (skipped): a zero-length mark where it would have run
             bar = self.started(
@@ -242,11 +245,11 @@ class Timeline(ScrollView, can_focus=True):
         if self.follow:  # fitted to the width it has now
             self._tick()
 
-    def started(self, event: Any) -> None:
+    def started(self, event: ToolCallStarted) -> None:
         self.model.started(event)
         self.changed()
 
-    def finished(self, event: Any) -> None:
+    def finished(self, event: ToolCallFinished) -> None:
         self.model.finished(event)
         self.changed()
 

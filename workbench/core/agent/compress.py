@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.agent.context import Window, short
+from workbench.core.agent.context import Window
+from workbench.core.agent.events import ContextCompressed
 from workbench.core.execution.budget import Budgeted, SpillStore, spill
 from workbench.core.model.tokens import Meter
 
@@ -45,48 +46,6 @@ LATEST_REQUEST_CHARS = 2_000
 
 class ContextTooSmall(Exception):
     """Nothing more can be removed and the request is still over the window."""
-
-
-@dataclass(frozen=True)
-class ContextCompressed:
-    """The conversation was compressed (an event for the front ends, and a record)."""
-
-    before: int  # tokens before
-    after: int  # tokens after
-    window: int  # the model's context, in tokens
-    stubbed: int  # old tool results replaced by their stubs
-    summarised: int  # messages replaced by the summary
-    trimmed: int  # messages cut to fit
-    summary: str = ""
-    reason: str = "threshold"  # threshold, refused (the endpoint said too long), resumed
-    problem: str = ""  # the summariser failed: what was done instead
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> ContextCompressed:
-        """The event back from its transcript record (whatever a damaged record holds)."""
-
-        def number(key: str) -> int:
-            value = record.get(key)
-            return int(value) if isinstance(value, int | float) else 0
-
-        return cls(
-            number("before"), number("after"), number("window"), number("stubbed"),
-            number("summarised"), number("trimmed"), reason=str(record.get("reason") or ""),
-        )  # fmt: skip
-
-    def describe(self) -> str:
-        parts = []
-        if self.stubbed:
-            parts.append(f"{self.stubbed} result{'s' * (self.stubbed != 1)} stubbed")
-        if self.summarised:
-            parts.append(f"{self.summarised} message{'s' * (self.summarised != 1)} summarised")
-        if self.trimmed:
-            parts.append(f"{self.trimmed} cut to fit")
-        done = ", ".join(parts) or "nothing removed"
-        return (
-            f"context compressed {short(self.before)} → {short(self.after)} / "
-            f"{short(self.window)}: {done}"
-        )
 
 
 Summarise = Callable[[str, str, int], Awaitable[str]]  # (system, text, max_tokens) -> summary

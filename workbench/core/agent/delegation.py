@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from workbench.core.agent.events import SubagentFinished, SubagentStarted
 from workbench.core.tools.errors import tool_error, tool_result
 
 NAME = "delegate_task"
@@ -58,25 +59,6 @@ class SubagentTask:
     context: str
     tools: tuple[str, ...]  # the shared tools it may be offered
     depth: int
-
-
-@dataclass(frozen=True)
-class SubagentStarted:
-    call_id: str
-    name: str
-    goal: str
-    transcript: Path | None
-
-
-@dataclass(frozen=True)
-class SubagentFinished:
-    call_id: str
-    name: str
-    reason: str  # answered, max_rounds, error, timeout, cancelled
-    rounds: int
-    error: str = ""
-    goal: str = ""
-    answer: str = ""  # the sub-agent's final reply, when it gave one
 
 
 class Subagent(Protocol):

@@ -27,7 +27,15 @@ from typing import Any
 
 from workbench.core.agent.compress import Compressor, ContextCompressed, ContextTooSmall
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
-from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
+from workbench.core.agent.events import (
+    ContextNotice,
+    ContextUsage,
+    RoundStarted,
+    SubagentFinished,
+    SubagentStarted,
+    TextDelta,
+    TurnFinished,
+)
 from workbench.core.agent.guards import (
     LEAN_SYSTEM,
     REPEATED,
@@ -39,8 +47,13 @@ from workbench.core.agent.guards import (
 from workbench.core.agent.offered import offered as offered_tools
 from workbench.core.agent.own_tools import OwnToolsState, ToolRouter
 from workbench.core.agent.transcript import Transcript
-from workbench.core.execution.approval import ApprovalAnswered
-from workbench.core.execution.executor import Executor, ToolCallFinished, ToolCallStarted
+from workbench.core.execution.events import (
+    ApprovalAnswered,
+    CallEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from workbench.core.execution.executor import Executor
 from workbench.core.model.settings import ModelSettings, shown_url
 from workbench.core.model.tokens import Estimate, Meter
 from workbench.core.tools import errors
@@ -61,32 +74,6 @@ class ContextRefused(Exception):
 
 
 @dataclass(frozen=True)
-class ContextUsage:
-    """How much of the model's context the conversation takes now."""
-
-    used: int  # tokens: the last request and its reply
-    window: int  # the model's whole context
-
-
-@dataclass(frozen=True)
-class ContextNotice:
-    """Something the user should know about the context (a refusal, a smaller window)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    text: str
-
-
-@dataclass(frozen=True)
-class RoundStarted:
-    round: int
-    offered: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class ServerTimings:
     """What a llama.cpp-based server says it did for a reply: tokens of the prompt taken
     from its cache and evaluated anew, tokens generated, and the time each took."""
@@ -96,19 +83,6 @@ class ServerTimings:
     prompt_ms: float
     generated: int
     generate_ms: float
-
-
-@dataclass(frozen=True)
-class TurnFinished:
-    reason: str  # answered, max_rounds, cancelled, error
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    elapsed: float
-    rounds: int
-    error: str = ""  # also why a time_limit turn was stopped
-    context: int = 0  # tokens of the context in use at the end of the turn
-    window: int = 0  # the model's context window
 
 
 @dataclass
@@ -625,51 +599,50 @@ class Agent:
         if self.on_event is not None:
             self.on_event(event)
 
-    def observe(self, event: object) -> None:
+    def observe(self, event: CallEvent | SubagentStarted | SubagentFinished) -> None:
         """The executor's and the broker's events, into the transcript and on to the front end."""
-        if isinstance(event, ToolCallStarted):
-            self._record(
-                "tool_started",
-                id=event.call_id,
-                name=event.name,
-                arguments=event.arguments,
-                segment=event.segment,
-                parallel=event.parallel,
-                reason=event.reason,
-                label=event.label,
-                parent=event.parent,
-            )
-        elif isinstance(event, ToolCallFinished):
-            self._record(
-                "tool_finished",
-                id=event.call_id,
-                name=event.name,
-                status=event.status,
-                duration=event.duration,
-                spilled=str(event.spilled) if event.spilled else None,
-                content=event.content if isinstance(event.content, str) else "<multimodal>",
-            )
-        elif isinstance(event, SubagentStarted):
-            # the record kinds keep their first names: transcripts already on disk use them
-            self._record(
-                "child_started",
-                id=event.call_id,
-                name=event.name,
-                goal=event.goal,
-                transcript=str(event.transcript or ""),
-            )
-        elif isinstance(event, SubagentFinished):
-            self._record("child_finished", **event.__dict__)
-        elif isinstance(event, ApprovalAnswered):
-            request = event.request
-            self._record(
-                "approval",
-                tool=request.tool,
-                command=request.command,
-                reason=request.reason,
-                decision=event.decision.choice.value,
-                why=event.decision.reason,
-            )
+        match event:
+            case ToolCallStarted():
+                self._record(
+                    "tool_started",
+                    id=event.call_id,
+                    name=event.name,
+                    arguments=event.arguments,
+                    segment=event.segment,
+                    parallel=event.parallel,
+                    reason=event.reason,
+                    label=event.label,
+                    parent=event.parent,
+                )
+            case ToolCallFinished():
+                self._record(
+                    "tool_finished",
+                    id=event.call_id,
+                    name=event.name,
+                    status=event.status,
+                    duration=event.duration,
+                    spilled=str(event.spilled) if event.spilled else None,
+                    content=event.content if isinstance(event.content, str) else "<multimodal>",
+                )
+            case SubagentStarted():
+                self._record(
+                    "child_started",
+                    id=event.call_id,
+                    name=event.name,
+                    goal=event.goal,
+                    transcript=str(event.transcript or ""),
+                )
+            case SubagentFinished():
+                self._record("child_finished", **event.__dict__)
+            case ApprovalAnswered(request=request, decision=decision):
+                self._record(
+                    "approval",
+                    tool=request.tool,
+                    command=request.command,
+                    reason=request.reason,
+                    decision=decision.choice.value,
+                    why=decision.reason,
+                )
         self._emit(event)
 
 

@@ -22,19 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.agent.compress import ContextCompressed
+from workbench.core.agent.events import TranscriptFailed
 from workbench.core.storage.private import open_private
 from workbench.core.tools import errors
 
 logger = logging.getLogger(__name__)
 
 SESSION_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
-
-
-@dataclass(frozen=True)
-class TranscriptFailed:
-    """The transcript cannot be written (a full disk, a read-only or unreadable home)."""
-
-    reason: str
 
 
 def not_saved(reason: str) -> str:

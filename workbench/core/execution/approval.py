@@ -24,6 +24,7 @@ from pathlib import Path
 
 from workbench.core.config import Config, ConfigError
 from workbench.core.execution.diffs import FileDiff
+from workbench.core.execution.events import ApprovalAnswered, ApprovalRequested
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers
 from workbench.core.safety import Finding, Verdict
@@ -102,17 +103,6 @@ class ApprovalRequest:
     @property
     def writes(self) -> list[str]:
         return self.verdict.writes if self.verdict else []
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequested:
-    request: ApprovalRequest
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalAnswered:
-    request: ApprovalRequest
-    decision: Decision
 
 
 FrontEnd = Callable[[ApprovalRequest], None]

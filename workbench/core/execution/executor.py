@@ -41,6 +41,7 @@ from workbench.core.execution.budget import (
     apply_result_budget,
     enforce_turn_budget,
 )
+from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.execution.gate import FILE_WRITERS
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
@@ -60,38 +61,6 @@ FENCE_WAIT = 30.0
 CANCELLED = json.dumps(
     {"error": "Tool execution cancelled by user interrupt", "status": "cancelled"}
 )
-
-
-@dataclass(frozen=True)
-class ToolCallStarted:
-    call_id: str
-    name: str
-    arguments: dict[str, Any] | None
-    segment: int
-    parallel: bool
-    reason: str  # why it did not run in parallel, if it did not
-    at: float  # time.monotonic()
-    label: str = ""  # who called it: "" for the main agent, a sub-agent's name otherwise
-    parent: str = ""  # for a sub-agent's call, the delegate_task call that started it
-
-
-@dataclass(frozen=True)
-class ToolCallFinished:
-    call_id: str
-    name: str
-    status: str  # ok, error, timeout, cancelled, denied, blocked, skipped, invalid
-    content: str | dict  # what the model receives
-    started: float | None
-    at: float
-    spilled: Path | None = None
-    decision: Decision | None = None
-    label: str = ""
-    parent: str = ""
-    diff: diffs.FileDiff | None = None  # what a write_file or patch call changed
-
-    @property
-    def duration(self) -> float:
-        return self.at - self.started if self.started is not None else 0.0
 
 
 @dataclass

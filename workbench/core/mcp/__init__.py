@@ -1,13 +1,13 @@
 """MCP servers as a tool source (through the `mcp` 2.x SDK's client)."""
 
 from workbench.core.mcp.asks import (
-    AskSettled,
     ElicitAnswer,
     Elicitation,
     SamplingRequest,
     ServerAsks,
 )
 from workbench.core.mcp.events import (
+    AskSettled,
     CallProgress,
     CatalogChanged,
     ResourceUpdated,

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.mcp.events import AskSettled
+
 logger = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 120.0  # seconds a question waits for the user before it is declined
@@ -55,16 +57,6 @@ class SamplingRequest:
 class ElicitAnswer:
     action: str  # accept, decline, cancel
     content: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class AskSettled:
-    """An event: how a server's question ended (shown to the user, logged by the CLI)."""
-
-    server: str
-    kind: str  # elicitation, sampling
-    outcome: str  # accepted, declined, cancelled, approved, refused, failed
-    why: str = ""
 
 
 Sampler = Callable[[SamplingRequest], Awaitable[tuple[str, str]]]  # -> (text, model name)

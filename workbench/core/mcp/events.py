@@ -1,5 +1,5 @@
 """What the MCP manager tells its owner: a server's state and log, its tools, resources and
-catalog, a call's progress.
+catalog, a call's progress, how a server's question ended.
 
 Kept apart from the manager so that the servers it runs can report without importing it.
 """
@@ -56,3 +56,13 @@ class CallProgress:
     progress: float
     total: float | None
     message: str | None
+
+
+@dataclass(frozen=True)
+class AskSettled:
+    """An event: how a server's question ended (shown to the user, logged by the CLI)."""
+
+    server: str
+    kind: str  # elicitation, sampling
+    outcome: str  # accepted, declined, cancelled, approved, refused, failed
+    why: str = ""

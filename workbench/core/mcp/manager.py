@@ -16,7 +16,6 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from workbench.core.events import ToolSource
 from workbench.core.mcp import catalog as cat
 from workbench.core.mcp.asks import ServerAsks
 from workbench.core.mcp.config import ServerConfig, parse_servers
@@ -27,6 +26,7 @@ from workbench.core.mcp.events import (
 from workbench.core.mcp.names import tool_name, toolset
 from workbench.core.mcp.server import NotReady, ServerHandle, ServerStatus
 from workbench.core.mcp.trust import annotations_of, mark_untrusted, read_only
+from workbench.core.tools.events import ToolSource
 from workbench.core.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)

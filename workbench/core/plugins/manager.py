@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config import Config, set_path, update_config
-from workbench.core.events import ToolSource
 from workbench.core.plugins import loader
 from workbench.core.plugins.context import PluginContext
+from workbench.core.plugins.events import PluginChanged
 from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.plugins.probe import ProbeFailed, Prober
 from workbench.core.plugins.sources import (
@@ -31,6 +31,7 @@ from workbench.core.plugins.sources import (
     default_entry_points,
     discover,
 )
+from workbench.core.tools.events import ToolSource
 from workbench.core.tools.memory import BUILTIN, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry
 
@@ -61,17 +62,6 @@ class PluginState:
     @property
     def key(self) -> str:
         return self.manifest.key
-
-
-@dataclass(frozen=True)
-class PluginChanged:
-    key: str
-    status: str
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    replaced: tuple[str, ...] = ()
-    refused: tuple[tuple[str, str], ...] = ()
-    error: str = ""
 
 
 class PluginManager:

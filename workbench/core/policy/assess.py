@@ -12,10 +12,10 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from workbench.core.events import ToolSource
 from workbench.core.execution.gate import GateCheck, check_call
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict
+from workbench.core.tools.events import ToolSource
 
 UNTRUSTED_RULE = "untrusted-mcp"
 

@@ -12,7 +12,7 @@ import pkgutil
 import traceback
 from dataclasses import dataclass, field
 
-from workbench.core.events import ModuleImportFailed
+from workbench.core.tools.events import ModuleImportFailed
 
 logger = logging.getLogger(__name__)
 

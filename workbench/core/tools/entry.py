@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from workbench.core.events import ToolSource
 from workbench.core.tools.availability import CheckFn
 from workbench.core.tools.definitions import tool_definition
+from workbench.core.tools.events import ToolSource
 
 Handler = Callable[..., Any]
 

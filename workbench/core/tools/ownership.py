@@ -8,8 +8,8 @@ the tool-search bridge's names are never registered.
 
 from __future__ import annotations
 
-from workbench.core.events import ToolSource
 from workbench.core.tools.entry import ToolEntry
+from workbench.core.tools.events import ToolSource
 
 # Names the agent loop answers itself (its tool-search bridge); a tool registered under
 # one of them would be unreachable, so they are refused outright.

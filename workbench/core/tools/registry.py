@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.events import ChangeKind, RegistryChanged, ToolSource
 from workbench.core.tools import dispatch as dispatching
 from workbench.core.tools.availability import (
     DEFAULT_CHECK_TTL_SECONDS,
@@ -43,6 +42,7 @@ from workbench.core.tools.availability import (
 )
 from workbench.core.tools.definitions import DefinitionsCache
 from workbench.core.tools.entry import Handler, ToolEntry
+from workbench.core.tools.events import ChangeKind, RegistryChanged, ToolSource
 from workbench.core.tools.ownership import RESERVED_NAMES, registration_refusal, removal_refusal
 
 __all__ = [

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.config import Config, preview_config, set_path, update_config
-from workbench.core.events import ToolsetsChanged, ToolSource
+from workbench.core.tools.events import ToolsetsChanged, ToolSource
 from workbench.core.tools.registry import ToolRegistry
 
 PLATFORM = "cli"

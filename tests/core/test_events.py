@@ -1,0 +1,54 @@
+"""The core's one vocabulary of events: every event type is in `CoreEvent`, and only there."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import workbench.core.events as vocabulary
+
+PARTS = ("agent", "execution", "mcp", "plugins", "tools")
+CORE = Path(vocabulary.__file__).parent
+
+
+def _event_types(part: str) -> set[type]:
+    module = importlib.import_module(f"workbench.core.{part}.events")
+    return {
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and dataclasses.is_dataclass(obj)
+        and obj.__module__ == module.__name__
+    }
+
+
+def test_every_event_type_of_every_part_is_in_the_union() -> None:
+    union = set(typing.get_args(vocabulary.CoreEvent))
+    defined = set().union(*(_event_types(part) for part in PARTS))
+    assert defined == union
+    for event_type in union:  # and each is importable by its name from the vocabulary
+        assert getattr(vocabulary, event_type.__name__) is event_type
+
+
+def test_no_part_of_the_core_imports_the_vocabulary_module() -> None:
+    """Each part imports the events of the parts below it; only front ends import the whole."""
+    for path in CORE.rglob("*.py"):
+        if path == CORE / "events.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "from workbench.core.events import" not in text, path
+        assert "import workbench.core.events" not in text, path
+
+
+def test_the_vocabulary_loads_no_ui_and_no_client() -> None:
+    code = (
+        "import sys, workbench.core.events\n"
+        "print(sorted(m for m in ('textual', 'openai', 'mcp') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,60 @@
+"""What running tool calls emits: a call started, a call finished (with its result, its
+approval decision and the diff a write made), an approval asked for and answered.
+`workbench.core.events` gathers them with every other core event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from workbench.core.execution import diffs
+    from workbench.core.execution.approval import ApprovalRequest, Decision
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    segment: int
+    parallel: bool
+    reason: str  # why it did not run in parallel, if it did not
+    at: float  # time.monotonic()
+    label: str = ""  # who called it: "" for the main agent, a sub-agent's name otherwise
+    parent: str = ""  # for a sub-agent's call, the delegate_task call that started it
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    status: str  # ok, error, timeout, cancelled, denied, blocked, skipped, invalid
+    content: str | dict  # what the model receives
+    started: float | None
+    at: float
+    spilled: Path | None = None
+    decision: Decision | None = None
+    label: str = ""
+    parent: str = ""
+    diff: diffs.FileDiff | None = None  # what a write_file or patch call changed
+
+    @property
+    def duration(self) -> float:
+        return self.at - self.started if self.started is not None else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    request: ApprovalRequest
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAnswered:
+    request: ApprovalRequest
+    decision: Decision
+
+
+CallEvent: TypeAlias = ToolCallStarted | ToolCallFinished | ApprovalRequested | ApprovalAnswered
+"""What running tool calls emits, for the agent and the run form alike."""
