@@ -28,7 +28,7 @@ from workbench.core.agent.own_tools import (
 from workbench.core.config import Config
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.budget import BudgetConfig
-from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.execution.kept import CallKeeper, saving, watching
 from workbench.core.model import local as local_model
 from workbench.core.model import tokens
