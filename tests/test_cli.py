@@ -153,11 +153,14 @@ def test_doctor_reports_sources(cli_env, home: Path) -> None:
     )
     out = run(cli_env, "doctor")
     assert "fx: ready, 8 tool(s), stdio" in out.stdout
-    assert "git: reconnecting — command not found: no-such-mcp-server-git" in out.stdout
+    # Retried, or already parked when the report is late (a loaded machine): both say why.
+    assert re.search(
+        r"git: (reconnecting|parked) — command not found: no-such-mcp-server-git", out.stdout
+    )
     assert "notes (user): disabled (enable with `hermes-tui plugins enable KEY`)" in out.stdout
     assert "no __init__.py with register(ctx)" in out.stdout
     assert "unavailable web_search" in out.stdout
-    assert out.returncode == 1 and "MCP server git: reconnecting" in out.stdout
+    assert out.returncode == 1 and re.search(r"MCP server git: (reconnecting|parked)", out.stdout)
     tools = {t["name"]: t for t in json.loads(run(cli_env, "tools", "--json").stdout)["tools"]}
     assert (tools["mcp__fx__add"]["source"], tools["mcp__fx__add"]["owner"]) == ("mcp", "fx")
     call = run(cli_env, "call", "mcp__fx__add", "--args", '{"a": 2, "b": 5}')

@@ -31,6 +31,11 @@ asyncio.run(main())
 """
 
 
+# Building the wheel and installing it in a fresh venv takes minutes on a loaded machine; the
+# first test's timeout includes the fixture.
+pytestmark = pytest.mark.timeout(1800)
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
