@@ -81,8 +81,8 @@ def set_tool(runtime: Runtime, name: str, enabled: bool) -> Done:
 
 def tool_change(runtime: Runtime, name: str, enabled: bool) -> tuple[Callable[[Any], None], str]:
     """The change to config.yaml that switches one tool, and the key it writes."""
-    from workbench.core.events import ToolSource
     from workbench.core.tools import switches
+    from workbench.core.tools.events import ToolSource
 
     if runtime.config.error:
         raise CommandFailed(f"{runtime.config.error}\n{NOTHING_CHANGED}")

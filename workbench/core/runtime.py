@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
-from workbench.core.events import ToolSource
 from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.storage.private import private_file_handler
 from workbench.core.tools.discovery import DiscoveryReport, discover_builtin_tools
+from workbench.core.tools.events import ToolSource
 from workbench.core.tools.memory import BUILTIN, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry, fresh_registry
 from workbench.core.tools.switches import REASON as DISABLED_REASON
