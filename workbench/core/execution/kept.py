@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.history import CallEntry, CallHistory, entry
 
 logger = logging.getLogger(__name__)
