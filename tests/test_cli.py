@@ -317,3 +317,18 @@ def test_doctor_names_the_write_roots(cli_env, home: Path, tmp_path: Path) -> No
     (home / "config.yaml").write_text(f"approvals:\n  write_roots: [{tmp_path}/shared]\n")
     out = run(cli_env, "doctor")
     assert f"writes outside the working directory ask, except under {tmp_path}/shared" in out.stdout
+
+
+def test_a_dry_run_says_what_a_switch_would_change_and_saves_nothing(cli_env, home: Path) -> None:
+    before = json.loads(run(cli_env, "tools", "--json").stdout)["offered"]["tokens"]
+    config = (home / "config.yaml").read_text()
+    dry = run(cli_env, "toolsets", "disable", "file", "--dry-run")
+    assert dry.returncode == 0 and dry.stdout.endswith("nothing was saved\n")
+    change = int(re.search(r"toolset file off: -(\d+) tokens each request", dry.stdout)[1])
+    assert (home / "config.yaml").read_text() == config
+    assert run(cli_env, "toolsets", "disable", "file").returncode == 0
+    after = json.loads(run(cli_env, "tools", "--json").stdout)["offered"]["tokens"]
+    assert before - after == change  # what it said is what saving did
+    tool = run(cli_env, "tools", "disable", "terminal", "--dry-run")
+    assert re.search(r"^tool terminal off: -\d+ tokens each request", tool.stdout)
+    assert run(cli_env, "tools", "disable", "nope", "--dry-run").returncode == 2

@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         "name", nargs="?", help="tool to enable or disable (an MCP tool also as server:tool)"
     )
     tools.add_argument("--json", action="store_true", help="machine-readable output (list)")
+    tools.add_argument(
+        "--dry-run", action="store_true", help="say what it would change per request; save nothing"
+    )
 
     call = sub.add_parser("call", help="call one tool through the same path the agent uses")
     call.add_argument("name", help="tool name, e.g. read_file")
@@ -75,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     toolsets.add_argument("name", nargs="?", help="toolset to enable or disable")
     toolsets.add_argument("--json", action="store_true", help="machine-readable output (list)")
+    toolsets.add_argument(
+        "--dry-run", action="store_true", help="say what it would change per request; save nothing"
+    )
 
     plugins = sub.add_parser(
         "plugins",
@@ -322,6 +328,8 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
         if not args.name:
             _err(f"tools {args.action} needs a tool name")
             return EXIT_USAGE
+        if args.dry_run:
+            return _dry_run(runtime, "tool", args.name, args.action == "enable")
         return _report(lambda: set_tool(runtime, args.name, args.action == "enable"))
     rows, costs = tool_rows(runtime), offered_costs(runtime)
     for row in rows:
@@ -439,7 +447,29 @@ def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
     if not args.name:
         _err(f"toolsets {args.action} needs a toolset name")
         return EXIT_USAGE
+    if args.dry_run:
+        return _dry_run(runtime, "toolset", args.name, args.action == "enable")
     return _report(lambda: set_toolset(runtime, args.name, args.action == "enable"))
+
+
+def _dry_run(runtime: Runtime, kind: str, name: str, enabled: bool) -> int:
+    """What switching a tool or a toolset would change on every request; nothing is saved."""
+    from workbench.core.agent.context import short, signed
+    from workbench.core.costs import offered_costs, preview_tool, preview_toolset
+
+    costs = offered_costs(runtime)
+    preview = preview_toolset if kind == "toolset" else preview_tool
+    try:
+        change = preview(runtime, costs, name, enabled)
+    except CommandFailed as exc:
+        _err(exc.message)
+        return EXIT_USAGE if exc.usage else EXIT_FAILED
+    _out(
+        f"{kind} {name} {'on' if enabled else 'off'}: {signed(change)} tokens each request "
+        f"({short(costs.total)} now, {short(costs.total + change)} then; {costs.describe()}); "
+        "nothing was saved"
+    )
+    return EXIT_OK
 
 
 def _report(command: Callable[[], Done]) -> int:

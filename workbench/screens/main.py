@@ -338,6 +338,8 @@ class MainScreen(Screen[None]):
             return  # the cursor has moved on; its own preview follows
         verb = "on" if enabled else "off"  # short: the lower border of a narrow pane
         key = name if self._previewing[3] else "space" if kind == "toolset" else "x"
+        from workbench.core.agent.context import signed
+
         self.query_one(ToolsTree).border_subtitle = f"{key}: {verb}, {signed(tokens)} tokens"
 
     def _show_detail(self, node: Any) -> None:
@@ -536,9 +538,3 @@ def offered_title(costs: Costs | None) -> str:
         return "measuring…"
     about = "" if costs.exact else "~"
     return f"{len(costs.offered)} offered · {about}{short(costs.total)} tokens"
-
-
-def signed(tokens: int) -> str:
-    from workbench.core.agent.context import short
-
-    return ("+" if tokens > 0 else "-" if tokens < 0 else "±") + short(abs(tokens))

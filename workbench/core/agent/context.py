@@ -167,6 +167,11 @@ def _number_after(text: str, patterns: tuple[str, ...]) -> int | None:
     return None
 
 
+def signed(tokens: int) -> str:
+    """A change in tokens: +208, -1.2k, ±0."""
+    return ("+" if tokens > 0 else "-" if tokens < 0 else "±") + short(abs(tokens))
+
+
 def short(tokens: int) -> str:
     """12345 → '12.3k', 900 → '900'; a window of 32768 → '32k', as context sizes are said."""
     if tokens >= 1024 and tokens % 1024 == 0:
