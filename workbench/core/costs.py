@@ -35,7 +35,7 @@ def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags:
         model, lean = settings.model, settings.lean
     except ModelConfigError:  # no usable model: sized by the estimate, which says so
         model, lean = "", False
-    tokenizer = tokens.tokenizer_for(model)
+    tokenizer = tokens.tokenizer_for(model, in_child=True)  # a front end's loop never stalls
     meter = _meters.get(tokenizer.name)
     if meter is None:
         meter = _meters[tokenizer.name] = tokens.Meter(tokenizer, cache_size=COST_CACHE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -89,3 +90,20 @@ def test_results_are_sized_to_what_is_left_of_the_window() -> None:
     assert two.per_call_chars * 2 <= early.per_call_chars + 1  # the batch shares the room
     large = result_room(Window.for_model("gpt-4o", None, 2048, None), 2000, 1, meter)
     assert large.budget.read_chars >= MAX_READ_CHARS  # a 128K window reads as much as ever
+
+
+def test_a_table_in_a_child_process_counts_as_in_ours_and_a_dead_child_is_replaced() -> None:
+    from workbench.core.model import tokens
+
+    texts = ["hello world", "def f(x):\n    return x", '{"type": "function"}']
+    child = tokens.ChildEncoding("o200k_base")
+    assert child.count_many(texts) == [Encoding("o200k_base").count(t) for t in texts]
+    first = tokens._child_process
+    first.kill()  # the child died: the next count starts another
+    first.wait()
+    assert child.count("hello world") == 2 and tokens._child_process is not first
+    meter = Meter(child)
+    assert meter.definitions([{"a": 1}, {"b": 2}]) == [
+        Encoding("o200k_base").count(json.dumps(d)) + tokens.PER_DEFINITION
+        for d in ({"a": 1}, {"b": 2})
+    ]

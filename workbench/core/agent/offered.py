@@ -96,19 +96,18 @@ def measure(meter: Meter, tools: ToolRouter, shared: Iterable[str], lean: bool) 
     """The cost of every tool the agent could be offered, and of what `offered` gives now."""
     definitions, _ = offered(tools, shared, lean)
     chosen = {d["function"]["name"] for d in definitions}  # a failing check leaves one out
-    costs: dict[str, ToolCost] = {}
+    found: dict[str, tuple[Any, str, dict[str, Any]]] = {}  # name -> entry, source, as sent
     layers = ((tools.own, AGENT), (tools.memory, MEMORY), (tools.shared, None))
     for layer, source in layers:
         for name, entry in layer.snapshot().items():
-            if name in costs:
+            if name in found:
                 continue  # an earlier layer routes this name (as the router does)
             sent = entry.definition if entry.dynamic_schema_overrides is None else definition(entry)
             sent = lean_definition(sent) if lean else sent
-            costs[name] = ToolCost(
-                name,
-                entry.toolset,
-                source or entry.source.value,
-                meter.definition(sent),
-                name in chosen,
-            )
+            found[name] = (entry, source or entry.source.value, sent)
+    counts = meter.definitions([sent for _, _, sent in found.values()])  # one batch
+    costs = {
+        name: ToolCost(name, entry.toolset, source, count, name in chosen)
+        for (name, (entry, source, _)), count in zip(found.items(), counts, strict=True)
+    }
     return Costs(costs, meter.tokenizer.name, meter.exact, lean)

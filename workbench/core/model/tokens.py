@@ -13,6 +13,7 @@ count sees, so each reply's `usage.prompt_tokens` corrects the count (`Meter.obs
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import math
@@ -96,6 +97,83 @@ class Encoding:
         return len(self._encoder.encode(text, disallowed_special=()))
 
 
+class ChildEncoding:
+    """A shipped table, loaded and used in a child process of its own.
+
+    Loading a table takes about a second during which the extension holds the interpreter's
+    lock: in the workbench that froze the screen, and keys typed meanwhile reached the widget
+    that had the focus before them ("/read_file" typed as the tree's sizes were first
+    measured lost every letter). The child loads it instead; counts come back in batches,
+    a line of JSON each way. The child ends when its stdin closes, so never outlives us.
+    """
+
+    exact = True
+
+    def __init__(self, encoding: str) -> None:
+        self.name = encoding
+
+    def count(self, text: str) -> int:
+        return self.count_many([text])[0]
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        request = json.dumps({"encoding": self.name, "texts": texts}, ensure_ascii=False)
+        with _child_lock:
+            child = _child()
+            try:
+                child.stdin.write(request + "\n")
+                child.stdin.flush()
+                answer = child.stdout.readline()
+                counts = json.loads(answer)
+            except (OSError, ValueError):
+                _stop_child()  # a child that died or answered nonsense is replaced next time
+                raise
+        if not isinstance(counts, list) or len(counts) != len(texts):
+            raise ValueError(f"the tokenizer's process answered {answer[:200]!r}")
+        return counts
+
+
+_child_process: Any = None
+_child_lock = threading.Lock()  # one batch at a time: a request, then its answer
+
+
+def _child() -> Any:
+    global _child_process
+    if _child_process is None or _child_process.poll() is not None:
+        import subprocess
+        import sys
+
+        _child_process = subprocess.Popen(
+            [sys.executable, "-c", "from workbench.core.model.tokens import serve; serve()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+        )
+        atexit.register(_stop_child)
+    return _child_process
+
+
+def _stop_child() -> None:
+    global _child_process
+    child, _child_process = _child_process, None
+    if child is not None and child.poll() is None:
+        child.kill()
+        child.wait()
+
+
+def serve() -> None:
+    """The child: counts each request's texts with its table (loaded once), a line each."""
+    import sys
+
+    tables: dict[str, Encoding] = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        table = tables.setdefault(request["encoding"], Encoding(request["encoding"]))
+        sys.stdout.write(json.dumps([table.count(text) for text in request["texts"]]) + "\n")
+        sys.stdout.flush()
+
+
 class LlamaCpp:
     """The server's own tokenizer: llama.cpp's POST /tokenize, beside its /v1 API."""
 
@@ -128,9 +206,14 @@ def encoding_for(model: str) -> str | None:
 
 
 def tokenizer_for(
-    model: str, *, llama_url: str | None = None, api_key: str | None = None
+    model: str,
+    *,
+    llama_url: str | None = None,
+    api_key: str | None = None,
+    in_child: bool = False,
 ) -> Tokenizer:
-    """The best tokenizer for a model: its server's, a shipped table, or the estimate."""
+    """The best tokenizer for a model: its server's, a shipped table, or the estimate.
+    `in_child`: a table is used in a child process (a front end's loop must not stall)."""
     if llama_url:
         return LlamaCpp(llama_url, api_key)
     encoding = encoding_for(model)
@@ -139,7 +222,7 @@ def tokenizer_for(
             import quicktok  # noqa: F401
         except ImportError:
             return Estimate()
-        return Encoding(encoding)
+        return ChildEncoding(encoding) if in_child else Encoding(encoding)
     return Estimate()
 
 
@@ -227,6 +310,37 @@ class Meter:
                     self._definitions.clear()
                 self._definitions[id(definition)] = (definition, count)
         return count
+
+    def definitions(self, definitions: list[dict[str, Any]]) -> list[int]:
+        """Each definition's count; those not counted yet go to the tokenizer in one batch
+        when it counts in batches (a table in a child process: one round trip)."""
+        many = getattr(self.tokenizer, "count_many", None)
+        if many is not None:
+            fresh = {
+                text
+                for d in definitions
+                if not self._known(d)
+                and (text := json.dumps(d, ensure_ascii=False)) not in self._cache
+            }
+            self._count_many(many, sorted(fresh))
+        return [self.definition(d) for d in definitions]
+
+    def _known(self, definition: dict[str, Any]) -> bool:
+        hit = self._definitions.get(id(definition))
+        return hit is not None and hit[0] is definition
+
+    def _count_many(self, many: Callable[[list[str]], list[int]], texts: list[str]) -> None:
+        if not texts:
+            return
+        try:
+            counts = many(texts)
+        except Exception as exc:  # counted one by one then, by the estimate
+            self._fall_back(exc)
+            return
+        with self._lock:
+            self._cache.update(zip(texts, counts, strict=True))
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
 
     def tools(self, definitions: list[dict[str, Any]]) -> int:
         """The tool definitions of a request: each one's count, plus the framing around them.
