@@ -207,3 +207,23 @@ async def test_hovering_a_toolset_previews_its_switch(home: Path) -> None:
         assert preview >= screen.controller.rows.costs.toolset("file")  # as a cursor's would be
         await pilot.hover("#status-line")  # the mouse leaves the tree: the cursor's again
         await wait_until(pilot, lambda: str(tree.border_subtitle).startswith("x: off, -"))
+
+
+async def test_keys_typed_at_once_follow_the_focus_they_move(home: Path) -> None:
+    """`/`, a word, Enter and Space read in one go (typed while the app was busy): the word
+    reaches the filter, Enter the first match, Space switches that match's toolset."""
+    from textual import events
+
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        tree = app.screen.query_one(ToolsTree)
+        await wait_until(pilot, lambda: app.focused is tree)
+        burst = [("slash", "/"), *((c, c) for c in "terminal"), ("enter", "\r"), ("space", " ")]
+        for key, character in burst:  # all read before the first is handled, as a terminal's are
+            event = events.Key(key, character)
+            event.set_sender(app)
+            app._driver.send_message(event)
+        await wait_until(pilot, lambda: "☐ terminal (1)" in labels(tree))
+        assert app.screen.query_one("#filter").value == "terminal"
+        assert load_config(home / "config.yaml").get("agent.disabled_toolsets") == ["terminal"]

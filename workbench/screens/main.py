@@ -20,6 +20,7 @@ from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
     from textual.timer import Timer
+    from textual.widget import Widget
 
     from workbench.controller import Controller
     from workbench.core.agent.offered import Costs
@@ -70,7 +71,12 @@ class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"  # its layout, beside it
     AUTO_FOCUS = "ToolsTree"
     BINDINGS = [
-        Binding("slash", "focus_filter", "Filter", id="main.filter"),
+        # `/` and Enter in the filter move the focus, so they act as the key is read (priority):
+        # a key read with them (typed while the app was busy, or fast) goes where they sent it.
+        Binding("slash", "focus_filter", "Filter", id="main.filter", priority=True),
+        Binding(
+            "enter", "filter_submitted", "First match", id="main.first", show=False, priority=True
+        ),
         Binding("f2", "show_tab('run')", "Run form", id="main.run"),
         Binding("f3", "show_tab('sources')", "Sources", id="main.sources"),
         Binding("f4", "show_tab('detail')", "Detail", id="main.detail"),
@@ -283,11 +289,21 @@ class MainScreen(Screen[None]):
         self.query_one(SourcesPanel).show(servers, plugins, self.controller.rows.sizes)
         self._update_header(self.controller.rows.offered)
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`/` is a character to type wherever one is typed; Enter is the filter's only there."""
+        from textual.widgets import TextArea
+
+        focused = self.app.focused
+        if action == "focus_filter":
+            return not isinstance(focused, (Input, TextArea))
+        if action == "filter_submitted":
+            return isinstance(focused, FilterInput)
+        return True
+
+    def action_filter_submitted(self) -> None:
         """Enter in the filter: to the tree, on the first matching tool."""
         tree = self.query_one(ToolsTree)
-        tree.focus()
+        self.focus_now(tree)
         for line in range(tree.last_line + 1):
             node = tree.get_node_at_line(line)
             if node is not None and node.data and node.data.get("kind") == "tool":
@@ -369,11 +385,17 @@ class MainScreen(Screen[None]):
 
     # -- actions -----------------------------------------------------------------------
 
+    def focus_now(self, widget: Widget) -> None:
+        """Focus `widget` before the next key is handled. `Widget.focus()` waits behind the
+        events already queued, so keys that arrive together (typed while the app was busy, or
+        by a fast typist) after `/` or Enter went to the widget they were leaving."""
+        self.set_focus(widget)
+
     def action_focus_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        self.focus_now(self.query_one("#filter", Input))
 
     def action_focus_tree(self) -> None:
-        self.query_one(ToolsTree).focus()
+        self.focus_now(self.query_one(ToolsTree))
 
     def action_show_tab(self, tab: str) -> None:
         from textual.widgets import TabbedContent
@@ -393,14 +415,14 @@ class MainScreen(Screen[None]):
             from textual.widgets import DataTable
 
             tables = [t for t in widget.query(DataTable) if t.display]
-            (tables[0] if tables else widget).focus()
+            self.focus_now(tables[0] if tables else widget)
         elif tab == "run":
             focusable = [w for w in widget.query("Input, TextArea, Select, Checkbox")]
-            (focusable[0] if focusable else widget).focus()
+            self.focus_now(focusable[0] if focusable else widget)
         elif tab == "detail":
             calls = widget.query_one(CallHistoryList)
             if calls.display:  # the keys of a tool's kept calls work from here
-                calls.focus()
+                self.focus_now(calls)
 
     def action_show_offered(self) -> None:
         """What the model receives on every request, largest first, with each one's size."""
@@ -436,7 +458,7 @@ class MainScreen(Screen[None]):
                 and node.data["name"] == name
             ):
                 tree.move_cursor(node)
-                tree.focus()
+                self.focus_now(tree)
                 return
 
     def on_run_tool_form_run_requested(self, event: RunToolForm.RunRequested) -> None:
