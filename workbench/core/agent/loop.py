@@ -125,6 +125,7 @@ class Agent:
         self.last_offered: list[str] = []
         self.overhead: list[float] = []  # our own time per round (excludes model and tools)
         self._stream_task: asyncio.Task[Any] | None = None  # the reply (or summary) awaited
+        self._partial = ""  # the streaming reply's text so far, kept if the turn is cancelled
         self._cancelled = False
         self._timed_out = False  # the turn's hard wall-time cap stopped it
         self.guard = RepeatGuard()
@@ -469,9 +470,8 @@ class Agent:
             return await self._stream_task
         except asyncio.CancelledError:
             if self._cancelled:
-                partial = getattr(self, "_partial", "")
-                if partial:
-                    self._append({"role": "assistant", "content": partial + " [interrupted]"})
+                if self._partial:
+                    self._append({"role": "assistant", "content": self._partial + " [interrupted]"})
             raise
         finally:
             self._stream_task = None
