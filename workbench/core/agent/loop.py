@@ -469,9 +469,8 @@ class Agent:
         try:
             return await self._stream_task
         except asyncio.CancelledError:
-            if self._cancelled:
-                if self._partial:
-                    self._append({"role": "assistant", "content": self._partial + " [interrupted]"})
+            if self._cancelled and self._partial:
+                self._append({"role": "assistant", "content": self._partial + " [interrupted]"})
             raise
         finally:
             self._stream_task = None
