@@ -75,6 +75,9 @@ def test_append_refuses_a_file_that_does_not_parse(tmp_path: Path) -> None:
         ("cases:\n  - {tool: x, expect: {json: {'a[': 1}}}\n", "bad JSON path"),
         ("cases:\n  - {tool: x, expect: {contains: [1]}}\n", "text or a list of text"),
         ("cases:\n  - {tool: x, tools: y}\n", "unknown key(s) tools"),
+        ("cases:\n  - {tool: x, arguments: {path: 2024-01-01}}\n", "`arguments.path` is a date"),
+        ("cases:\n  - {tool: x, arguments: {a: [{1: b}]}}\n", "`arguments.a[0]` has a key"),
+        ("cases:\n  - {tool: x, expect: {json: {at: 2024-01-01}}}\n", "is a date"),
     ],
 )
 def test_a_case_not_written_right_is_named(tmp_path: Path, text: str, says: str) -> None:

@@ -114,6 +114,7 @@ def _case(raw: Any, path: Path, index: int) -> Case:
     arguments = raw.get("arguments") or {}
     if not isinstance(arguments, dict):
         raise CaseFileError(f"{where}: `arguments` must be a mapping")
+    _check_json(arguments, "arguments", where)
     return Case(
         str(name), tool, arguments, _expect(raw.get("expect") or {}, where), str(path), index
     )
@@ -133,11 +134,12 @@ def _expect(raw: Any, where: str) -> Expect:
     paths = raw.get("json") or {}
     if not isinstance(paths, dict):
         raise CaseFileError(f"{where}: `expect.json` must map JSON paths to values")
-    for key in paths:
+    for key, value in paths.items():
         try:
             jsonpath.parse(str(key))
         except jsonpath.PathError as exc:
             raise CaseFileError(f"{where}: {exc}") from None
+        _check_json(value, f"expect.json[{key!r}]", where)
     contains = raw.get("contains", ())
     contains = (contains,) if isinstance(contains, str) else contains
     if not isinstance(contains, list | tuple) or not all(isinstance(c, str) for c in contains):
@@ -156,6 +158,25 @@ def _expect(raw: Any, where: str) -> Expect:
         tuple(contains),
         None if limit is None else float(limit),
     )
+
+
+def _check_json(value: Any, at: str, where: str) -> None:
+    """A call's arguments (and a value a result is checked against) are JSON, as the model
+    sends them: YAML reads an unquoted `2024-01-01` as a date, which no tool is sent and
+    no result holds, so it is named here rather than failing (or crashing) at run time."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CaseFileError(
+                    f"{where}: `{at}` has a key that is not text ({key!r}): quote it"
+                )
+            _check_json(item, f"{at}.{key}", where)
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _check_json(item, f"{at}[{n}]", where)
+    elif value is not None and not isinstance(value, str | int | float | bool):
+        kind = type(value).__name__
+        raise CaseFileError(f"{where}: `{at}` is a {kind} ({value}), not JSON: quote it for text")
 
 
 def append(path: Path, case: Case, locks: Path | None = None) -> int:
