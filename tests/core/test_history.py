@@ -7,8 +7,11 @@ import multiprocessing
 import stat
 from pathlib import Path
 
+import pytest
+
 from workbench.core.history import (
     MAX_ARGS_CHARS,
+    MAX_FILE_BYTES,
     PREVIEW_CHARS,
     CallHistory,
     entry,
@@ -153,3 +156,42 @@ def test_calls_written_by_another_process_show_without_a_restart(tmp_path: Path)
     assert len(shown.calls("read_file")) == 1
     other.add(_call(n=1))  # a replay, or `hermes-tui call`, beside the workbench
     assert [c.arguments["path"] for c in shown.calls("read_file")] == ["f1.txt", "f0.txt"]
+
+
+def _one(**fields) -> dict:
+    call = {"id": "x", "tool": "t", "arguments": None, "status": "ok", "duration": 0.1, "at": 1e9,
+            "origin": "form", "preview": "", "size": 0}  # fmt: skip
+    return {"calls": [{**call, **fields}]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"at": 1e300}, "not a number"),  # no clock shows it: the list's row would raise
+        ({"at": float("nan")}, "not a number"),
+        ({"duration": float("inf")}, "not a number"),
+        ({"pinned": "no"}, "pinned"),  # a string is true: an unpinned call would never go
+    ],
+)
+def test_a_value_the_list_cannot_show_counts_as_damage(
+    tmp_path: Path, fields: dict, says: str
+) -> None:
+    store = CallHistory(tmp_path)
+    store.path("t").write_text(json.dumps(_one(**fields)), encoding="utf-8")
+    assert store.calls("t") == [] and says in store.problems[0]
+
+
+def test_json_nested_too_deeply_counts_as_damage(tmp_path: Path) -> None:
+    store = CallHistory(tmp_path)
+    store.path("t").write_text("[" * 100_000, encoding="utf-8")
+    assert store.calls("t") == [] and "nested too deeply" in store.problems[0]
+
+
+def test_a_link_to_a_device_or_a_huge_file_is_set_aside_unread(tmp_path: Path) -> None:
+    store = CallHistory(tmp_path)
+    store.path("t").symlink_to("/dev/zero")  # read whole, it never ends
+    assert store.calls("t") == [] and "not a regular file" in store.problems[0]
+    with open(store.path("u"), "wb") as big:
+        big.truncate(MAX_FILE_BYTES + 1)
+    assert store.calls("u") == [] and "limit" in store.problems[1]
+    assert Path("/dev/zero").exists() and not store.path("t").is_symlink()

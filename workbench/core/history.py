@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -38,6 +39,7 @@ from typing import Any
 
 from workbench.core.storage.atomic import atomic_write_text, locked
 from workbench.core.storage.private import private_dir
+from workbench.core.storage.yaml_file import YAMLFileError, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,10 @@ PER_TOOL = 50
 MAX_TOOLS = 200
 PREVIEW_CHARS = 4000
 MAX_ARGS_CHARS = 32_000
+# A file is far smaller (PER_TOOL calls of bounded size, and what the user pinned): one larger
+# was not written by us, and reading it whole could exhaust memory.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+LATEST = 1e11  # a call's time past this (year 5138) is no time a clock can show
 VERSION = 1
 ORIGINS = ("agent", "form", "call", "replay")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,80}")
@@ -231,14 +237,17 @@ class CallHistory:
 
     def _read_file(self, path: Path) -> tuple[list[CallEntry], str]:
         """A file's calls and its tool's name; a corrupt file is set aside and counts as empty."""
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # bounded, and only a regular file: a link to a device or a FIFO is not read
+            text = read_text(path, MAX_FILE_BYTES)
         except FileNotFoundError:
             return [], ""
-        except (OSError, UnicodeDecodeError) as exc:
+        except YAMLFileError as exc:
             return self._set_aside(path, f"cannot be read ({exc})"), ""
         try:
-            data = json.loads(text)
+            try:
+                data = json.loads(text)
+            except RecursionError:
+                raise ValueError("nested too deeply") from None
             if not isinstance(data, dict) or not isinstance(data.get("calls"), list):
                 raise ValueError("not a history file (no list of calls)")
             calls = [_entry(raw) for raw in data["calls"]]
@@ -271,8 +280,13 @@ def _entry(raw: Any) -> CallEntry:
     texts = (call.id, call.tool, call.status, call.origin, call.preview, call.spilled, call.note)
     if not all(isinstance(t, str) for t in texts):
         raise ValueError("a call's id, tool, status or preview is not text")
-    if not all(isinstance(n, int | float) for n in (call.duration, call.at, call.size)):
+    numbers = (call.duration, call.at, call.size)
+    if not all(isinstance(n, int | float) and math.isfinite(n) for n in numbers) or not (
+        0 <= call.at < LATEST
+    ):
         raise ValueError(f"call {call.id}: its duration, time or size is not a number")
+    if not isinstance(call.pinned, bool):
+        raise ValueError(f"call {call.id}: pinned is not true or false")
     if call.arguments is not None and not isinstance(call.arguments, dict):
         raise ValueError(f"call {call.id}: arguments are not an object")
     return call
