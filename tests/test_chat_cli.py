@@ -35,6 +35,21 @@ def test_destructive_calls_are_denied_headless(env, fake: FakeOpenAI, tmp_path: 
     assert "✖ terminal denied" in out.stderr
 
 
+def test_a_trusted_projects_deny_rule_holds_for_tools_run_there(
+    env, fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / ".hermes").mkdir(parents=True)
+    (project / ".hermes" / "approvals.yaml").write_text(
+        "rules:\n  - {action: deny, command_prefix: touch}\n"
+    )
+    fake.add(tools(("terminal", {"command": "touch x"})), text("Done."))
+    env = {**env, "HERMES_ENABLE_PROJECT_PLUGINS": "1"}
+    out = run(env, "chat", "touch x", "--yes", "--cwd", str(project), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "✖ terminal denied" in out.stderr and not (project / "x").exists()
+
+
 def test_endpoint_errors_exit_non_zero_with_a_message(env, fake: FakeOpenAI) -> None:
     fake.add(error(404, "no such model"))
     out = run(env, "chat", "hi")

@@ -114,3 +114,22 @@ def test_a_call_from_the_command_line_is_kept_too(cli_env, home: Path, tmp_path:
     assert out.returncode == 0, out.stderr
     (kept,) = CallHistory(home / "state" / "history").calls("read_file")
     assert kept.origin == "call" and kept.arguments == {"path": "notes.txt"}
+
+
+def test_a_trusted_projects_deny_rule_holds_for_calls_run_there(cli_env, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".hermes").mkdir(parents=True)
+    (project / ".hermes" / "approvals.yaml").write_text(
+        "rules:\n  - {action: deny, command_prefix: touch}\n"
+    )
+    text = "cases:\n  - {tool: terminal, arguments: {command: touch x}}\n"
+    path = str(cases(tmp_path / "c.yaml", text))
+    env = {**cli_env, "HERMES_ENABLE_PROJECT_PLUGINS": "1"}
+    # run from elsewhere (a CI job's checkout root), the calls in the project
+    out = run(env, "replay", path, "--yes", "--cwd", str(project), cwd=tmp_path)
+    assert out.returncode == 1 and "denied by a rule" in out.stdout, out.stdout + out.stderr
+    assert not (project / "x").exists()
+    called = run(env, "call", "terminal", "--args", '{"command": "touch y"}', "--yes",
+                 "--cwd", str(project), cwd=tmp_path)  # fmt: skip
+    assert "denied by a rule" in called.stdout + called.stderr, called.stdout + called.stderr
+    assert not (project / "y").exists()

@@ -124,7 +124,7 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
     except ModelConfigError as exc:
         _err(f"hermes-tui: the model cannot be used: {exc}")
         return 2
-    broker = _broker(runtime, args.yes)
+    broker = _broker(runtime, args.yes, args.cwd)
     try:
         session = ChatSession(
             runtime,
@@ -141,10 +141,16 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
     return asyncio.run(_converse(session, args.prompt))
 
 
-def _broker(runtime: Runtime, yes: bool) -> Any:
+def _broker(runtime: Runtime, yes: bool, cwd: str | None) -> Any:
+    from pathlib import Path
+
     from workbench.core.execution.approval import ApprovalBroker
 
-    broker = ApprovalBroker.from_config(runtime.config, mode="off" if yes else None)
+    # the rules of the project the tools run in, not of the folder the command started in
+    project = Path(cwd) if cwd else None
+    broker = ApprovalBroker.from_config(
+        runtime.config, mode="off" if yes else None, project=project
+    )
     if sys.stdin.isatty():
         from workbench.prompt import TerminalPrompt
 

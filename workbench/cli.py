@@ -393,6 +393,7 @@ def _tools(count: int) -> str:
 
 def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     import asyncio
+    from pathlib import Path
 
     from workbench.core.execution.approval import ApprovalBroker
     from workbench.core.execution.kept import CallKeeper, saving, watching
@@ -407,7 +408,11 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     if not availability.available:
         _err(f"tool '{args.name}' is unavailable: {availability.reason}")
         return EXIT_FAILED
-    broker = ApprovalBroker.from_config(runtime.config, mode="off" if args.yes else None)
+    broker = ApprovalBroker.from_config(  # the rules of the project the call runs in
+        runtime.config,
+        mode="off" if args.yes else None,
+        project=Path(args.cwd) if args.cwd else None,
+    )
     if sys.stdin.isatty():
         from workbench.prompt import TerminalPrompt
 

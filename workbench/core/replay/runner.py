@@ -8,6 +8,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.core.history import entry
@@ -39,7 +40,11 @@ def replay(
     """Run every case in order (a case may set up the next one); one result per case."""
     from workbench.core.execution.approval import ApprovalBroker
 
-    broker = ApprovalBroker.from_config(runtime.config, mode="off" if yes else None)
+    # the project whose rules hold is the one the calls run in, not where the command started
+    project = Path(cwd) if cwd else None
+    broker = ApprovalBroker.from_config(
+        runtime.config, mode="off" if yes else None, project=project
+    )
     executor = runtime.executor(broker=broker, cwd=cwd)
     try:
         return asyncio.run(_run_all(runtime, executor, cases))
