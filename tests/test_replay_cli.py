@@ -133,3 +133,20 @@ def test_a_trusted_projects_deny_rule_holds_for_calls_run_there(cli_env, tmp_pat
                  "--cwd", str(project), cwd=tmp_path)  # fmt: skip
     assert "denied by a rule" in called.stdout + called.stderr, called.stdout + called.stderr
     assert not (project / "y").exists()
+
+
+def test_a_case_with_no_checks_fails_when_its_call_never_ran(
+    cli_env, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("tools:\n  disabled: [read_file]\n")
+    text = (
+        "cases:\n  - {tool: read_file, arguments: {path: notes.txt}}\n"
+        f"  - {{tool: write_file, arguments: {{path: {home / 'config.yaml'}, content: 'x: 1'}}}}\n"
+    )
+    out = run(cli_env, "replay", str(cases(tmp_path / "c.yaml", text)), "--yes", "--json")
+    assert out.returncode == 1, out.stdout + out.stderr
+    off, app_state = json.loads(out.stdout)["cases"]
+    assert off["reasons"] == ["tool read_file is switched off (tools.disabled in config.yaml)"]
+    assert app_state["status"] == "blocked" and app_state["reasons"][0].startswith("not run: ")
+    assert "tools:" in (home / "config.yaml").read_text()

@@ -15,7 +15,7 @@ def failures(expect: Expect, status: str, text: str, seconds: float) -> list[str
     """Why the outcome does not pass `expect`; empty when it passes."""
     reasons: list[str] = []
     if expect.status is not None and status != expect.status:
-        said = f" ({_error(text)})" if status != "ok" and _error(text) else ""
+        said = f" ({what_it_said(text)})" if status != "ok" and what_it_said(text) else ""
         reasons.append(f"status {status}, expected {expect.status}{said}")
     if expect.json:
         reasons += _json_failures(expect.json, text)
@@ -51,7 +51,7 @@ def same(found: Any, wanted: Any) -> bool:
     return found == wanted
 
 
-def _error(text: str) -> str:
+def what_it_said(text: str) -> str:
     """What a failed call said: its `error` field, or its first line."""
     try:
         document = json.loads(text)

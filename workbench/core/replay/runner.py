@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.history import entry
 from workbench.core.replay.cases import Case
-from workbench.core.replay.checks import failures
+from workbench.core.replay.checks import failures, what_it_said
 
 if TYPE_CHECKING:
     from workbench.core.execution.executor import CallOutcome, Executor
@@ -73,6 +73,11 @@ async def _run(runtime: Runtime, executor: Executor, case: Case, n: int) -> Case
         hint = "" if "--yes" in why else " (--yes approves what would ask)"
         reasons.insert(0, f"not approved: {why or 'denied'}{hint}")
         reasons[:] = [r for r in reasons if not r.startswith("status ")]
+    elif outcome.status == "blocked" and case.expect.status != "blocked":
+        # refused whatever is approved (a hardline command, app state, a plugin's hook): a case
+        # with no status check must not pass on a call that never ran
+        reasons.insert(0, f"not run: {what_it_said(text) or 'blocked'}")
+        reasons[:] = [r for r in reasons if not r.startswith("status ")]
     return CaseResult(case, outcome.status, seconds, reasons)
 
 
@@ -80,6 +85,9 @@ def _missing(runtime: Runtime, tool: str) -> str:
     registry = runtime.registry
     if registry.get_entry(tool) is None:
         return f"no tool named {tool} (`hermes-tui tools` lists them)"
+    off = runtime.switched_off().get(tool)
+    if off:
+        return f"tool {tool} is {off}"
     availability = registry.availability(tool)
     if not availability.available:
         return f"tool {tool} is unavailable: {availability.reason}"
