@@ -76,7 +76,8 @@ async def _run(runtime: Runtime, executor: Executor, case: Case, n: int) -> Case
     elif outcome.status == "blocked" and case.expect.status != "blocked":
         # refused whatever is approved (a hardline command, app state, a plugin's hook): a case
         # with no status check must not pass on a call that never ran
-        reasons.insert(0, f"not run: {what_it_said(text) or 'blocked'}")
+        said = what_it_said(text).removeprefix("Not run: ")
+        reasons.insert(0, f"not run: {said or 'blocked'}")
         reasons[:] = [r for r in reasons if not r.startswith("status ")]
     return CaseResult(case, outcome.status, seconds, reasons)
 
