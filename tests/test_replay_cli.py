@@ -148,5 +148,6 @@ def test_a_case_with_no_checks_fails_when_its_call_never_ran(
     assert out.returncode == 1, out.stdout + out.stderr
     off, app_state = json.loads(out.stdout)["cases"]
     assert off["reasons"] == ["tool read_file is switched off (tools.disabled in config.yaml)"]
-    assert app_state["status"] == "blocked" and app_state["reasons"][0].startswith("not run: blocked (hardline)")
+    assert app_state["status"] == "blocked"
+    assert app_state["reasons"][0].startswith("not run: blocked (hardline)")
     assert "tools:" in (home / "config.yaml").read_text()
