@@ -345,3 +345,31 @@ def test_a_count_of_nothing_asks_to_try_another_way(tmp_path: Path) -> None:
     assert nudge([counted]) == RETRY_NUDGE
     found = search_files({"pattern": "Backup", "output_mode": "count"}, cwd=str(tmp_path))
     assert nudge([found]) == NUDGE
+
+
+async def test_a_repeated_search_that_found_nothing_gets_one_more_try(
+    make_session, fake: FakeOpenAI, workdir: Path
+) -> None:
+    # the 1.5B searched a phrase, repeated it, and, made to answer, wrote its call as text
+    (workdir / "manual.md").write_text("Backups are kept for 41 days.\n")
+    phrase = ("search_files", {"pattern": "Backups kept for", "path": "manual.md"})
+    word = ("search_files", {"pattern": "kept", "path": "manual.md"})
+    fake.add(tools(phrase), tools(phrase), tools(word), text("41 days"))
+    session, events = await make_session(lean=True, max_rounds=8)
+    finished = await session.turn("how long are backups kept?")
+    assert finished.text == "41 days" and ran(events) == ["search_files", "search_files"]
+    refused = json.loads(fake.requests[2]["messages"][-2]["content"])
+    assert "found nothing" in refused["error"] and refused["status"] == "repeated"
+    assert "tool_choice" not in fake.requests[2]  # not made to answer yet
+    assert fake.requests[2]["messages"][-1] == {"role": "user", "content": RETRY_NUDGE}
+    await session.close()
+
+
+async def test_the_one_more_try_is_given_once_a_turn(make_session, fake: FakeOpenAI) -> None:
+    phrase = ("search_files", {"pattern": "no such words"})
+    fake.add(tools(phrase), tools(phrase), tools(phrase), text("not found"))
+    session, events = await make_session(lean=True, max_rounds=8)
+    finished = await session.turn("find it")
+    assert finished.text == "not found" and ran(events) == ["search_files"]
+    assert [r.get("tool_choice") for r in fake.requests] == [None, None, None, "none"]
+    await session.close()

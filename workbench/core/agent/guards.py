@@ -28,6 +28,11 @@ REPEATED = (
     "result is above. Do not call it again. Answer the user now from what you have, or do "
     "something different."
 )
+REPEATED_EMPTY = (
+    "Not run: you already called {name} with these same arguments in this turn, and it found "
+    "nothing or failed; it would again. Call it with different arguments (one distinctive "
+    "word as the pattern, another file) or read the file; do not guess the answer."
+)
 
 LEAN_SYSTEM = (
     "You are a coding assistant working in the user's project directory; paths are relative "
@@ -136,11 +141,37 @@ class RepeatGuard:
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
+        self._empty: set[str] = set()  # calls whose result found nothing or failed
+        self._retried = False
         self.wrote_any = False  # a write succeeded in this turn
 
     def reset(self) -> None:
         self._seen.clear()
-        self.wrote_any = False
+        self._empty.clear()
+        self._retried = self.wrote_any = False
+
+    def found(self, name: str, arguments: Any, result: object) -> None:
+        """Remember a call whose result found nothing or failed."""
+        if isinstance(result, str) and _found_nothing(result):
+            self._empty.add(call_key(name, arguments))
+
+    def refusal(self, name: str, arguments: Any) -> str:
+        """What a refused repeat says: to answer, or, after nothing was found, to try
+        another way (the result is an error, so the lean nudge says to try again)."""
+        if call_key(name, arguments) in self._empty:
+            return json.dumps({"error": REPEATED_EMPTY.format(name=name), "status": "repeated"})
+        return REPEATED.format(name=name)
+
+    def another_try(self, refused: list[tuple[str, Any]]) -> bool:
+        """Whether a round of refused repeats only may be followed by one that calls tools:
+        once a turn, when one of them repeats a call that found nothing. Made to answer
+        then, the model guesses (the 1.5B searched a phrase, repeated it after the hint to
+        search one word, and, made to answer, wrote its call out as text); given one more
+        round, it mostly searched another word."""
+        if self._retried or not any(call_key(n, a) in self._empty for n, a in refused):
+            return False
+        self._retried = True
+        return True
 
     def repeated(self, name: str, arguments: Any) -> bool:
         """Whether this call already ran; if not, it is remembered as run."""
@@ -157,4 +188,5 @@ class RepeatGuard:
         if ok and name in WRITERS:
             self.wrote_any = True
             self._seen.clear()
+            self._empty.clear()
             self._seen.add(call_key(name, arguments))

@@ -38,7 +38,6 @@ from workbench.core.agent.events import (
 )
 from workbench.core.agent.guards import (
     LEAN_SYSTEM,
-    REPEATED,
     RepeatGuard,
     nudge,
     to_write,
@@ -532,7 +531,8 @@ class Agent:
         ]
         self.executor.allowed = frozenset(self.last_offered)
         fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
-        self._only_repeats = not fresh
+        refused = [(c["name"], c["arguments"]) for c in calls if not any(c is f for f in fresh)]
+        self._only_repeats = not fresh and not self.guard.another_try(refused)
         results: dict[str, Any] = {}
         if fresh:
             budget = await self._result_budget(len(fresh))
@@ -540,13 +540,14 @@ class Agent:
             for outcome in await self.executor.run(fresh, budget=budget):
                 arguments = sent.get(outcome.call.id, outcome.call.arguments)
                 self.guard.wrote(outcome.call.name, arguments, outcome.status == "ok")
+                self.guard.found(outcome.call.name, arguments, outcome.content)
                 results[outcome.call.id] = outcome.content
         began = time.perf_counter()
         for call in calls:
             if any(call is f for f in fresh):
                 content = results.get(call["id"], errors.not_run("no result came back"))
             else:
-                content = REPEATED.format(name=call["name"])
+                content = self.guard.refusal(call["name"], call["arguments"])
                 self._record("repeated_call", id=call["id"], name=call["name"])
             if isinstance(content, dict):  # a multimodal result: the model gets its text here
                 content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
