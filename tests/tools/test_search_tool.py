@@ -98,6 +98,20 @@ def test_a_search_that_finds_nothing_says_what_to_try(tree: Path) -> None:
     assert "'*.py'" in narrowed and "without file_glob" in narrowed
 
 
+def test_plain_words_that_match_no_line_as_written_find_the_lines_holding_each(
+    tree: Path,
+) -> None:
+    # a model searches a phrase of the question; the file words it another way
+    out = search(tree, pattern="one todo")
+    assert [(m["path"], m["line"]) for m in out["matches"]] == [("src/util.py", 2)]
+    assert "word for word" in out["note"] and "any order or case" in out["note"]
+    assert "each of its words" not in search(tree, pattern="todo")["note"]  # one word
+    assert "note" not in search(tree, pattern="TODO")  # it matches as written
+    assert search(tree, pattern="one todo zebra")["matches"] == []  # every word, or none
+    assert search(tree, pattern="one.todo")["matches"] == []  # a regex is taken as written
+    assert search(tree, pattern="one todo", output_mode="count")["total"] == 0
+
+
 def test_search_a_single_file(tree: Path) -> None:
     out = search(tree, pattern="def", path="src/util.py")
     assert [m["line"] for m in out["matches"]] == [1]

@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -273,8 +273,15 @@ def grep_texts(
     wanted = offset + limit
     matches: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
+    loose = _loose(args["pattern"]) if mode == "content" and not offset else None
+    near: list[dict[str, Any]] = []  # lines with each word, kept until an exact match
     for path, shown, text in texts:
-        if text is None or _search(pattern, text, deadline, path) is None:
+        if text is None:
+            continue
+        if _search(pattern, text, deadline, path) is None:
+            if loose is not None and not matches and len(near) <= wanted and loose[0](text):
+                found = _finditer(loose[1], text, deadline, path)
+                near.extend(_line_matches(text, found, shown, context, wanted - len(near)))
             continue
         if mode == "count":
             counts[shown] = sum(1 for _ in _finditer(pattern, text, deadline, path))
@@ -286,6 +293,10 @@ def grep_texts(
             matches.extend(_line_matches(text, found, shown, context, wanted - len(matches)))
         if len(matches) >= wanted + 1:
             break
+    if not matches and near:
+        return tool_result(
+            matches=near[:wanted], truncated=len(near) > wanted, note=_loose_note(args["pattern"])
+        )
     # nothing matched, in any mode: say what to try
     nothing = not (counts or matches or offset)
     hint = {"hint": no_match_hint(args["pattern"], args.get("file_glob"))} if nothing else {}
@@ -318,6 +329,28 @@ def no_match_hint(pattern: str, file_glob: str | None = None) -> str:
 
 
 _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
+
+
+def _loose(pattern: str) -> tuple[Callable[[str], bool], re.Pattern[str]] | None:
+    """For plain text that matches no line word for word: the lines that hold each of its
+    words, in any order and case (and first, cheaply, whether a file holds them at all). A
+    model searches a phrase of the question ("staging cluster backups") where the file
+    says "Backups of the staging cluster"; a small one then repeats the search or guesses."""
+    words = list(dict.fromkeys(w.lower() for w in pattern.split()))
+    if not words or _METACHARACTERS.intersection(pattern):
+        return None
+    ahead = "".join(f"(?=[^\\n]*{re.escape(w)})" for w in words)
+
+    def holds(text: str) -> bool:
+        lower = text.lower()
+        return all(w in lower for w in words)
+
+    return holds, re.compile(f"^{ahead}", re.IGNORECASE | re.MULTILINE)
+
+
+def _loose_note(pattern: str) -> str:
+    what = "each of its words, in any order or case" if len(pattern.split()) > 1 else "it"
+    return f"No line matches {pattern!r} word for word; these lines hold {what}."
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:

@@ -146,14 +146,14 @@ async def test_after_a_search_that_found_nothing_the_lean_nudge_says_try_another
 ) -> None:
     # the bundled 1.5B searched a phrase, found nothing and then guessed the answer
     (workdir / "manual.md").write_text("Backups are kept for 41 days.\n")
-    phrase = ("search_files", {"pattern": "Backup days", "path": "manual.md"})
+    phrase = ("search_files", {"pattern": "Backup retention", "path": "manual.md"})
     word = ("search_files", {"pattern": "Backup", "path": "manual.md"})
     fake.add(tools(phrase), tools(word), text("41 days"))
     session, _ = await make_session(lean=True)
     finished = await session.turn("how long are backups kept?")
     assert finished.text == "41 days"
     empty = json.loads(fake.requests[1]["messages"][-2]["content"])
-    assert empty["matches"] == [] and "'Backup'" in empty["hint"]
+    assert empty["matches"] == [] and "'retention'" in empty["hint"]
     assert fake.requests[1]["messages"][-1] == {"role": "user", "content": RETRY_NUDGE}
     assert fake.requests[2]["messages"][-1] == {"role": "user", "content": NUDGE}  # found
     await session.close()
@@ -352,7 +352,7 @@ async def test_a_repeated_search_that_found_nothing_gets_one_more_try(
 ) -> None:
     # the 1.5B searched a phrase, repeated it, and, made to answer, wrote its call as text
     (workdir / "manual.md").write_text("Backups are kept for 41 days.\n")
-    phrase = ("search_files", {"pattern": "Backups kept for", "path": "manual.md"})
+    phrase = ("search_files", {"pattern": "Backups retention", "path": "manual.md"})
     word = ("search_files", {"pattern": "kept", "path": "manual.md"})
     fake.add(tools(phrase), tools(phrase), tools(word), text("41 days"))
     session, events = await make_session(lean=True, max_rounds=8)
