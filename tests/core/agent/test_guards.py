@@ -10,11 +10,13 @@ from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.agent import loop as agent
 from workbench.core.agent import transcript
 from workbench.core.agent.guards import (
+    DESCRIBED,
     LEAN_SYSTEM,
     NUDGE,
     RETRY_NUDGE,
     RepeatGuard,
     call_key,
+    described_call,
     lean_definition,
     nudge,
     to_write,
@@ -372,4 +374,25 @@ async def test_the_one_more_try_is_given_once_a_turn(make_session, fake: FakeOpe
     finished = await session.turn("find it")
     assert finished.text == "not found" and ran(events) == ["search_files"]
     assert [r.get("tool_choice") for r in fake.requests] == [None, None, None, "none"]
+    await session.close()
+
+
+async def test_a_first_reply_that_names_a_tool_it_did_not_call_is_asked_once(
+    make_session, fake: FakeOpenAI
+) -> None:
+    # the bundled 1.5B wrote "I'll use the search_files function..." and stopped there
+    fake.add(text("I'll use search_files, then read_file."), tools(READ_A), text("alpha"))
+    fake.add(text("You can use read_file for that."), text("read_file reads a file"))
+    session, events = await make_session(lean=True, max_rounds=8)
+    finished = await session.turn("what is in a.txt?")
+    assert ran(events) == ["read_file"] and finished.text == "alpha"
+    assert fake.requests[1]["messages"][-1] == {
+        "role": "user",
+        "content": DESCRIBED.format(name="search_files"),  # the first one it names
+    }
+    assert described_call("Run it in a terminal, or `terminal`.", ["terminal"]) == "terminal"
+    assert described_call("Run it in a terminal, then patch it.", ["patch", "terminal"]) is None
+    # asked once: a second answer that names one is the answer
+    assert (await session.turn("which tool reads a file?")).text == "read_file reads a file"
+    assert len(fake.requests) == 5
     await session.close()

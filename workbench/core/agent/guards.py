@@ -9,8 +9,9 @@ differently; the same write again is still refused.
 A small model (the bundled one) gets a lean profile: a short system prompt that says how
 to work, only the shared tools (it misuses the agent's own: clarify, memory, todo,
 delegate_task, session_search) without their numeric and boolean options, one tool call a
-round, after tool results a one-line nudge to answer if it can, and, when it answers
-without writing a file its request asked to be written, one more round that says so.
+round, after tool results a one-line nudge to answer if it can, and one more round, told
+why, when it answers without writing a file its request asked to be written, or, in the
+first round, names a tool it did not call.
 Measured on bench/bench_local_tasks.py.
 """
 
@@ -79,6 +80,25 @@ def to_write(request: str, exists: Callable[[str], bool]) -> list[str]:
 def unwritten(names: list[str]) -> str:
     """The line that asks, once, for the file a request named and the turn did not write."""
     return UNWRITTEN.format(names=" and ".join(names))
+
+
+DESCRIBED = (
+    "[You wrote about {name} but called no tool. If a tool is needed, call it now; if not, "
+    "give your answer again.]"
+)
+
+
+def described_call(text: str, names: list[str]) -> str | None:
+    """The first offered tool a reply names, when it called none: a small model may write
+    what it would do ("I'll use the `search_files` function to ...") and stop there, an
+    answer given without looking. A name that is also a word ("patch", "terminal") counts
+    in backticks only."""
+    found = []
+    for name in names:
+        shown = name if "_" in name else f"`{name}`"
+        if shown in text:
+            found.append((text.find(shown), name))
+    return min(found)[1] if found else None
 
 
 KNOBS = frozenset({"integer", "number", "boolean"})

@@ -37,8 +37,10 @@ from workbench.core.agent.events import (
     TurnFinished,
 )
 from workbench.core.agent.guards import (
+    DESCRIBED,
     LEAN_SYSTEM,
     RepeatGuard,
+    described_call,
     nudge,
     to_write,
     unwritten,
@@ -183,7 +185,7 @@ class Agent:
                 )
                 reply = await self._round(rounds, final, tokens)
                 text = reply.text
-                if not reply.calls and not final and self._ask_for_write():
+                if not reply.calls and not final and self._follow_up(reply.text, rounds == 1):
                     continue
                 if not reply.calls:
                     reason = "max_rounds" if rounds > self.settings.max_rounds else "answered"
@@ -226,9 +228,16 @@ class Agent:
         cwd = self.executor.cwd
         return to_write(prompt, lambda name: os.path.lexists(os.path.join(cwd, name)))
 
-    def _ask_for_write(self) -> bool:
-        """Lean: a turn that answers without writing the file its request asked for gets
-        one more round, told so (once a turn)."""
+    def _follow_up(self, text: str, first: bool) -> bool:
+        """Lean: an answer given without looking gets one more round, told why: a first
+        reply that names a tool it did not call, or a turn that wrote nothing although its
+        request asked for a file to be written (each once a turn)."""
+        if not self.settings.lean:
+            return False
+        named = described_call(text, self.last_offered) if first else None
+        if named is not None:
+            self._append({"role": "user", "content": DESCRIBED.format(name=named)})
+            return True
         if not self._to_write or self.guard.wrote_any:
             return False
         self._append({"role": "user", "content": unwritten(self._to_write)})
