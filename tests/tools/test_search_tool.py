@@ -94,8 +94,16 @@ def test_a_search_that_finds_nothing_says_what_to_try(tree: Path) -> None:
     assert counted["total"] == 0 and "'TODO'" in counted["hint"]
     assert "hint" in search(tree, pattern="absent", output_mode="files_only")
     assert "hint" not in search(tree, pattern="TODO", output_mode="count")
-    narrowed = search(tree, pattern="Guide", file_glob="*.py")["hint"]
-    assert "'*.py'" in narrowed and "without file_glob" in narrowed
+
+
+def test_a_file_glob_that_leaves_nothing_gives_the_matches_in_other_files(tree: Path) -> None:
+    # the 1.5B looked for a word of a Markdown file in '*.py', and repeated that search
+    out = search(tree, pattern="Guide", file_glob="*.py")
+    assert [m["path"] for m in out["matches"]] == ["docs/guide.md"]
+    assert "'*.py'" in out["note"] and "other files" in out["note"]
+    assert "note" not in search(tree, pattern="TODO", file_glob="*.py")  # found where asked
+    nowhere = search(tree, pattern="absent", file_glob="*.py")
+    assert nowhere["matches"] == [] and "file_glob" not in nowhere["hint"]
 
 
 def test_plain_words_that_match_no_line_as_written_find_the_lines_holding_each(

@@ -14,6 +14,7 @@ with an error that says so instead of holding the interpreter past every timeout
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import stat
@@ -196,7 +197,12 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
         seconds = min(seconds, max(0.5, call_timeout * 0.5))
     deadline = Deadline(float(kw.get("search_seconds") or seconds))
     try:
-        return _grep(root, compiled, glob, cwd, args, limit, offset, deadline)
+        found = _grep(root, compiled, glob, cwd, args, limit, offset, deadline)
+        if glob is not None and _nothing(found):
+            anywhere = {**args, "file_glob": None}
+            wide = _grep(root, compiled, None, cwd, anywhere, limit, 0, deadline)
+            return _beyond_glob(wide, args["file_glob"])
+        return found
     except SearchTooSlow as exc:
         return tool_error(
             f"search_files gave up in {_display(exc.where, cwd)}: the pattern "
@@ -205,6 +211,25 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
             "or narrow path or file_glob.",
             status="timeout",
         )
+
+
+def _nothing(result: str) -> bool:
+    """Whether a search's result says nothing matched (it then carries a hint)."""
+    return '"hint"' in result and "hint" in json.loads(result)
+
+
+def _beyond_glob(wide: str, file_glob: str) -> str:
+    """When nothing matched in the files file_glob chose, what matched in the others: a
+    model guesses the glob (the 1.5B looked for a word of a Markdown file in '*.py', and
+    repeated that search whatever the hint said)."""
+    if _nothing(wide):
+        return wide  # nothing anywhere: its hint need not mention the glob
+    data = json.loads(wide)
+    data["note"] = (
+        f"Nothing matched in the files matching file_glob {file_glob!r}; "
+        "these matches are from other files. " + data.get("note", "")
+    ).strip()
+    return json.dumps(data, ensure_ascii=False)
 
 
 def _find_files(root: Path, pattern: str, cwd: Path, limit: int, offset: int) -> str:
