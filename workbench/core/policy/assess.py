@@ -15,7 +15,9 @@ from typing import Any
 from workbench.core.execution.gate import GateCheck, check_call
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict
+from workbench.core.safety.places import state_roots, within
 from workbench.core.tools.events import ToolSource
+from workbench.core.tools.paths import resolve_path
 
 UNTRUSTED_RULE = "untrusted-mcp"
 
@@ -41,8 +43,54 @@ def assess(
     facts = facts_for(registry, name, args)
     check = check_call(name, args, cwd, recent_writes, roots)
     if check is None:
+        check = app_state_check(registry, name, args, cwd)
+    if check is None:
         check = untrusted_check(registry, name, args)
     return facts, check
+
+
+def app_state_check(
+    registry: Any, name: str, args: dict[str, Any], cwd: str | os.PathLike[str]
+) -> GateCheck | None:
+    """An MCP tool given a path in hermes-tui's own state is refused, whatever is approved.
+
+    The file gate knows only the built-in tools' arguments; a server's tool (a filesystem
+    server whose root is the folder the workbench runs in, often the home holding
+    `~/.hermes`) would otherwise write config.yaml, the history or the rules, unasked when
+    the server is trusted. Every text argument is looked at as a path.
+    """
+    entry = registry.get_entry(name) if registry is not None else None
+    if entry is None or entry.source is not ToolSource.MCP:
+        return None
+    for value in _texts(args):
+        path = resolve_path(value.removeprefix("file://"), cwd)
+        if _in_state(str(path)):
+            shown = f"{name} {json.dumps(args, ensure_ascii=False)}"
+            reason = f"{name} is given {value}, in hermes-tui's own state (HERMES_HOME)"
+            finding = Finding("app-state", reason, (0, len(name)), Severity.HARDLINE)
+            return GateCheck(shown, Verdict(shown, (finding,)))
+    return None
+
+
+def _in_state(path: str) -> bool:
+    places = dict.fromkeys((os.path.normpath(path), os.path.realpath(path)))
+    return any(within(p, root) for p in places for root in state_roots())
+
+
+def _texts(value: Any, depth: int = 0) -> Iterable[str]:
+    """The arguments' text values, each a path a server could take (`hermes-home` below the
+    folder it runs in is one), bounded."""
+    if depth > 8:
+        return
+    if isinstance(value, str):
+        if len(value) <= 4096 and "\0" not in value:
+            yield value
+    elif isinstance(value, dict):
+        for item in list(value.values())[:256]:
+            yield from _texts(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value[:256]:
+            yield from _texts(item, depth + 1)
 
 
 def untrusted_check(registry: Any, name: str, args: dict[str, Any]) -> GateCheck | None:

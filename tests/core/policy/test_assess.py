@@ -1,0 +1,35 @@
+"""What the approval path raises about a call before the rules: an MCP tool given a path in
+hermes-tui's own state is refused, as the built-in file tools are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run
+from tests.support.mcp import REAL_SERVERS
+
+FILESYSTEM = REAL_SERVERS["filesystem"]
+
+
+@pytest.mark.skipif(not FILESYSTEM.exists(), reason="run `make mcp-servers` first")
+def test_an_mcp_tool_cannot_write_the_apps_own_state(cli_env, home: Path, tmp_path: Path) -> None:
+    # the workbench run from a folder holding HERMES_HOME (a home directory and its ~/.hermes):
+    # the filesystem server's root is that folder, and the server is trusted (the default)
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "config.yaml"
+    config.write_text(
+        f"tools:\n  disabled: [terminal]\nmcp_servers:\n  fs:\n    command: {FILESYSTEM}\n"
+    )
+    root = home.parent
+    for path in (str(config), f"file://{config}", str(config.relative_to(root)), home.name):
+        args = json.dumps({"path": path, "content": "tools: {disabled: []}\n"})
+        out = run(cli_env, "call", "mcp__fs__write_file", "--args", args, "--yes", cwd=root)
+        assert "hermes-tui's own state" in out.stdout + out.stderr, out.stdout + out.stderr
+        assert "disabled: [terminal]" in config.read_text()
+    # a path elsewhere under the same root is the server's to write
+    args = json.dumps({"path": str(root / "notes.txt"), "content": "hello"})
+    out = run(cli_env, "call", "mcp__fs__write_file", "--args", args, cwd=root)
+    assert out.returncode == 0 and (root / "notes.txt").read_text() == "hello", out.stdout
