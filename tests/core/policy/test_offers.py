@@ -131,11 +131,15 @@ async def test_session_saves_the_offer_for_this_session_only(tmp_path: Path) -> 
     assert (await ask(broker, "rm -rf build other")).approved
 
 
-async def test_always_that_cannot_be_saved_keeps_it_for_the_session(tmp_path: Path) -> None:
+async def test_always_that_cannot_be_saved_still_answers_once(tmp_path: Path) -> None:
     broker = broker_with_config(tmp_path, "command_allowlist: [broken\n")
     broker.attach(lambda r: broker.answer(r.id, "a"))
     decision = await ask(broker, "rm -rf build")
-    assert decision.choice is Choice.SESSION and "not saved" in decision.reason
+    assert decision.approved and "not saved" in decision.reason
     assert (tmp_path / "config.yaml").read_text() == "command_allowlist: [broken\n"
+    # the config's rules cannot be read, so nothing stands for a person: the next call asks,
+    # and with no one to ask it is denied, --yes or not
     broker._front_ends.clear()
-    assert (await ask(broker, "rm -rf build")).approved
+    broker.mode = "off"
+    refused = await ask(broker, "ls")
+    assert not refused.approved and "cannot be read" in refused.reason

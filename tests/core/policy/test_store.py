@@ -103,7 +103,10 @@ def test_a_config_that_does_not_parse_is_never_overwritten(tmp_path: Path) -> No
     with pytest.raises(ConfigError):
         book.add(Rule(Action.DENY, "tool", "x"))
     assert (tmp_path / "config.yaml").read_text() == "approvals: [broken\n"
-    assert book.policy.notes and "cannot be read" in book.policy.notes[0]
+    # its deny rules are unknown: every call asks until it is fixed
+    assert any("cannot be read" in p for p in book.policy.problems)
+    ruling = book.policy.judge(CallFacts("read_file", "file"), None)
+    assert ruling.outcome is Outcome.ASK and "cannot be read" in ruling.reason
 
 
 def test_project_rules_apply_only_once_the_project_is_trusted(tmp_path: Path) -> None:

@@ -224,8 +224,11 @@ class ApprovalBroker:
             return Decision(
                 Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
             )
-        if self.mode == "off":
+        fail_closed = self.book.policy.fail_closed
+        if self.mode == "off" and not fail_closed:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
+        if not self._front_ends and fail_closed:  # --yes answers for rules it can read only
+            return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
         if not self._front_ends:
             return Decision(Choice.DENY, NO_ONE)
         reason = ruling.reason if ruling.rule or not reason else reason

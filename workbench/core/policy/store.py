@@ -133,8 +133,9 @@ class RuleBook:
 
 def _from_config(config: Config, policy: Policy) -> None:
     name = config.path.name
-    if config.error:
-        policy.notes.append(f"{config.error} (its rules cannot be read)")
+    if config.error:  # its deny rules and switches are unknown: fail closed
+        _broken(policy, f"{config.error} (its rules cannot be read)", may_deny=True)
+        return
     allow = config.get("command_allowlist") or []
     if not isinstance(allow, list):
         policy.problems.append(f"{name} command_allowlist: must be a list of commands (ignored)")
