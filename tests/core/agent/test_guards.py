@@ -262,6 +262,16 @@ def test_a_small_model_is_offered_no_numeric_or_boolean_option() -> None:
     assert lean_definition(plain) is plain
 
 
+def test_the_lean_profile_keeps_the_offset_a_result_says_to_go_on_from() -> None:
+    from workbench.core.tools.registry import registry
+    from workbench.tools import file_tools  # noqa: F401  (registers read_file)
+
+    (read,) = registry.get_definitions({"read_file"}, quiet=True)
+    properties = lean_definition(read)["function"]["parameters"]["properties"]
+    assert "offset" in properties and "limit" not in properties
+    assert lean_definition(read)["function"]["parameters"].get("required") == ["path"]
+
+
 async def test_the_lean_profile_sends_the_trimmed_definitions(
     make_session, fake: FakeOpenAI
 ) -> None:
@@ -269,7 +279,10 @@ async def test_the_lean_profile_sends_the_trimmed_definitions(
     session, _ = await make_session(lean=True)
     await session.turn("hi")
     by_name = {t["function"]["name"]: t["function"] for t in fake.requests[0]["tools"]}
-    assert set(by_name["read_file"]["parameters"]["properties"]) == {"path"}
+    assert set(by_name["read_file"]["parameters"]["properties"]) == {
+        "path",
+        "offset",
+    }  # offset: to go on from next_offset
     assert "limit" not in by_name["search_files"]["parameters"]["properties"]
     assert "pattern" in by_name["search_files"]["parameters"]["properties"]
     await session.close()

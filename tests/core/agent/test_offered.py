@@ -62,7 +62,7 @@ async def test_a_small_models_lean_profile_is_measured_as_it_is_sent(
     assert "lean profile" in costs.describe()
     # measured without the options a small model is not offered, as sent
     read = next(d for d in sent_tools(fake.requests[0]) if d["function"]["name"] == "read_file")
-    assert set(read["function"]["parameters"]["properties"]) == {"path"}
+    assert set(read["function"]["parameters"]["properties"]) == {"path", "offset"}
     expected = Encoding("qwen3").count(json.dumps(read, ensure_ascii=False)) + PER_DEFINITION
     assert costs.tools["read_file"].tokens == expected
     await session.close()

@@ -108,13 +108,17 @@ def lean_definition(definition: dict[str, Any]) -> dict[str, Any]:
     """A tool's definition for a small model: without its optional numeric and boolean
     parameters (paging, limits, timeouts, flags), whose defaults suit its work. The 1.5B
     fills in every parameter offered, at 8 tokens a second on 2 cores, and a guessed
-    limit of 1 hides the match it looks for. A required one always stays."""
+    limit of 1 hides the match it looks for. A required one always stays, and so does
+    `offset` where the tool says its result gives a `next_offset` to go on from (read_file):
+    without it a small model could never read past what fits in its window."""
     function = definition.get("function") or {}
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties")
     if not isinstance(properties, dict):
         return definition
     required = set(parameters.get("required") or ())
+    if "next_offset" in str(function.get("description") or ""):
+        required.add("offset")  # kept as offered, not made required
     kept = {
         name: spec
         for name, spec in properties.items()
