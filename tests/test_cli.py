@@ -67,6 +67,17 @@ def test_tools_disable_and_enable_one_tool(cli_env, home: Path) -> None:
     assert run(cli_env, "tools", "disable").returncode == 2
 
 
+def test_call_refuses_a_tool_whose_toolset_is_switched_off(cli_env, tmp_path: Path) -> None:
+    assert run(cli_env, "toolsets", "disable", "terminal").returncode == 0
+    refused = run(cli_env, "call", "terminal", "--args", '{"command": "touch ran"}', "--yes",
+                  cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    said = json.loads(refused.stdout)["error"]
+    assert said.startswith("Tool 'terminal' is switched off with its toolset terminal")
+    assert "`hermes-tui toolsets enable terminal`" in said
+    assert not (tmp_path / "ran").exists()
+
+
 def test_call_runs_through_the_agent_path(cli_env, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\nbeta\n")
     out = run(

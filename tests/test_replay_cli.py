@@ -147,7 +147,23 @@ def test_a_case_with_no_checks_fails_when_its_call_never_ran(
     out = run(cli_env, "replay", str(cases(tmp_path / "c.yaml", text)), "--yes", "--json")
     assert out.returncode == 1, out.stdout + out.stderr
     off, app_state = json.loads(out.stdout)["cases"]
-    assert off["reasons"] == ["tool read_file is switched off (tools.disabled in config.yaml)"]
+    assert off["reasons"] == [
+        "tool read_file is switched off (tools.disabled in config.yaml); to switch it on: "
+        "`hermes-tui tools enable read_file` (in the workbench: x on the tool)"
+    ]
     assert app_state["status"] == "blocked"
     assert app_state["reasons"][0].startswith("not run: blocked (hardline)")
     assert "tools:" in (home / "config.yaml").read_text()
+
+
+def test_a_case_whose_toolset_is_switched_off_fails_and_its_call_never_runs(
+    cli_env, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [terminal]\n")
+    text = "cases:\n  - {tool: terminal, arguments: {command: touch ran}, expect: {status: ok}}\n"
+    out = run(cli_env, "replay", str(cases(tmp_path / "c.yaml", text)), "--yes", cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "tool terminal is switched off with its toolset terminal" in out.stdout
+    assert "`hermes-tui toolsets enable terminal`" in out.stdout
+    assert not (tmp_path / "ran").exists()

@@ -93,3 +93,65 @@ def test_a_broken_config_is_never_rewritten(runtime, home) -> None:
     with pytest.raises(CommandFailed):
         set_tool(runtime, "read_file", False)
     assert config_path(home).read_text() == "tools: [unclosed\n"
+
+
+def _run_by_hand(runtime, name: str, arguments: dict) -> tuple[str, str]:
+    """A call as `hermes-tui call`, the run form and a plugin make it: status, what it said."""
+    executor = runtime.executor(broker=None)
+    try:
+        (outcome,) = asyncio.run(executor.run([{"id": "1", "name": name, "arguments": arguments}]))
+    finally:
+        executor.shutdown()
+    content = outcome.content
+    said = json.loads(content).get("error", content) if isinstance(content, str) else content
+    return outcome.status, str(said)
+
+
+def test_a_tool_switched_off_with_its_toolset_is_refused_by_hand_and_says_how_to_switch_it_on(
+    runtime, home, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    assert _run_by_hand(runtime, "read_file", {"path": str(tmp_path / "a.txt")})[0] == "ok"
+    set_toolset(runtime, "file", False)
+    assert "read_file" not in runtime.effective_tools()
+    status, said = _run_by_hand(runtime, "read_file", {"path": str(tmp_path / "a.txt")})
+    assert status == "invalid"
+    assert said == (
+        "Tool 'read_file' is switched off with its toolset file (agent.disabled_toolsets in "
+        "config.yaml); to switch it on: `hermes-tui toolsets enable file` (in the workbench: "
+        "the toolset's checkbox)"
+    )
+    set_tool(runtime, "read_file", False)  # off by itself too: both switches are named
+    said = _run_by_hand(runtime, "read_file", {"path": "a.txt"})[1]
+    assert "(tools.disabled in config.yaml) and switched off with its toolset file" in said
+    assert "`hermes-tui tools enable read_file`" in said and "toolsets enable file" in said
+    set_toolset(runtime, "file", True)
+    said = _run_by_hand(runtime, "read_file", {"path": "a.txt"})[1]
+    assert said == (
+        "Tool 'read_file' is switched off (tools.disabled in config.yaml); to switch it on: "
+        "`hermes-tui tools enable read_file` (in the workbench: x on the tool)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("choices", "named"),
+    [
+        # a disabled toolset that includes the tool wins over the tool's own, switched on
+        ("agent:\n  disabled_toolsets: [debugging]\n", "toolset debugging (which includes it, "
+         "agent.disabled_toolsets in config.yaml); to switch it on: `hermes-tui toolsets "
+         "enable debugging`"),
+        # a saved list of enabled toolsets that leaves the tool's own out
+        ("platform_toolsets:\n  cli: [terminal]\n", "its toolset file (not in "
+         "platform_toolsets.cli of config.yaml); to switch it on: `hermes-tui toolsets enable "
+         "file`"),
+    ],
+    ids=["included", "left-out"],
+)  # fmt: skip
+def test_the_refusal_names_the_toolset_switch_that_leaves_the_tool_off(
+    runtime, home, choices: str, named: str
+) -> None:
+    config_path(home).write_text(CONFIG + choices)
+    runtime.reload_config()
+    assert "read_file" not in runtime.effective_tools()
+    status, said = _run_by_hand(runtime, "read_file", {"path": "a.txt"})
+    assert status == "invalid" and said.startswith(f"Tool 'read_file' is switched off with {named}")

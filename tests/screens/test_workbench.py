@@ -151,6 +151,29 @@ async def test_a_failing_tool_shows_its_error(home: Path, typed_tool) -> None:
         assert "RuntimeError: the tool broke" in str(form.query_one("#form-result").content.code)
 
 
+async def test_the_form_refuses_a_tool_whose_toolset_is_switched_off(
+    home: Path, typed_tool: list[dict]
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [testing]\n")
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        move_to(screen.query_one(ToolsTree), "tool", "typed_echo")
+        await pilot.press("f2")
+        form = screen.query_one(RunToolForm)
+        await wait_until(pilot, lambda: form.tool == "typed_echo" and form.query("#arg-text"))
+        form.query_one("#arg-text").text = "hello"
+        await pilot.press("ctrl+r")
+        await wait_until(
+            pilot, lambda: str(form.query_one("#form-status").content).startswith("invalid")
+        )
+        said = str(form.query_one("#form-result").content.code)
+        assert "switched off with its toolset testing" in said
+        assert "hermes-tui toolsets enable testing" in said
+        assert typed_tool == []  # never run
+
+
 async def test_a_destructive_command_asks_and_enter_denies(
     home: Path, tmp_path: Path, monkeypatch
 ) -> None:

@@ -16,9 +16,7 @@ if TYPE_CHECKING:
 def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
     """One row per tool: where it came from, whether the model may be offered it, and why not."""
     report = runtime.registry.availability_report()
-    choices, toolsets = runtime.choices, runtime.toolsets
-    off = runtime.switched_off()
-    effective = set(choices.effective_tools(toolsets)) - set(off)
+    off, every_off = runtime.switched_off(), runtime.off_tools()
     rows = []
     for name, entry in sorted(runtime.registry.snapshot().items()):
         availability = report[name]
@@ -31,9 +29,9 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "owner": entry.owner,
                 "available": availability.available,
                 "reason": availability.reason or None,
-                "enabled": name in effective,
+                "enabled": name not in every_off,  # by itself or with its toolset
                 "switched_off": off.get(name),  # why this one tool is off, or None
-                "offered": name in effective and availability.available,
+                "offered": name not in every_off and availability.available,
                 "emoji": entry.emoji,
                 "description": entry.description,
                 "max_result_size_chars": "inf" if size == float("inf") else size,

@@ -19,7 +19,7 @@ from workbench.core.tools.events import ToolSource
 from workbench.core.tools.memory import BUILTIN, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry, fresh_registry
 from workbench.core.tools.switches import REASON as DISABLED_REASON
-from workbench.core.tools.switches import disabled_tools
+from workbench.core.tools.switches import disabled_tools, refusal
 from workbench.core.tools.toolsets import ToolsetChoices, Toolsets
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ class Runtime:
             hooks=self.hooks,
             write_roots=write_roots(self.config),
             backend=self.backend(),
-            switched_off=self.switched_off,
+            switched_off=self.off_tools,
         )
 
     def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
@@ -161,13 +161,29 @@ class Runtime:
         return content if isinstance(content, str) else str(content)
 
     def effective_tools(self, config: Config | None = None) -> list[str]:
-        """The tools the model would be offered now (or with another `config`): enabled
-        toolsets, less the tools switched off one by one, available tools."""
-        config = config or self.config
-        names = ToolsetChoices.from_config(config).effective_tools(self.toolsets)
-        off = self.switched_off(config)
-        report = self.registry.availability_report(n for n in names if n not in off)
+        """The tools the model would be offered now (or with another `config`): those no
+        switch leaves off (`off_tools`), available now."""
+        on, _ = self._switches(config or self.config)
+        report = self.registry.availability_report(on)
         return [n for n, a in report.items() if a.available]
+
+    def off_tools(self, config: Config | None = None) -> dict[str, str]:
+        """Every registered tool switched off → why, and how to switch it on again: by itself
+        (`tools.disabled`, its MCP server's filter) or with its toolset. The one rule: such
+        a tool is never offered to the model, and the executor refuses it whoever asks."""
+        return self._switches(config or self.config)[1]
+
+    def _switches(self, config: Config) -> tuple[list[str], dict[str, str]]:
+        """The tools the switches leave on, and those they leave off → refusal's sentence."""
+        choices = ToolsetChoices.from_config(config)
+        names = choices.effective_tools(self.toolsets)
+        alone = self.switched_off(config)
+        by_toolset = choices.off_by_toolset(self.toolsets, names)
+        off = {
+            name: refusal(name, alone.get(name), by_toolset.get(name))
+            for name in sorted({*alone, *by_toolset})
+        }
+        return [n for n in names if n not in alone], off
 
     def switched_off(self, config: Config | None = None) -> dict[str, str]:
         """Registered tools switched off one by one → why: `tools.disabled`, and MCP tools

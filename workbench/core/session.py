@@ -155,8 +155,12 @@ class ChatSession:
         record.record("session", id=f"{self.id}/{task.name}", model=self.settings.describe(),
                       cwd=self.cwd, parent=task.call_id, goal=task.goal)  # fmt: skip
         state = OwnToolsState(self.runtime.home)
-        allowed = list(task.tools)
-        tools = self._tools(state, depth=task.depth, offered=lambda: allowed)
+        given = set(task.tools)
+
+        def allowed() -> list[str]:  # what it was given, less what is switched off since
+            return [n for n in self.runtime.effective_tools() if n in given]
+
+        tools = self._tools(state, depth=task.depth, offered=allowed)
         executor = self.runtime.executor(broker=self.broker, session_id=self.id, cwd=self.cwd)
         executor.registry, executor.label, executor.parent = tools, task.name, task.call_id
         executor.budget = self.executor.budget
@@ -166,7 +170,7 @@ class ChatSession:
             tools,
             state,
             executor,
-            lambda: allowed,
+            allowed,
             transcript=record,
             client=self.agent.client,
             on_event=lambda event: _forward_subagent_event(event, self._observe),

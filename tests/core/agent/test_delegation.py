@@ -12,10 +12,13 @@ import pytest
 
 from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, error, text, tools
+from tests.support.tools import schema
 from workbench.core.agent import transcript
 from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
+from workbench.core.commands import set_toolset
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.runtime import load_runtime
 
 
 def offered(request: dict) -> set[str]:
@@ -220,3 +223,32 @@ async def test_a_resumed_session_names_new_sub_agents_after_its_old_ones(
     assert subagents == ["sub-agent-1.jsonl", "sub-agent-2.jsonl"]
     second = transcript.read(transcript.sessions_dir(home) / session.id / "sub-agent-2.jsonl")
     assert second[0]["goal"] == "second job"
+
+
+async def test_a_toolset_switched_off_while_a_subagent_works_is_no_longer_offered_to_it(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    runtime = load_runtime(home)
+
+    def switch_file_off(args, **kw) -> str:  # the user unticks `file` as the sub-agent works
+        set_toolset(runtime, "file", False)
+        return "{}"
+
+    runtime.registry.register("switch_file_off", "testing", schema("switch"), switch_file_off)
+    fake.add(tools(("delegate_task", {"goal": "switch then read"})), text("done"))
+    fake.route(
+        "switch then read",
+        tools(("switch_file_off", {})),
+        tools(("read_file", {"path": "a.txt"})),
+        text("I could not read it"),
+    )
+    session, events = await make_session(runtime=runtime)
+    await session.turn("go")
+    mine = [r for r in fake.requests if "switch then read" in str(r["messages"][0]["content"])]
+    first, second, third = mine  # the sub-agent's three requests
+    assert "read_file" in offered(first)
+    assert "read_file" not in offered(second) and "switch_file_off" in offered(second)
+    assert "does not exist" in tool_messages(third)[-1]["content"]  # and it did not run
+    assert not [e for e in events if isinstance(e, ToolCallFinished) and e.status == "ok"
+                and e.name == "read_file"]  # fmt: skip
+    await session.close()

@@ -105,7 +105,7 @@ class Executor:
     hooks: HookRegistry | None = None  # plugin hooks and middleware around each call
     session_id: str = ""
     allowed: frozenset[str] | None = None  # only these may run (the tools the model was offered)
-    # tools switched off one by one (config.yaml) → why: run by no one, whoever asks
+    # tools switched off (by themselves or with their toolset) → why: run by no one
     switched_off: Callable[[], Mapping[str, str]] | None = None
     write_roots: tuple[str, ...] = ()  # besides cwd, where writes need no approval
     backend: Backend | None = None  # where terminal and file calls run (None: here, no sandbox)

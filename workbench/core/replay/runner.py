@@ -86,7 +86,7 @@ def _missing(runtime: Runtime, tool: str) -> str:
     registry = runtime.registry
     if registry.get_entry(tool) is None:
         return f"no tool named {tool} (`hermes-tui tools` lists them)"
-    off = runtime.switched_off().get(tool)
+    off = runtime.off_tools().get(tool)
     if off:
         return f"tool {tool} is {off}"
     availability = registry.availability(tool)

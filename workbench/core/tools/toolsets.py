@@ -13,7 +13,7 @@ enabled, one the user turned off stays off).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,6 +175,15 @@ class Toolsets:
         return sorted(names)
 
 
+@dataclass(frozen=True, slots=True)
+class ToolsetSwitch:
+    """The toolset whose switch leaves a tool off, and the key of config.yaml that says so."""
+
+    toolset: str
+    key: str  # DISABLED_KEY (in that list) or ENABLED_KEY (left out of that list)
+    own: bool  # the tool's own toolset, rather than one that includes it
+
+
 @dataclass(frozen=True)
 class ToolsetChoices:
     """The user's toolset choices as read from config.yaml."""
@@ -210,6 +219,30 @@ class ToolsetChoices:
 
     def effective_tools(self, toolsets: Toolsets) -> list[str]:
         return toolsets.effective_tools(self.enabled_toolsets(toolsets), self.disabled)
+
+    def off_by_toolset(self, toolsets: Toolsets, on: Iterable[str]) -> dict[str, ToolsetSwitch]:
+        """Registered tools these choices leave off (`on`: what `effective_tools` gave) →
+        the toolset that switches each off: its own when that one is off, else a disabled
+        toolset that includes it (a disabled toolset wins over the tool's own)."""
+        left = set(on)
+        snapshot = toolsets.registry.snapshot()
+        off = [name for name in snapshot if name not in left]
+        if not off:
+            return {}
+        including: dict[str, str] = {}  # tool -> the first disabled toolset that holds it
+        for ts in self.disabled:
+            for tool in toolsets.resolve(ts):
+                including.setdefault(tool, ts)
+        found: dict[str, ToolsetSwitch] = {}
+        for name in off:
+            own = snapshot[name].toolset
+            if own in self.disabled:
+                found[name] = ToolsetSwitch(own, DISABLED_KEY, own=True)
+            elif name in including:
+                found[name] = ToolsetSwitch(including[name], DISABLED_KEY, own=False)
+            else:  # enabled is a list that leaves its toolset out
+                found[name] = ToolsetSwitch(own, ENABLED_KEY, own=True)
+        return found
 
     def problems(self, toolsets: Toolsets) -> list[str]:
         """Unknown names and include cycles in the saved choices, for the doctor and the UI."""
