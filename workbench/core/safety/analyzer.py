@@ -45,6 +45,7 @@ from workbench.core.safety.places import (
     state_roots,
     within,
 )
+from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Finding, Severity
 from workbench.core.safety.words import Cmd
 from workbench.core.safety.wrappers import unwrap
@@ -531,6 +532,7 @@ class Analyzer:
             new = word_value(value, self.vars) if value is not None else ""
             # assigned twice (in two branches, say): which one holds is known at run time
             self.vars[text] = new if self.vars.get(text, new) == new else None
+            judge_setting(self, node, text, new)
 
     def to_cmd(self, node: Node) -> Cmd | None:
         """The simple command at `node` (read once: pipelines and redirections ask again)."""

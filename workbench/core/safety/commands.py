@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -231,7 +232,7 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
     _overwrite(ctx, cmd.node, dest, f"{cmd.name} may overwrite")
 
 
-@rule("sort", "uniq")
+@rule("sort", "uniq", "shuf")
 def _sort(ctx: Context, cmd: Cmd) -> None:
     for i, arg in enumerate(cmd.args):
         if arg in ("-o", "--output") and i + 1 < len(cmd.args):
@@ -252,6 +253,60 @@ def _tee(ctx: Context, cmd: Cmd) -> None:
             ctx.place(cmd.node, target, "tee appends to")
             continue
         _overwrite(ctx, cmd.node, target, "tee overwrites")
+
+
+_XXD_VALUES = frozenset({"-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o"})
+
+
+@rule("xxd")
+def _xxd(ctx: Context, cmd: Cmd) -> None:
+    """`xxd [-r] INFILE OUTFILE` writes its second operand."""
+    values = _XXD_VALUES | {"-n", "-name"}
+    operands = [
+        a
+        for i, a in enumerate(cmd.args)
+        if (a is None or not a.startswith("-") or a == "-")
+        and not (i and cmd.args[i - 1] in values)
+    ]
+    if len(operands) >= 2 and operands[1] != "-":
+        _overwrite(ctx, cmd.node, operands[1], "xxd overwrites")
+
+
+@rule("make", "gmake")
+def _make(ctx: Context, cmd: Cmd) -> None:
+    """Rules given on the command line (`--eval`) are a makefile of the model's own."""
+    if any(a is None or a in ("-E", "--eval") or a.startswith("--eval=") for a in cmd.args):
+        ctx.flag("inline-code", f"{cmd.name} --eval runs rules given on the command line", cmd.node)
+
+
+# Interpreters whose code is not read here: code given to them inline asks.
+_UNREAD_INLINE = {
+    "lua": ("-e",),
+    "luajit": ("-e",),
+    "Rscript": ("-e", "--expr"),
+    "R": ("-e",),
+    "julia": ("-e", "-E", "--eval", "--print"),
+    "osascript": ("-e",),
+    "pwsh": ("-c", "-command", "-Command", "-encodedcommand", "-EncodedCommand", "-ec", "-e"),
+    "powershell": ("-c", "-command", "-Command", "-encodedcommand", "-EncodedCommand", "-ec"),
+    "tclsh": ("-c",),
+    "groovy": ("-e",),
+    "scala": ("-e",),
+    "erl": ("-eval",),
+    "elixir": ("-e",),
+    "racket": ("-e",),
+    "guile": ("-c",),
+}
+
+
+@rule(*_UNREAD_INLINE)
+def _unread_inline(ctx: Context, cmd: Cmd) -> None:
+    options = _UNREAD_INLINE[cmd.name]
+    lowered = {o.lower() for o in options}
+    if any(a is None or a in options or a.lower() in lowered for a in cmd.args if a != "--"):
+        ctx.flag("inline-code", f"runs {cmd.name} code, which is not read here", cmd.node)
+    elif cmd.operands and cmd.operands[0] is not None:
+        _ran_file(ctx, cmd, cmd.operands[0])
 
 
 @rule("sponge")
@@ -371,7 +426,11 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
     if cmd.name in ("deno", "bun") and cmd.operands[:1] == ["eval"]:
         code_finding(ctx, cmd.node, cmd.name, language, [*cmd.operands, ""][1])
         return
-    script = next((a for a in cmd.operands), "")
+    module = _python_module(cmd) if language == "python" and not has_inline else None
+    if module is not None:
+        _module(ctx, cmd, *module)
+        return
+    script = _script_operand(cmd, _SCRIPT_VALUES.get(language, frozenset())) or ""
     if language and script and not has_inline:
         _ran_file(ctx, cmd, script)
         rest = cmd.args[cmd.args.index(script) + 1 :]
@@ -379,6 +438,65 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
             databases.django(ctx, cmd, rest, "manage.py")
         elif script.rsplit("/", 1)[-1] == "artisan":
             databases.artisan(ctx, cmd, rest)
+
+
+# Options whose value is the next word, so it is not the script: `python3 -W ignore x.py`.
+_SCRIPT_VALUES = {
+    "python": frozenset({"-W", "-X", "-Q", "--check-hash-based-pycs"}),
+    "perl": frozenset({"-I", "-x"}),
+    "ruby": frozenset({"-I", "-r", "-C", "-E", "--encoding"}),
+    "node": frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"}),
+    "shell": frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}),
+}
+
+
+def _script_operand(cmd: Cmd, values: frozenset[str]) -> str | None:
+    """The file an interpreter runs: its first operand that is no option's value."""
+    skip = False
+    for arg in cmd.args:
+        if skip:
+            skip = False
+            continue
+        if arg is None:
+            return None
+        if arg == "--":
+            continue
+        if arg.startswith(("-", "+")) and arg not in ("-", "+"):
+            skip = arg in values
+            continue
+        return arg
+    return None
+
+
+def _python_module(cmd: Cmd) -> tuple[str | None, list[str | None]] | None:
+    """`python -m MODULE ARGS`: the module and its arguments (None: not run with -m)."""
+    for i, arg in enumerate(cmd.args):
+        if arg is None or not arg.startswith("-") or arg == "-":
+            return None  # a script comes first: -m after it is the script's
+        if arg == "-m" or re.fullmatch(r"-[a-zA-Z]*m", arg):
+            return (cmd.args[i + 1] if i + 1 < len(cmd.args) else None), cmd.args[i + 2 :]
+        if arg.startswith("-m") and len(arg) > 2:
+            return arg[2:], cmd.args[i + 1 :]
+    return None
+
+
+def _module(ctx: Context, cmd: Cmd, module: str | None, args: list[str | None]) -> None:
+    """What a module run with `python -m` does: a program the rules know (`pip`), the
+    standard library's archivers and `venv --clear`, or a module the session wrote."""
+    if module is None:
+        ctx.flag("dynamic-command", f"{cmd.name} -m runs a module computed at run time", cmd.node)
+        return
+    inner = Cmd(module, args, [cmd.node] * len(args), cmd.node)
+    operands = inner.operands
+    if module in RULES and module not in ("python", "python3"):
+        ctx.judge(inner)
+    elif module == "venv" and inner.has("--clear"):
+        _targets_finding(ctx, inner, "delete", "clears the environment", operands, True)
+    elif module in ("zipfile", "tarfile") and inner.has("--extract", short="e"):
+        if operands:
+            ctx.place(cmd.node, operands[-1], f"{module} extracts into")
+    else:
+        _ran_file(ctx, cmd, module.replace(".", "/") + ".py")
 
 
 # Letters after which the rest of a perl or ruby option bundle is that option's value
@@ -441,9 +559,12 @@ def _shell(ctx: Context, cmd: Cmd) -> None:
             if payload < len(cmd.args):
                 ctx.shell_payload(cmd.nodes[payload], cmd.args[payload])
             return
-    script = next((a for a in cmd.operands if a != "-"), None)
-    if script is not None:
+    script = _script_operand(cmd, _SCRIPT_VALUES["shell"])
+    if script is not None and script != "-":
         _ran_file(ctx, cmd, script)
+    for i, arg in enumerate(cmd.args[:-1]):
+        if arg in ("--rcfile", "--init-file"):  # bash runs it first
+            _ran_file(ctx, cmd, cmd.args[i + 1])
     if any(n.type == "process_substitution" for n in cmd.nodes):
         ctx.flag(
             "remote-code", f"{cmd.name} runs the output of a process substitution as code", cmd.node
@@ -546,9 +667,24 @@ def inner_command(cmd: Cmd) -> Cmd | None:
     return None
 
 
+_GIT_CONFIG_VALUES = frozenset(
+    {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--url"}
+)
+_GIT_CONFIG_READS = frozenset({"get", "list", "unset", "remove-section", "rename-section", "edit"})
+
+
 def _git_config_sets_a_program(cmd: Cmd) -> bool:
-    """`git config alias.x '!rm f'` or `core.hooksPath`: later git calls would run it unasked."""
-    keys = [a for a in cmd.operands if a]
+    """`git config alias.x '!rm f'` or `core.hooksPath`: later git calls would run it unasked
+    (also `git config -f .git/config ...` and git 2.46's `git config set ...`)."""
+    keys = [
+        a
+        for i, a in enumerate(cmd.args)
+        if a and not a.startswith("-") and not (i and cmd.args[i - 1] in _GIT_CONFIG_VALUES)
+    ]
+    if keys[:1] == ["set"]:
+        keys = keys[1:]
+    elif keys[:1] and keys[0] in _GIT_CONFIG_READS:
+        return False
     key = keys[0].lower() if keys else ""
     if (
         cmd.has("--get", "--get-all", "--list", "--unset", "--get-regexp", short="l")
@@ -598,9 +734,60 @@ def _git(ctx: Context, cmd: Cmd) -> None:
             ctx.flag(f"git-{sub}", f"git {sub} (an alias): {reason}", cmd.node)
         return
     inner = Cmd(sub, cmd.args[at + 1 :], cmd.nodes[at + 1 :], cmd.node)
+    _git_runs(ctx, sub, inner)
     reason = _git_reason(sub, inner)
     if reason:
         ctx.flag(f"git-{sub}", f"git {sub}: {reason}", cmd.node)
+
+
+# Options of git's subcommands whose value is a command line git hands to a shell.
+_GIT_COMMAND_OPTIONS = {
+    "rebase": ("-x", "--exec"),
+    "fetch": ("--upload-pack",),
+    "pull": ("--upload-pack",),
+    "clone": ("-u", "--upload-pack"),
+    "ls-remote": ("-u", "--upload-pack"),
+    "archive": ("--exec",),
+    "push": ("--receive-pack", "--exec"),
+    "send-pack": ("--receive-pack", "--exec"),
+    "fetch-pack": ("--upload-pack", "--exec"),
+    "difftool": ("-x", "--extcmd"),
+    "grep": ("-O", "--open-files-in-pager"),
+    "send-email": ("--to-cmd", "--cc-cmd", "--sendmail-cmd"),
+}
+# Subcommands followed by a command they run: `git bisect run CMD`, `git submodule foreach CMD`.
+_GIT_RUNS_REST = {"bisect": "run", "submodule": "foreach"}
+
+
+def _git_runs(ctx: Context, sub: str, cmd: Cmd) -> None:
+    """Command lines a git subcommand runs: `rebase -x`, `fetch --upload-pack`, `grep -O`,
+    `bisect run`, `submodule foreach`, and the `ext::` transport, whose URL is a command."""
+    names = _GIT_COMMAND_OPTIONS.get(sub, ())
+    for i, arg in enumerate(cmd.args):
+        if arg is None:
+            continue
+        if arg.startswith("ext::"):
+            ctx.flag("git-ext", f"git {sub} runs the command in an ext:: URL", cmd.node)
+        for name in names:
+            if arg == name and i + 1 < len(cmd.args) and name != "-O":
+                ctx.shell_payload(cmd.nodes[i + 1], cmd.args[i + 1])
+            elif arg.startswith(name + "=") and name.startswith("--"):
+                ctx.shell_payload(cmd.node, arg[len(name) + 1 :])
+            elif len(name) == 2 and arg.startswith(name) and len(arg) > 2:
+                ctx.shell_payload(cmd.node, arg[2:])  # `-O'cmd'`, `-x'cmd'`
+    word = _GIT_RUNS_REST.get(sub)
+    ops = cmd.operands
+    if word is not None and ops[:1] == [word]:
+        start = cmd.args.index(word) + 1
+        while start < len(cmd.args) and (cmd.args[start] or "").startswith("--"):
+            start += 1  # `submodule foreach --recursive`
+        rest = cmd.args[start:]
+        if not rest:
+            return
+        line = shlex.join([a for a in rest if a is not None]) if all(rest) else None
+        if sub == "submodule" and len(rest) == 1:
+            line = rest[0]  # foreach hands its one argument to a shell as it is
+        ctx.shell_payload(cmd.node, line)
 
 
 def _git_reason(sub: str, cmd: Cmd) -> str:
@@ -613,6 +800,20 @@ def _git_reason(sub: str, cmd: Cmd) -> str:
         return "deletes untracked files"
     if sub == "checkout" and ("--" in cmd.args or "." in ops or cmd.has("--force", short="f")):
         return "discards changes in the working tree"
+    if sub == "checkout" and len(_checkout_operands(cmd)) >= 2:
+        return "overwrites files with another version, discarding their changes"
+    if (sub == "checkout" and cmd.has(short="B")) or (
+        sub == "switch" and cmd.has("--force-create", short="C")
+    ):
+        return "resets an existing branch to another commit"
+    if sub == "branch" and cmd.has("--force", short="f") and ops:
+        return "resets an existing branch to another commit"
+    if sub == "checkout-index" and cmd.has("--force", short="f"):
+        return "overwrites files in the working tree"
+    if sub == "read-tree" and cmd.has(short="u") and cmd.has("--reset"):
+        return "discards changes in the working tree"
+    if sub == "prune" and not cmd.has("--dry-run", short="n"):
+        return "prunes unreachable objects"
     if sub == "restore" and not (
         cmd.has("--staged", short="S") and not cmd.has("--worktree", short="W")
     ):
@@ -651,6 +852,17 @@ def _git_reason(sub: str, cmd: Cmd) -> str:
     if sub == "switch" and cmd.has("--force", short="f"):
         return "discards changes in the working tree"
     return ""
+
+
+def _checkout_operands(cmd: Cmd) -> list[str | None]:
+    """`git checkout`'s operands, without the values of -b, -B and --orphan: two of them
+    are a commit and the paths to take from it."""
+    taking = ("-b", "-B", "--orphan", "--conflict", "--pathspec-from-file")
+    return [
+        a
+        for i, a in enumerate(cmd.args)
+        if (a is None or not a.startswith("-")) and not (i and cmd.args[i - 1] in taking)
+    ]
 
 
 _PACKAGE_REMOVAL = {

@@ -189,6 +189,11 @@ _RUNNERS = {
     ),
     "php": re.compile(r"\b(?:system|exec|shell_exec|passthru|proc_open|popen)\s*\("),
 }
+# A child_process runner named but not called there (renamed, assigned, bound): what it runs
+# later cannot be followed. A plain destructuring (`{execSync, spawn}`) keeps the name.
+_NODE_HANDED_ON = re.compile(
+    r"\b(execSync|spawnSync|execFileSync|execFile|exec|spawn)\b(?!\s*[(,}])(?!\s*$)"
+)
 _CHANGES = {
     "perl": re.compile(r"\b(?:unlink|rmdir|rmtree|remove_tree|rename|truncate|move|copy)\b"),
     "ruby": re.compile(
@@ -235,6 +240,9 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
                 command=call_arguments(blank, strings, match.end()),
             )
         )
+    if language == "node" and node_children:  # `{execSync: run}`, `run = cp.execSync`
+        for match in _NODE_HANDED_ON.finditer(blank):
+            found.append(CodeFinding(f"hands {match.group(1)} on to be called under another name"))
     for string in strings:
         if string.quote == "`" and language in ("perl", "ruby", "php"):
             found.append(CodeFinding("backticks run a command", kind="shell", command=string.value))

@@ -92,6 +92,10 @@ _UNFOLLOWABLE = frozenset(
     }
 )
 _BUILTINS = frozenset(dir(builtins))
+# Attributes that reach functions by a name held in a string, or past the names altogether.
+_REFLECTION = frozenset(
+    {"__dict__", "__getattribute__", "__globals__", "__builtins__", "__subclasses__", "__code__"}
+)
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,9 @@ class _Reader:
                 return PythonFinding(f"looks a name up at run time ({base})", unreadable=True)
         if isinstance(node, ast.Name) and node.id in ("__builtins__",):
             return PythonFinding("reaches __builtins__", unreadable=True)
+        if isinstance(node, ast.Attribute) and node.attr in _REFLECTION:
+            # `os.__dict__["remove"]`: a function looked up by a name in a string
+            return PythonFinding(f"looks names up at run time (.{node.attr})", unreadable=True)
         if isinstance(node, ast.Call):
             return self._call(node)
         return None
@@ -279,6 +286,8 @@ class _Reader:
             return PythonFinding(name)
         if name in ("builtins.open", "io.open", "codecs.open", "os.fdopen", "io.FileIO"):
             return self._open(call, name)
+        if attr in ("extractall", "extract") and module in ("zipfile", "tarfile"):
+            return self._extract(call, attr)
         if "pathlib." in name and name.endswith("()." + attr) and attr in _PATH_CHANGES:
             return PythonFinding(name)
         if "pathlib." in name and name.endswith(".open") and "()" in name:
@@ -308,6 +317,17 @@ class _Reader:
         path = self.path(target) if target is not None else None
         recursive = name.split(".")[-1] in ("rmtree", "removedirs")
         return PythonFinding(name, kind="delete", path=path, recursive=recursive)
+
+    def _extract(self, call: ast.Call, attr: str) -> PythonFinding:
+        """An archive unpacked: judged on where it lands (the working directory by default)."""
+        index = 0 if attr == "extractall" else 1
+        target = next((k.value for k in call.keywords if k.arg == "path"), None)
+        if target is None and len(call.args) > index:
+            target = call.args[index]
+        path = self.path(target) if target is not None else "."
+        return PythonFinding(
+            f".{attr}() unpacks an archive", kind="write", path=path, recursive=True
+        )
 
     def path(self, node: ast.AST) -> str | None:
         """A path written out in the code: a literal, expanduser, Path(...), join, `/`."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
 
@@ -194,6 +195,9 @@ _PAYLOAD_OPTIONS = {
     "sg": ("-c",),
     "env": ("-S", "--split-string"),
 }
+# The letters that may come before the payload's in one word (`env -iS'...'`): options that
+# take no value, so what follows the payload's letter is the payload.
+_PAYLOAD_FLAGS = {"env": "iv0", "script": "aefq", "runuser": "lmpf", "flock": "sxneuoF"}
 _SIMPLE_WRAPPERS = frozenset(
     {
         "nohup",
@@ -392,7 +396,7 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
         if cmd.name in _SIMPLE_WRAPPERS:
             start = next((i for i, a in enumerate(cmd.args) if not (a and a.startswith("-"))), None)
         elif cmd.name in _WRAPPER_VALUE_OPTIONS:
-            start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS[cmd.name])
+            start = _after_options(cmd, _WRAPPER_VALUE_OPTIONS[cmd.name], ctx)
         else:
             return cmd
         if start is None:
@@ -425,6 +429,12 @@ def _payload_option(ctx: Context, cmd: Cmd) -> bool:
                 ctx.shell_payload(cmd.node, arg[len(name) + 1 :])
                 return True
         bundled = bool(re.fullmatch(rf"-[a-zA-Z]*[{letters}]", arg)) if letters else False
+        # `env -S'rm -rf x'`: the value in the same word as the option's letter
+        flags = _PAYLOAD_FLAGS.get(cmd.name, "")
+        joined = re.fullmatch(rf"-[{flags}]*[{letters}](.+)", arg, re.DOTALL) if letters else None
+        if joined and not arg.startswith("--"):
+            ctx.shell_payload(cmd.node, joined.group(1))
+            return True
         if arg in names or bundled:
             value = cmd.args[i + 1] if i + 1 < len(cmd.args) else None
             node = cmd.nodes[i + 1] if i + 1 < len(cmd.nodes) else cmd.node
@@ -443,7 +453,7 @@ def _group_shell(ctx: Context, cmd: Cmd) -> None:
     return None
 
 
-def _after_options(cmd: Cmd, with_values: frozenset[str]) -> int | None:
+def _after_options(cmd: Cmd, with_values: frozenset[str], ctx: Context | None = None) -> int | None:
     skip = False
     for i, arg in enumerate(cmd.args):
         if skip:
@@ -451,8 +461,11 @@ def _after_options(cmd: Cmd, with_values: frozenset[str]) -> int | None:
             continue
         if arg is None:
             return i
-        if cmd.name == "env" and "=" in arg and not arg.startswith("-"):
-            continue  # NAME=value
+        if cmd.name == "env" and (arg == "-" or ("=" in arg and not arg.startswith("-"))):
+            name, _, value = arg.partition("=")
+            if ctx is not None:
+                judge_setting(ctx, cmd.node, name, value)
+            continue  # NAME=value, or `-` (start with an empty environment)
         if cmd.name in _OPERAND_FIRST and not arg.startswith("-"):
             return i + 1  # a duration, a new root, a lock file, a CPU mask or a time first
         if cmd.name in ("nice", "ionice", "chrt", "taskset") and re.fullmatch(r"-?\d+", arg):
