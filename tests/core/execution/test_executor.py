@@ -219,6 +219,23 @@ async def test_running_a_file_written_this_session_needs_approval(tmp_path: Path
     assert asked == ["runs cleanup.py, which was written earlier in this session"]
 
 
+@pytest.mark.parametrize(
+    "run",
+    ["chmod +x cleanup.sh && ./cleanup.sh", "bash < cleanup.sh", "ln -s cleanup.sh c; sh c"],
+)
+async def test_a_written_script_run_by_its_path_or_its_input_asks(tmp_path: Path, run) -> None:
+    # write_file, then run the file another way than `bash FILE`: headless, nothing runs
+    (tmp_path / "data").mkdir()
+    executor = Executor(registry, broker=ApprovalBroker(), cwd=str(tmp_path))
+    script = {"path": "cleanup.sh", "content": "#!/bin/sh\nrm -rf data\n"}
+    await executor.run([{"id": "1", "name": "write_file", "arguments": script}])
+    (outcome,) = await executor.run(
+        [{"id": "2", "name": "terminal", "arguments": {"command": run}}]
+    )
+    assert outcome.status == "denied", outcome.content
+    assert (tmp_path / "data").is_dir()
+
+
 async def test_writes_to_start_up_files_need_approval(tmp_path: Path, monkeypatch) -> None:
     # Hermes wrote shell start-up files and git hooks without asking.
     monkeypatch.setenv("HOME", str(tmp_path))

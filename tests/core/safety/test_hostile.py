@@ -147,3 +147,71 @@ def test_it_asks(command: str) -> None:
 def test_look_alikes_stay_free(command: str) -> None:
     verdict = judged(command)
     assert not verdict.dangerous, (command, verdict.reasons)
+
+
+# -- a file the session wrote, then ran ------------------------------------------------------
+
+SCRIPTS = ("x.sh", "x.py", "Makefile", "build.mk", "x.awk", "x.sed", "x.rb")
+
+
+@pytest.fixture
+def wrote(tmp_path):
+    """A project where the session wrote SCRIPTS (each would delete `data` if run)."""
+    for name in SCRIPTS:
+        (tmp_path / name).write_text("rm -rf data\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "Makefile").write_text("all:\n\trm -rf data\n")
+    (tmp_path / "run.sh").write_text("echo hi\n")  # already there: not the session's
+    (tmp_path / "link.sh").symlink_to(tmp_path / "x.sh")
+    return tmp_path
+
+
+def _written(project) -> frozenset[str]:
+    return frozenset(str(project / n) for n in (*SCRIPTS, "sub/Makefile"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "./x.sh",
+        "chmod +x x.sh && ./x.sh",
+        "env ./x.sh",
+        "nohup ./x.sh",
+        "timeout 9 ./x.sh",
+        "exec ./x.sh",
+        "bash < x.sh",
+        "sh -s < x.sh",
+        "python3 < x.py",
+        "python3 - < x.py",
+        "bash -o errexit x.sh",
+        "python3 -W ignore x.py",
+        "python3 -X dev x.py",
+        "python3 -m x",
+        "bash --rcfile x.sh -i",
+        "BASH_ENV=x.sh bash -c true",
+        "sh link.sh",
+        "./link.sh",
+        "ln -s x.sh y.sh; sh y.sh",
+        "make",
+        "make all",
+        "make -f build.mk",
+        "make -fbuild.mk",
+        "make --file=build.mk",
+        "make -C sub",
+        "awk -f x.awk data.txt",
+        "sed -f x.sed notes.txt",
+        "ruby -I lib x.rb",
+    ],
+)
+def test_running_a_file_the_session_wrote_asks(wrote, command: str) -> None:
+    verdict = analyze_command(command, cwd=str(wrote), recent_writes=_written(wrote))
+    assert "run-written" in verdict.rules, (command, verdict.reasons)
+    assert not analyze_command(command, cwd=str(wrote)).hardline
+
+
+@pytest.mark.parametrize(
+    "command", ["./run.sh", "bash run.sh", "bash < run.sh", "make -f other.mk", "cat x.sh"]
+)
+def test_running_what_the_session_did_not_write_stays_free(wrote, command: str) -> None:
+    verdict = analyze_command(command, cwd=str(wrote), recent_writes=_written(wrote))
+    assert "run-written" not in verdict.rules, (command, verdict.reasons)

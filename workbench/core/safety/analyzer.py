@@ -23,6 +23,7 @@ from workbench.core.safety.commands import (
     STDIN_INTERPRETERS,
     code_finding,
     inner_command,
+    ran_file,
 )
 from workbench.core.safety.databases import DB_CLIENTS
 from workbench.core.safety.harmless import harmless
@@ -440,12 +441,15 @@ class Analyzer:
             self.written.add(path or value)
 
     def ran_written_file(self, value: str | None) -> tuple[bool, bool]:
+        """Whether `value` was written earlier in this command, or in this session (also
+        through a link, on disk or made earlier in the command)."""
         if not value:
             return False, False
         path = self.resolve(value) or value
-        if path in self.written or value in self.written:
+        real = self.real(path) if path.startswith("/") else path
+        if {path, value, real} & self.written:
             return True, False
-        return path in self.recent_writes or value in self.recent_writes, True
+        return bool({path, value, real} & self.recent_writes), True
 
     def set_cwd(self, value: str | None) -> None:
         path = self.resolve(value) if value not in (None, "-") else None
@@ -564,7 +568,7 @@ class Analyzer:
                 name_node,
             )
             return None
-        return Cmd(name.rsplit("/", 1)[-1], values[1:], parts[1:], node)
+        return Cmd(name.rsplit("/", 1)[-1], values[1:], parts[1:], node, name)
 
     def command(self, node: Node) -> None:
         cmd = self.to_cmd(node)
@@ -587,6 +591,8 @@ class Analyzer:
         if inner.name in ("cd", "pushd"):
             self.set_cwd(inner.operands[0] if inner.operands else "~")
             return
+        if "/" in inner.program:  # `./x.sh`: a file run by its path
+            ran_file(self, inner, inner.program)
         if harmless(inner):
             return  # help, a version or a dry run: the program changes nothing
         rule = RULES.get(inner.name) or (RULES["mkfs"] if inner.name.startswith("mkfs.") else None)
@@ -767,6 +773,8 @@ class Analyzer:
             value = word_value(target, self.vars)
             if value == "/dev/null":
                 continue  # nothing to read
+            if inner is not None and inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
+                ran_file(self, inner, value)  # `bash < x.sh` runs x.sh
             if inner is not None and inner.name in DB_CLIENTS and not harmless(inner):
                 value = value or "a file"
                 databases.judge_input(self, redirect, inner, None, f"the file {value}")

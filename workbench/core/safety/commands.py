@@ -274,9 +274,32 @@ def _xxd(ctx: Context, cmd: Cmd) -> None:
 
 @rule("make", "gmake")
 def _make(ctx: Context, cmd: Cmd) -> None:
-    """Rules given on the command line (`--eval`) are a makefile of the model's own."""
+    """Rules given on the command line (`--eval`) are a makefile of the model's own; a
+    makefile written earlier runs as a script does."""
     if any(a is None or a in ("-E", "--eval") or a.startswith("--eval=") for a in cmd.args):
         ctx.flag("inline-code", f"{cmd.name} --eval runs rules given on the command line", cmd.node)
+    for makefile in _makefiles(cmd):
+        ran_file(ctx, cmd, makefile)
+
+
+def _makefiles(cmd: Cmd) -> list[str]:
+    """The makefiles make reads: each -f, or the default names in its -C directory."""
+    files, directory = [], ""
+    args = cmd.args
+    for i, arg in enumerate(args):
+        following = args[i + 1] if i + 1 < len(args) else None
+        if arg in ("-f", "--file", "--makefile") and following:
+            files.append(following)
+        elif arg and arg.startswith(("--file=", "--makefile=")):
+            files.append(arg.split("=", 1)[1])
+        elif arg and arg.startswith("-f") and len(arg) > 2 and not arg.startswith("--"):
+            files.append(arg[2:])
+        elif arg in ("-C", "--directory") and following:
+            directory = following.rstrip("/") + "/"
+        elif arg and arg.startswith("--directory="):
+            directory = arg.split("=", 1)[1].rstrip("/") + "/"
+    names = files or ["GNUmakefile", "makefile", "Makefile"]
+    return [n if n.startswith(("/", "~")) else directory + n for n in names]
 
 
 # Interpreters whose code is not read here: code given to them inline asks.
@@ -306,7 +329,7 @@ def _unread_inline(ctx: Context, cmd: Cmd) -> None:
     if any(a is None or a in options or a.lower() in lowered for a in cmd.args if a != "--"):
         ctx.flag("inline-code", f"runs {cmd.name} code, which is not read here", cmd.node)
     elif cmd.operands and cmd.operands[0] is not None:
-        _ran_file(ctx, cmd, cmd.operands[0])
+        ran_file(ctx, cmd, cmd.operands[0])
 
 
 @rule("sponge")
@@ -361,6 +384,9 @@ def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
 
 @rule("sed", "gsed")
 def _sed(ctx: Context, cmd: Cmd) -> None:
+    for i, arg in enumerate(cmd.args[:-1]):
+        if arg in ("-f", "--file"):  # a sed script may run commands (`e`) and write (`w`)
+            ran_file(ctx, cmd, cmd.args[i + 1])
     if not cmd.has("--sandbox"):
         for script in _sed_scripts(cmd):
             what = sed_danger(script) if script is not None else "a script computed at run time"
@@ -432,7 +458,7 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
         return
     script = _script_operand(cmd, _SCRIPT_VALUES.get(language, frozenset())) or ""
     if language and script and not has_inline:
-        _ran_file(ctx, cmd, script)
+        ran_file(ctx, cmd, script)
         rest = cmd.args[cmd.args.index(script) + 1 :]
         if script.rsplit("/", 1)[-1] == "manage.py":
             databases.django(ctx, cmd, rest, "manage.py")
@@ -496,7 +522,7 @@ def _module(ctx: Context, cmd: Cmd, module: str | None, args: list[str | None]) 
         if operands:
             ctx.place(cmd.node, operands[-1], f"{module} extracts into")
     else:
-        _ran_file(ctx, cmd, module.replace(".", "/") + ".py")
+        ran_file(ctx, cmd, module.replace(".", "/") + ".py")
 
 
 # Letters after which the rest of a perl or ruby option bundle is that option's value
@@ -561,10 +587,10 @@ def _shell(ctx: Context, cmd: Cmd) -> None:
             return
     script = _script_operand(cmd, _SCRIPT_VALUES["shell"])
     if script is not None and script != "-":
-        _ran_file(ctx, cmd, script)
+        ran_file(ctx, cmd, script)
     for i, arg in enumerate(cmd.args[:-1]):
         if arg in ("--rcfile", "--init-file"):  # bash runs it first
-            _ran_file(ctx, cmd, cmd.args[i + 1])
+            ran_file(ctx, cmd, cmd.args[i + 1])
     if any(n.type == "process_substitution" for n in cmd.nodes):
         ctx.flag(
             "remote-code", f"{cmd.name} runs the output of a process substitution as code", cmd.node
@@ -576,10 +602,12 @@ def _source(ctx: Context, cmd: Cmd) -> None:
     if any(n.type == "process_substitution" for n in cmd.nodes):
         ctx.flag("remote-code", "sources the output of a process substitution as code", cmd.node)
     elif cmd.operands:
-        _ran_file(ctx, cmd, cmd.operands[0])
+        ran_file(ctx, cmd, cmd.operands[0])
 
 
-def _ran_file(ctx: Context, cmd: Cmd, path: str | None) -> None:
+def ran_file(ctx: Context, cmd: Cmd, path: str | None) -> None:
+    """Running a file written earlier (in this command or this session) asks: what it does
+    was never shown to the person as a command."""
     ran, contextual = ctx.ran_written_file(path)
     if ran:
         when = "earlier in this session" if contextual else "earlier in this command"
@@ -1287,6 +1315,7 @@ def _awk(ctx: Context, cmd: Cmd) -> None:
             continue
         if arg in ("-f", "--file"):
             from_file, skip = True, True
+            ran_file(ctx, cmd, cmd.args[i + 1] if i + 1 < len(cmd.args) else None)
         elif arg in ("-e", "--source"):
             program = cmd.args[i + 1] if i + 1 < len(cmd.args) else ""
             skip = True

@@ -53,15 +53,16 @@ class Cmd:
     args: list[str | None]
     nodes: list[Node]
     node: Node  # the whole command, for spans
+    program: str = ""  # the program as written (`./x.sh`), where `name` is its last part
 
     def rest(self, start: int) -> Cmd | None:
         if start >= len(self.args):
             return None
         value = self.args[start]
-        name = value.rsplit("/", 1)[-1] if value else ""
-        return (
-            Cmd(name, self.args[start + 1 :], self.nodes[start + 1 :], self.node) if value else None
-        )
+        if not value:
+            return None
+        name = value.rsplit("/", 1)[-1]
+        return Cmd(name, self.args[start + 1 :], self.nodes[start + 1 :], self.node, value)
 
     @property
     def flags(self) -> list[str]:
