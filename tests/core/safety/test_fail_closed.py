@@ -54,6 +54,17 @@ BYPASSES = [
     "hash -p /bin/rm r; r f",
     "H=f; rm $H",
     "printf -v c rm; $c f",
+    # a wrapper's value in its option's word, or an empty environment
+    "env -S'rm f'",
+    "env - rm f",
+    # writers named by an option or an operand, or a destination computed at run time
+    "shuf -o f d/kept",
+    "xxd d/kept f",
+    'cp d/kept "$(echo f)"',
+    # rules, modules and code reached in ways the words did not show
+    "make --eval='all:; rm f'",
+    "python3 -m venv --clear d",
+    "python3 -c \"import os; os.__dict__['remove']('f')\"",
 ]
 
 
@@ -68,6 +79,35 @@ def test_git_settings_that_run_programs_later_ask(scratch, capsys) -> None:
         assert out.status == "denied", (command, out.stdout)
     assert "alias" not in (scratch.project / ".git" / "config").read_text()
     assert terminal(capsys, "git config user.name me", scratch.project).ran
+
+
+GIT_RUNS = [
+    "git ls-remote --upload-pack='rm f;' .",
+    "git fetch --upload-pack='rm f;' .",
+    "GIT_EXTERNAL_DIFF='rm f' git diff",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.y GIT_CONFIG_VALUE_0='!rm f' git y",
+    "git -c protocol.ext.allow=always ls-remote 'ext::sh -c rm% f'",
+]
+
+
+@pytest.mark.parametrize("command", GIT_RUNS)
+def test_command_lines_git_runs_ask(scratch, capsys, command: str) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(["git", *ident, *args], cwd=scratch.project, check=True, text=True)
+
+    git("init", "-q")
+    (scratch.project / "t").write_text("one\n")
+    git("add", "t")
+    git("commit", "-qm", "t")
+    (scratch.project / "t").write_text("two\n")  # a change for an external diff to show
+    f = scratch.project / "f"
+    f.write_text("precious\n")
+    out = terminal(capsys, command, scratch.project)
+    assert out.status == "denied", (command, out.stdout)
+    assert f.read_text() == "precious\n"
 
 
 @pytest.mark.parametrize("command", BYPASSES)

@@ -414,9 +414,16 @@ class Analyzer:
         if cmd_name in _KEY_USERS:
             return
         for value in values:
-            if not value or value.startswith("-") or "\n" in value or len(value) > 4096:
+            if not value or "\n" in value or len(value) > 4096:
                 continue
+            option = value.startswith("-")
+            if option:  # `--work-tree=~/.hermes`: the option's value may be a place
+                value = value.partition("=")[2] if value.startswith("--") else ""
+                if not value:
+                    continue
             places = self._read_candidates(value)
+            if "/" in value:  # `hh/plugins/x` where hh links into the state: nothing there yet
+                places = list(dict.fromkeys([*places, *self.candidates(value)]))
             if cmd_name not in _STATE_READERS and any(
                 within(p, root) for p in places for root in self.state
             ):
@@ -426,6 +433,8 @@ class Analyzer:
                     node,
                     Severity.HARDLINE,
                 )
+            if option:
+                continue
             if any(credential(p) for p in places):
                 self.flag(
                     "credential-read",

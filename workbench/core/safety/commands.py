@@ -215,6 +215,8 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
         return
     dest, sources = _destination(cmd)
     if dest is None:
+        if len(cmd.operands) >= 2:  # `cp x "$(...)"`: where it lands is known at run time
+            _overwrite(ctx, cmd.node, None, f"{cmd.name} may overwrite")
         return
     if cmd.has("--no-clobber", short="n") or any(a == "--update=none" for a in cmd.args if a):
         ctx.place(cmd.node, dest, f"{cmd.name} writes")  # a new file: only where it lands
