@@ -50,6 +50,20 @@ def test_a_trusted_projects_deny_rule_holds_for_tools_run_there(
     assert "✖ terminal denied" in out.stderr and not (project / "x").exists()
 
 
+def test_with_config_yaml_unreadable_the_model_is_offered_no_tool_it_may_have_switched_off(
+    env, fake: FakeOpenAI, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("tools:\n  disabled: [terminal\n")  # does not parse
+    fake.add(text("I have no tools."))
+    out = run(env, "chat", "delete build", "--model", "gpt-test", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    offered = {t["function"]["name"] for t in fake.requests[0].get("tools", [])}
+    assert offered.isdisjoint({"terminal", "read_file", "write_file", "patch", "search_files"})
+    assert "config.yaml" in out.stderr and "line 3" in out.stderr
+    assert "the model is offered none of the tools you can switch off" in out.stderr
+
+
 def test_endpoint_errors_exit_non_zero_with_a_message(env, fake: FakeOpenAI) -> None:
     fake.add(error(404, "no such model"))
     out = run(env, "chat", "hi")

@@ -133,6 +133,10 @@ def test_corrupt_config_is_named_and_never_overwritten(cli_env, home: Path) -> N
     assert out.returncode == 1
     assert "config.yaml, line 4" in out.stderr and "Nothing was changed" in out.stderr
     assert (home / "config.yaml").read_text() == broken
+    listed = json.loads(run(cli_env, "tools", "--json").stdout)  # its switches are unknown
+    assert set(listed["offered"]["tools"]).isdisjoint(r["name"] for r in listed["tools"])
+    terminal = next(r for r in listed["tools"] if r["name"] == "terminal")
+    assert not terminal["offered"] and terminal["not_offered"] == "config.yaml cannot be read"
     doctor = run(cli_env, "doctor")
     assert doctor.returncode == 1 and "line 4" in doctor.stdout
     assert run(cli_env, "tools", "--json").returncode == 0  # everything else keeps working

@@ -238,3 +238,25 @@ async def test_a_full_disk_is_said_and_the_session_goes_on(
         )
         notes = [str(w.content) for w in screen.query(".note")]
         assert any("The transcript is not being saved" in n and "No space left" in n for n in notes)
+
+
+async def test_with_config_yaml_unreadable_the_chat_says_so_and_offers_no_tool_it_may_switch_off(
+    fake: FakeOpenAI, home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("tools:\n  disabled: [terminal\n")  # does not parse
+    monkeypatch.chdir(tmp_path)
+    fake.add(text("No tools here."))
+    flags = {"model": "fake", "base_url": fake.url, "api_key": fake.api_key}
+    app = WorkbenchApp(model_flags=flags)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "delete build")
+        await wait_until(
+            pilot, lambda: [r.reply for r in screen.query(AssistantMessage)] == ["No tools here."]
+        )
+        notes = [str(w.content) for w in screen.query(".note")]
+        assert any("line 3" in n and "offered none of the tools you can switch off" in n
+                   for n in notes), notes  # fmt: skip
+        offered = {t["function"]["name"] for t in fake.requests[0].get("tools", [])}
+        assert offered.isdisjoint({"terminal", "read_file", "write_file", "patch"})

@@ -17,6 +17,7 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
     """One row per tool: where it came from, whether the model may be offered it, and why not."""
     report = runtime.registry.availability_report()
     off, every_off = runtime.switched_off(), runtime.off_tools()
+    offered = set(runtime.effective_tools())
     rows = []
     for name, entry in sorted(runtime.registry.snapshot().items()):
         availability = report[name]
@@ -31,7 +32,10 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "reason": availability.reason or None,
                 "enabled": name not in every_off,  # by itself or with its toolset
                 "switched_off": off.get(name),  # why this one tool is off, or None
-                "offered": name not in every_off and availability.available,
+                "offered": name in offered,
+                "not_offered": None
+                if name in offered
+                else _not_offered(runtime, off.get(name), name in every_off),
                 "emoji": entry.emoji,
                 "description": entry.description,
                 "max_result_size_chars": "inf" if size == float("inf") else size,
@@ -40,6 +44,15 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _not_offered(runtime: Runtime, alone: str | None, off: bool) -> str:
+    """Why a tool is not offered, short enough for the detail's line."""
+    if runtime.config.error:
+        return "config.yaml cannot be read"
+    if alone:
+        return alone
+    return "toolset disabled" if off else "unavailable"
 
 
 def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:

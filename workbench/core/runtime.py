@@ -162,8 +162,12 @@ class Runtime:
 
     def effective_tools(self, config: Config | None = None) -> list[str]:
         """The tools the model would be offered now (or with another `config`): those no
-        switch leaves off (`off_tools`), available now."""
-        on, _ = self._switches(config or self.config)
+        switch leaves off (`off_tools`), available now. None while config.yaml cannot be
+        read (`switches_unknown`)."""
+        config = config or self.config
+        if config.error:
+            return []
+        on, _ = self._switches(config)
         report = self.registry.availability_report(on)
         return [n for n, a in report.items() if a.available]
 
@@ -172,6 +176,18 @@ class Runtime:
         (`tools.disabled`, its MCP server's filter) or with its toolset. The one rule: such
         a tool is never offered to the model, and the executor refuses it whoever asks."""
         return self._switches(config or self.config)[1]
+
+    def switches_unknown(self, config: Config | None = None) -> str:
+        """What a front end says while config.yaml cannot be read ("" when it can): the
+        tools switched off there would look switched on, so the model is offered none."""
+        error = (config or self.config).error
+        if not error:
+            return ""
+        return (
+            f"{error}. Until it is fixed, the model is offered none of the tools you can "
+            "switch off (file, terminal, web, MCP and plugin tools): the ones switched off "
+            "there cannot be known"
+        )
 
     def _switches(self, config: Config) -> tuple[list[str], dict[str, str]]:
         """The tools the switches leave on, and those they leave off → refusal's sentence."""

@@ -81,6 +81,8 @@ class ChatSession:
         )
         if self.transcript.failure:
             self.notes.append(transcript.not_saved(self.transcript.failure))
+        if unknown := runtime.switches_unknown():
+            self.notes.append(unknown)
         self.transcript.on_failure = self._tell  # a full disk later in the session
         if resume is None:
             self.transcript.record("session", id=session_id, model=settings.describe(), cwd=cwd)

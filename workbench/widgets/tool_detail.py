@@ -72,12 +72,7 @@ def describe(row: dict[str, Any]) -> Text:
         state = Text("available", style="green")
     else:
         state = Text(f"unavailable: {row['reason']}", style="red")
-    if row["offered"]:
-        offered = "yes"
-    elif not row["enabled"]:
-        offered = "no (toolset disabled)"
-    else:
-        offered = "no (unavailable)"
+    offered = "yes" if row["offered"] else f"no ({row['not_offered']})"
     size = row["max_result_size_chars"]
     text = Text()
     text.append(f"{row['emoji']} {row['name']}\n", "bold")
