@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.safety import analyze_command
+from workbench.core.execution.gate import check_call
+from workbench.core.safety import analyze_command, sensitive_path
 
 PROJECT = "/work/project"
 
@@ -259,3 +260,62 @@ def test_a_copy_to_a_computed_place_asks() -> None:
     assert judged('cp x "$(echo ~/.hermes)/config.yaml"').dangerous
     assert judged("cp x $DEST").dangerous
     assert not judged("cp x y").hardline
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/work/project/.git/modules/lib/hooks/post-checkout",
+        "/work/project/.git/modules/lib/config",
+        "/work/project/.git/modules/a/modules/b/hooks/pre-commit",
+        "/work/project/.git/worktrees/wt/config.worktree",
+        "/work/project/.git/config.worktree",
+    ],
+)
+def test_a_submodule_or_worktree_git_config_or_hook_is_sensitive(path: str) -> None:
+    # a hook there runs at the next `git submodule update`, unasked
+    assert sensitive_path(path)
+    assert judged(f"echo 'rm -rf ~' >> {path}").dangerous
+
+
+def test_a_submodule_hook_written_with_write_file_asks() -> None:
+    hook = "/work/project/.git/modules/lib/hooks/post-checkout"
+    check = check_call("write_file", {"path": hook, "content": "rm -rf ~"}, PROJECT)
+    assert check is not None and check.verdict.rules == {"sensitive-write"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "IFS=_; x=rm_-rf_build; $x",
+        "IFS=_; c=rm_-rf_build; eval $c",
+        "IFS=,; x=rm,-rf,build; $x",
+        "IFS=_; x=_-rf_build; rm$x",
+        "IFS=$(printf _); x=rm_-rf_build; $x",
+    ],
+)
+def test_a_command_split_with_its_own_ifs_is_judged(command: str) -> None:
+    assert judged(command).dangerous, command
+
+
+def test_words_split_with_their_own_ifs_that_run_nothing_stay_free() -> None:
+    assert not judged("IFS=_; x=a_b; echo $x").dangerous
+    assert not judged("IFS=,; read -r a b <<< 'x,y'; echo $a").dangerous
+
+
+def test_a_link_this_process_may_not_read_is_judged_by_its_name(monkeypatch) -> None:
+    # realpath raised on another process's /proc/PID/cwd: the call failed with an error
+    import os
+
+    realpath = os.path.realpath
+
+    def refuse(path, *a, **kw):
+        if str(path).startswith("/proc/1/"):
+            raise PermissionError(13, "Permission denied", "/proc/1/cwd")
+        return realpath(path, *a, **kw)
+
+    monkeypatch.setattr("os.path.realpath", refuse)
+    verdict = judged("echo x > /proc/1/cwd/x")
+    assert verdict.dangerous and "sensitive-write" in verdict.rules
+    check = check_call("write_file", {"path": "/proc/1/cwd/x", "content": "x"}, PROJECT)
+    assert check is not None and check.verdict.dangerous

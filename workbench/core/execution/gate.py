@@ -19,6 +19,7 @@ from workbench.core.safety.places import (
     credential,
     holds_credentials,
     read_risk,
+    resolved,
     write_risk,
 )
 from workbench.core.tools.paths import resolve_path
@@ -66,7 +67,7 @@ def check_call(
     if name == "read_file":
         return _path_check(name, path, "reads", read_risk(path))
     content_search = name == "search_files" and args.get("target", "content") != "files"
-    if content_search and (credential(os.path.realpath(path)) or holds_credentials(path)):
+    if content_search and (credential(resolved(path)) or holds_credentials(path)):
         return _path_check(name, path, "searches", read_risk(path) or _CREDENTIAL_DIR)
     return None
 
@@ -77,7 +78,7 @@ _CREDENTIAL_DIR = PathRisk("credential-read", "a directory holding credential fi
 def _path_check(name: str, path: str, verb: str, risk: PathRisk | None) -> GateCheck | None:
     if risk is None:
         return None
-    real = os.path.realpath(path)
+    real = resolved(path)
     where = path if real == path else f"{path} (really {real})"
     shown = f"{name} {where}"
     finding = Finding(

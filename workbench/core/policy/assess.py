@@ -15,7 +15,7 @@ from typing import Any
 from workbench.core.execution.gate import GateCheck, check_call
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict
-from workbench.core.safety.places import state_roots, within
+from workbench.core.safety.places import resolved, state_roots, within
 from workbench.core.tools.events import ToolSource
 from workbench.core.tools.paths import resolve_path
 
@@ -73,7 +73,7 @@ def app_state_check(
 
 
 def _in_state(path: str) -> bool:
-    places = dict.fromkeys((os.path.normpath(path), os.path.realpath(path)))
+    places = dict.fromkeys((os.path.normpath(path), resolved(path)))
     return any(within(p, root) for p in places for root in state_roots())
 
 

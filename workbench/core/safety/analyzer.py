@@ -42,6 +42,7 @@ from workbench.core.safety.places import (
     PathRisk,
     credential,
     place_risk,
+    resolved,
     sensitive_path,
     state_roots,
     within,
@@ -287,7 +288,7 @@ class Analyzer:
             if link is None:
                 break
             path = posixpath.normpath(self.links[link] + path[len(link) :])
-        return os.path.realpath(path)
+        return resolved(path)
 
     def candidates(self, value: str | None, follow: bool = True) -> list[str]:
         """The path as written and as resolved (both count: /bin may be a link to /usr/bin)."""

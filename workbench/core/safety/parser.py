@@ -205,10 +205,31 @@ def split_word(node: Node, env: Mapping[str, str | None] | None = None) -> list[
             else:
                 words[-1] += value
         return [w for w in words if w != ""]
+    if env and "IFS" in env and kind in ("simple_expansion", "expansion", "concatenation"):
+        return _split_on(node, env, env["IFS"])  # `IFS=_; x=rm_-rf_d; $x`
     value = word_value(node, env)
     if kind in ("simple_expansion", "expansion") and value and any(c in value for c in " \t\n"):
         return list(value.split())  # an unquoted variable is split into words (`$a` = 'rm -rf')
     return [value]
+
+
+def _split_on(node: Node, env: Mapping[str, str | None], ifs: str | None) -> list[str | None]:
+    """The words an unquoted expansion makes with the command's own IFS: each of its
+    characters ends a word (literal text around the expansion is not split)."""
+    parts = node.children if node.type == "concatenation" else [node]
+    words: list[str | None] = [""]
+    for part in parts:
+        value = word_value(part, env)
+        if value is None or words[-1] is None or ifs is None:
+            words[-1] = None  # what the command runs is known only at run time
+            continue
+        if part.type not in ("simple_expansion", "expansion") or not ifs:
+            words[-1] += value
+            continue
+        pieces = re.split("[" + re.escape(ifs) + "]", value)
+        words[-1] += pieces[0]
+        words += pieces[1:]
+    return [w for w in words if w != ""] or [""]
 
 
 def _is_ifs(node: Node) -> bool:

@@ -22,7 +22,6 @@ import posixpath
 import re
 import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 from workbench.core.safety.parser import home_dir
 from workbench.core.safety.verdict import Severity
@@ -214,7 +213,7 @@ def write_risk(
     `replaces` is for writers that put a new file in place (write_file): over a device,
     even /dev/null, that would break the system, so it is refused.
     """
-    real = os.path.realpath(path)
+    real = resolved(path)
     for place in dict.fromkeys((real, posixpath.normpath(path))):
         risk = place_risk(place, replaces)
         if risk is not None:
@@ -254,7 +253,7 @@ def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
         return PathRisk("app-state", "a project's approval rules", Severity.HARDLINE)
     if _PROJECT_PLUGINS.search(path):  # hot reload would run it inside the workbench, unasked
         return PathRisk("app-state", "a project plugin's code", Severity.HARDLINE)
-    if re.search(r"/\.git/(?:config$|hooks(?:/|$))", path):
+    if _GIT_PROGRAMS.search(path):
         return PathRisk("sensitive-write", "a git configuration or hook", Severity.HIGH)
     if _ENV_FILE.search(path):
         return PathRisk("sensitive-write", "an environment file holding secrets", Severity.HIGH)
@@ -263,13 +262,19 @@ def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
     return None
 
 
+# A repository's settings and hooks, and those of its submodules (`.git/modules/NAME/`) and
+# worktrees: each names programs git runs later, unasked.
+_GIT_PROGRAMS = re.compile(
+    r"/\.git/(?:modules/.+/|worktrees/[^/]+/)?(?:config|config\.worktree|hooks/.*|hooks)$",
+    re.DOTALL,
+)
 _PROJECT_RULES = re.compile(r"/\.hermes/approvals\.ya?ml$")
 _PROJECT_PLUGINS = re.compile(r"/\.hermes/plugins(?:/|$)")
 
 
 def read_risk(path: str) -> PathRisk | None:
     """Reading credentials asks (the model would see the secret); everything else is free."""
-    real = os.path.realpath(path)
+    real = resolved(path)
     for place in dict.fromkeys((real, posixpath.normpath(path))):
         if credential(place):
             return PathRisk("credential-read", "a credential file", Severity.HIGH)
@@ -294,7 +299,7 @@ def holds_credentials(directory: str) -> bool:
 
     The search skips hidden directories, so a project below the home is not one of these.
     """
-    real = os.path.realpath(directory)
+    real = resolved(directory)
     homes = {home_dir().rstrip("/"), os.path.realpath(home_dir())}
     if real in ("/", "/home", "/root") or real in homes or re.fullmatch(r"/home/[^/]+", real):
         return True
@@ -311,4 +316,9 @@ def sensitive_path(path: str) -> bool:
 
 
 def resolved(path: str | os.PathLike[str]) -> str:
-    return os.path.realpath(Path(path))
+    """Where `path` really is, links followed; a link this process may not read (another
+    process's `/proc/PID/cwd`) is kept as written, and judged by that name."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return posixpath.normpath(os.fspath(path))
