@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -46,6 +46,22 @@ class ToolRows:
             return len(self.costs.offered)
         return sum(row["offered"] for row in self.tools)
 
+    def switched_on(self) -> dict[tuple[str, str], int]:
+        """How many of each MCP server's and plugin's tools no switch leaves off, by
+        ("server", name) and ("plugin", key), as the Sources panel counts them."""
+        counts: dict[tuple[str, str], int] = {}
+        for key, row in _owned(self.tools):
+            counts[key] = counts.get(key, 0) + bool(row["enabled"])
+        return counts
+
+
+def _owned(rows: list[dict[str, Any]]) -> Iterator[tuple[tuple[str, str], dict[str, Any]]]:
+    """The tools of an MCP server or a plugin, each with its owner's key in the Sources panel."""
+    for row in rows:
+        kind = {"mcp": "server", "plugin": "plugin"}.get(row["source"])
+        if kind is not None:
+            yield (kind, row["owner"]), row
+
 
 def _sizes(rows: ToolRows, costs: Costs) -> dict[tuple[str, str], str]:
     """Each tool's, toolset's and source's size, said short ("1.2k"), by (kind, name)."""
@@ -56,12 +72,11 @@ def _sizes(rows: ToolRows, costs: Costs) -> dict[tuple[str, str], str]:
         out["toolset", row["name"]] = short(costs.toolset(row["name"]))
     for source in {row["source"] for row in rows.tools} | {"memory"}:
         out["source", source] = short(costs.source(source))
-    owners: dict[tuple[str, str], int] = {}  # an MCP server's tools, a plugin's
-    for row in rows.tools:
-        kind = {"mcp": "server", "plugin": "plugin"}.get(row["source"])
+    owners: dict[tuple[str, str], int] = {}  # an MCP server's tools, a plugin's: those on
+    for key, row in _owned(rows.tools):
         cost = costs.tools.get(row["name"])
-        if kind is not None and cost is not None:
-            owners[kind, row["owner"]] = owners.get((kind, row["owner"]), 0) + cost.tokens
+        if row["enabled"] and cost is not None:
+            owners[key] = owners.get(key, 0) + cost.tokens
     out.update((key, short(tokens)) for key, tokens in owners.items())
     return out
 

@@ -312,3 +312,29 @@ async def test_sources_show_each_server_and_plugins_tools_size(home: Path) -> No
         servers, plugins = panel.query_one("#servers"), panel.query_one("#plugins")
         await wait_until(pilot, lambda: f"8 · {server} tokens" in servers.get_row("fx"))
         assert f"1 · {plugin} tokens" in plugins.get_row("positional")
+
+
+async def test_sources_count_and_size_only_the_tools_switched_on(home: Path) -> None:
+    shutil.copytree(PLUGIN_FIXTURES / "positional", home / "plugins" / "positional")
+    (home / "config.yaml").write_text(
+        f"plugins:\n  enabled: [positional]\ntools:\n  disabled: [pos_echo]\nmcp_servers:\n"
+        f"  fx:\n    command: {sys.executable}\n    args: [{FIXTURE[1]}]\n"
+        "    tools:\n      exclude: [add]\n"
+    )
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        rows = screen.controller
+        await wait_until(
+            pilot,
+            lambda: rows.rows.costs is not None and "mcp__fx__add" in rows.rows.costs.tools,
+            20,
+        )
+        costs = rows.rows.costs
+        on = short(costs.toolset("mcp-fx") - costs.tools["mcp__fx__add"].tokens)
+        await pilot.press("f3")
+        panel = screen.query_one(SourcesPanel)
+        servers, plugins = panel.query_one("#servers"), panel.query_one("#plugins")
+        await wait_until(pilot, lambda: f"7 of 8 · {on} tokens" in servers.get_row("fx"))
+        assert "0 of 1" in plugins.get_row("positional")  # switched off: no tokens to count
+        assert [str(c.label) for c in servers.columns.values()][2] == "tools on"

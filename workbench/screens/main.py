@@ -286,7 +286,8 @@ class MainScreen(Screen[None]):
             return
         servers = self.runtime.mcp.statuses() if self.runtime.mcp is not None else []
         plugins = self.runtime.plugins.list() if self.runtime.plugins is not None else []
-        self.query_one(SourcesPanel).show(servers, plugins, self.controller.rows.sizes)
+        rows = self.controller.rows
+        self.query_one(SourcesPanel).show(servers, plugins, rows.sizes, rows.switched_on())
         self._update_header(self.controller.rows.offered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

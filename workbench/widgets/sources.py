@@ -117,10 +117,10 @@ class SourcesPanel(VerticalScroll):
 
     def on_mount(self) -> None:
         self.query_one("#servers", DataTable).add_columns(
-            "server", "state", "tools", "transport", "problem"
+            "server", "state", "tools on", "transport", "problem"
         )
         self.query_one("#plugins", DataTable).add_columns(
-            "plugin", "source", "state", "tools", "problem"
+            "plugin", "source", "state", "tools on", "problem"
         )
         self.query_one("#catalog", DataTable).add_columns("kind", "name", "uri / arguments", "type")
         self.query_one("#catalog", DataTable).display = False
@@ -131,15 +131,18 @@ class SourcesPanel(VerticalScroll):
         servers: list[Any],
         plugins: list[Any],
         sizes: dict[tuple[str, str], str] | None = None,
+        switched_on: dict[tuple[str, str], int] | None = None,
     ) -> None:
-        """`sizes`: each server's and plugin's tools' size in tokens, said short, by
-        ("server", name) and ("plugin", key)."""
+        """`sizes`: the size in tokens of each server's and plugin's tools switched on, said
+        short, and `switched_on` how many of them are, by ("server", name) and ("plugin", key)."""
         self._servers, self._plugins = servers, plugins
-        sizes = sizes or {}
+        sizes, switched_on = sizes or {}, switched_on or {}
 
         def tools(kind: str, name: str, count: int) -> str:
-            size = sizes.get((kind, name))
-            return f"{count} · {size} tokens" if size else str(count)
+            on = switched_on.get((kind, name), count)
+            said = str(count) if on == count else f"{on} of {count}"
+            size = sizes.get((kind, name)) if on else None
+            return f"{said} · {size} tokens" if size else said
 
         self._fill(
             "#servers",
