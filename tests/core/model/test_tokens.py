@@ -107,3 +107,53 @@ def test_a_table_in_a_child_process_counts_as_in_ours_and_a_dead_child_is_replac
         Encoding("o200k_base").count(json.dumps(d)) + tokens.PER_DEFINITION
         for d in ({"a": 1}, {"b": 2})
     ]
+
+
+# A real child that hangs: one that reads the request and never answers, and one that never
+# reads at all (a batch larger than the pipe holds then cannot even be written).
+HANGS = {
+    "never answers": "import sys, time; sys.stdin.buffer.readline(); time.sleep(600)",
+    "never reads": "import time; time.sleep(600)",
+}
+
+
+@pytest.mark.parametrize("how", list(HANGS))
+def test_a_tokenizer_child_that_hangs_is_stopped_and_the_estimate_counts_instead(
+    how: str, monkeypatch
+) -> None:
+    import subprocess
+    import sys
+    import threading
+
+    from workbench.core.model import tokens
+
+    tokens._stop_child()
+    hung = subprocess.Popen(
+        [sys.executable, "-c", HANGS[how]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,  # as a child the counts started would be
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(tokens, "_child_process", hung)  # the child the next count asks
+    child = tokens.ChildEncoding("o200k_base")
+    child.timeout = 1.0
+    problems: list[str] = []
+    meter = Meter(child, problems.append)
+    definitions = [{"name": f"tool{i}", "description": "x" * 200} for i in range(400)]  # 100 KB
+    counted: list[list[int]] = []
+    worker = threading.Thread(target=lambda: counted.append(meter.definitions(definitions)))
+    worker.start()
+    worker.join(timeout=60)  # the caller is never held longer than the child's timeout
+    try:
+        assert not worker.is_alive(), "the count still waits on the child"
+        assert counted == [[Estimate().count(json.dumps(d)) + tokens.PER_DEFINITION
+                            for d in definitions]]  # fmt: skip
+        assert hung.poll() is not None and tokens._child_process is None  # stopped
+        (problem,) = problems
+        assert "did not answer within 1 s" in problem and "estimated from now on" in problem
+        assert isinstance(meter.tokenizer, Estimate)
+    finally:
+        tokens._stop_child()
+        hung.kill()
+        hung.wait()

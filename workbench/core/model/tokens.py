@@ -14,10 +14,14 @@ count sees, so each reply's `usage.prompt_tokens` corrects the count (`Meter.obs
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import math
+import os
+import select
 import threading
+import time
 import urllib.request
 from collections import OrderedDict
 from collections.abc import Callable
@@ -32,6 +36,7 @@ PER_MESSAGE = 6  # role markers and separators a template adds around each messa
 PER_REQUEST = 12  # the reply's opening and the template's own framing
 PER_DEFINITION = 1  # the separator between two tool definitions in the request's list
 CACHE_SIZE = 1024
+CHILD_TIMEOUT = 20.0  # seconds for the tokenizer's child process to answer a batch
 
 # Model-name prefixes (after any "provider/" part) and the encoding their tokenizer uses.
 ENCODINGS = (
@@ -105,12 +110,17 @@ class ChildEncoding:
     that had the focus before them ("/read_file" typed as the tree's sizes were first
     measured lost every letter). The child loads it instead; counts come back in batches,
     a line of JSON each way. The child ends when its stdin closes, so never outlives us.
+
+    A child that does not answer within `timeout` seconds (the first answer loads the table:
+    about 2 s on a busy 2-core machine) is stopped and the count fails, so the caller falls
+    back to the estimate (`Meter`) instead of waiting on it for ever.
     """
 
     exact = True
 
-    def __init__(self, encoding: str) -> None:
+    def __init__(self, encoding: str, timeout: float = CHILD_TIMEOUT) -> None:
         self.name = encoding
+        self.timeout = timeout
 
     def count(self, text: str) -> int:
         return self.count_many([text])[0]
@@ -118,14 +128,11 @@ class ChildEncoding:
     def count_many(self, texts: list[str]) -> list[int]:
         request = json.dumps({"encoding": self.name, "texts": texts}, ensure_ascii=False)
         with _child_lock:
-            child = _child()
             try:
-                child.stdin.write(request + "\n")
-                child.stdin.flush()
-                answer = child.stdout.readline()
+                answer = _exchange(_child(), (request + "\n").encode(), self.timeout)
                 counts = json.loads(answer)
             except (OSError, ValueError):
-                _stop_child()  # a child that died or answered nonsense is replaced next time
+                _stop_child()  # a child that died, hangs or answered nonsense is replaced
                 raise
         if not isinstance(counts, list) or len(counts) != len(texts):
             raise ValueError(f"the tokenizer's process answered {answer[:200]!r}")
@@ -136,30 +143,63 @@ _child_process: Any = None
 _child_lock = threading.Lock()  # one batch at a time: a request, then its answer
 
 
+def _child_command() -> list[str]:
+    import sys
+
+    return [sys.executable, "-c", "from workbench.core.model.tokens import serve; serve()"]
+
+
 def _child() -> Any:
     global _child_process
     if _child_process is None or _child_process.poll() is not None:
         import subprocess
-        import sys
 
         _child_process = subprocess.Popen(
-            [sys.executable, "-c", "from workbench.core.model.tokens import serve; serve()"],
+            _child_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
         )
         atexit.register(_stop_child)
     return _child_process
 
 
+def _exchange(child: Any, request: bytes, timeout: float) -> str:
+    """Write `request` to the child and read its one-line answer, in `timeout` seconds in
+    all: a child that stops reading (a full pipe) or never answers raises TimeoutError."""
+    deadline = time.monotonic() + timeout
+    into, out = child.stdin.fileno(), child.stdout.fileno()
+    os.set_blocking(into, False)  # a batch larger than the pipe holds never blocks us
+    pending, answer = memoryview(request), bytearray()
+    while b"\n" not in answer:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the tokenizer's process did not answer within {timeout:g} s")
+        readable, writable, _ = select.select([out], [into] if pending else [], [], left)
+        if writable:
+            try:
+                pending = pending[os.write(into, pending) :]
+            except BlockingIOError:  # the room select saw was taken: wait again
+                pass
+        if readable:
+            chunk = os.read(out, 65536)
+            if not chunk:
+                raise OSError("the tokenizer's process ended")
+            answer += chunk
+    return answer[: answer.index(b"\n")].decode("utf-8")
+
+
 def _stop_child() -> None:
     global _child_process
     child, _child_process = _child_process, None
-    if child is not None and child.poll() is None:
+    if child is None:
+        return
+    if child.poll() is None:
         child.kill()
         child.wait()
+    for pipe in (child.stdin, child.stdout):
+        with contextlib.suppress(OSError):
+            pipe.close()
 
 
 def serve() -> None:
@@ -167,7 +207,7 @@ def serve() -> None:
     import sys
 
     tables: dict[str, Encoding] = {}
-    for line in sys.stdin:
+    for line in sys.stdin.buffer:  # UTF-8 whatever the locale: the parent writes it so
         request = json.loads(line)
         table = tables.setdefault(request["encoding"], Encoding(request["encoding"]))
         sys.stdout.write(json.dumps([table.count(text) for text in request["texts"]]) + "\n")
