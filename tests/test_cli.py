@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -191,6 +192,17 @@ def test_nothing_writes_to_the_terminal_but_the_report(cli_env, args) -> None:
 def test_the_workbench_needs_a_terminal(cli_env) -> None:
     out = run(cli_env)
     assert out.returncode == 2 and "needs a terminal" in out.stderr
+
+
+def test_view_refuses_what_is_not_a_file_at_once(cli_env, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # opening it would wait for a writer
+    out = run(cli_env, "view", str(fifo))
+    assert out.returncode == 2 and f"{fifo} is a FIFO (a pipe), not a regular file" in out.stderr
+    out = run(cli_env, "view", "/dev/zero")
+    assert out.returncode == 2 and "/dev/zero is a device, not a regular file" in out.stderr
+    out = run(cli_env, "view", str(tmp_path / "gone.log"))
+    assert out.returncode == 2 and "no such file" in out.stderr
 
 
 def test_destructive_call_is_denied_headless_and_allowed_with_yes(cli_env, tmp_path: Path) -> None:

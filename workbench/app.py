@@ -557,8 +557,14 @@ class WorkbenchApp(App[None]):
         self._open_file(path, ViewerScreen)
 
     def _open_file(self, path: Path | str, screen: type[Screen]) -> None:
+        from workbench.widgets.file_view import cannot_view
+
         path = Path(path)
-        if not path.is_file():
-            self.notify(f"Cannot open {path}: no such file", severity="error")
-            return
-        self.push_screen(screen(path))
+        why = cannot_view(path)  # a FIFO or a device would hang the screen: said, not opened
+        if not why:
+            try:
+                self.push_screen(screen(path))
+                return
+            except OSError as exc:  # changed between the look and the open
+                why = f"cannot open {path}: {exc.strerror or exc}"
+        self.notify(why[:1].upper() + why[1:], severity="error")

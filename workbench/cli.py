@@ -269,9 +269,13 @@ def _runs_plugins(args: argparse.Namespace) -> bool:
 def _run_app(view: str | None = None, model_flags: dict[str, str] | None = None) -> int:
     from pathlib import Path
 
-    if view is not None and not Path(view).is_file():
-        _err(f"no such file: {view}")
-        return EXIT_USAGE
+    if view is not None:
+        from workbench.widgets.file_view import cannot_view
+
+        why = cannot_view(Path(view))  # a FIFO or /dev/zero is refused, never waited on
+        if why:
+            _err(why)
+            return EXIT_USAGE
     if not sys.stdout.isatty() and not _served():
         print(
             "hermes-tui: the workbench needs a terminal; see `hermes-tui --help`", file=sys.stderr

@@ -1,15 +1,20 @@
-"""The result viewer on real files: large ones, search, go to line, wrap, JSON, copy."""
+"""The result viewer on real files: large ones, search, go to line, wrap, JSON, copy, and
+the files it must not hang on (one huge line, a FIFO, a device, one cut short)."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
+import tracemalloc
 from pathlib import Path
+
+import pytest
 
 from tests.support.pilot import ViewerHost, wait_until
 from workbench.screens.viewer import ViewerScreen
 from workbench.widgets import file_view
-from workbench.widgets.file_view import FileView
+from workbench.widgets.file_view import FileView, NotViewable, cannot_view
 
 LINES = 300_000  # ~12 MB: several index steps past the first chunk
 
@@ -134,7 +139,7 @@ async def _go_to_while_indexing(tmp_path, monkeypatch, gate, hold_at, extend) ->
         screen = app.screen
         index = screen.view.index
         await wait_until(pilot, lambda: index.indexed >= hold_at, timeout=30)
-        assert not index.complete and 1_000_000 < len(index.offsets) < 2_000_000
+        assert not index.complete and 1_000_000 < index.ended < 2_000_000
 
         await ask_line(pilot, screen, "2,000,000")
         assert screen.waiting_for == 1_999_999
@@ -175,3 +180,139 @@ async def test_a_line_past_the_end_of_an_indexed_file_is_said(tmp_path: Path) ->
         await ask_line(pilot, screen, "abc")
         assert any("'abc' is not a line number" in n.message for n in app._notifications)
         assert screen.view.cursor == 9
+
+
+def one_line(path: Path, megabytes: int, tail: bytes) -> Path:
+    """One line of `megabytes` MB and `tail`, no newline: a minified result, say."""
+    block = b"abcdefghij0123456789 some minified text, " * 25_000  # ~1 MB
+    with path.open("wb") as out:
+        for _ in range(megabytes):
+            out.write(block)
+        out.write(tail)
+    return path
+
+
+async def test_one_huge_line_opens_cut_with_a_marker_searches_and_keeps_memory_small(
+    tmp_path: Path,
+) -> None:
+    """48 MB on one line. The viewer used to decode the whole line for each row drawn (a
+    500 MB line took 1.5 GB and froze the screen for minutes once wrapped); now what is
+    read for it is a part, whatever the line's length."""
+    path = one_line(tmp_path / "minified.json", 48, b" THE-END")
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        app = ViewerHost(path)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+            screen = app.screen
+            view = screen.view
+            await wait_until(pilot, lambda: view.index.complete, timeout=30)
+            first = shown(view, 0)
+            assert first.lstrip().startswith("1 │ abcdefghij0123456789")
+            assert screen.view.index.count == 1
+            await wait_until(pilot, lambda: view.max_scroll_x > file_view.PART // 2)
+            view.scroll_to(x=view.max_scroll_x, animate=False, immediate=True)  # its end
+            more = size - file_view.PART
+            assert f"«line cut: {more:,} bytes more, ] shows them»" in shown(view, 0)
+
+            await pilot.press("slash", *"the-end", "enter")
+            await wait_until(pilot, lambda: screen.match_total == 1, timeout=30)
+            row = shown(view, 0)  # the part around the match, said to follow what is before
+            assert " bytes before: [ shows them»" in row and "THE-END" in row
+
+            await pilot.press("left_square_bracket")  # the part before it
+            before = size - len("THE-END") - 24 - file_view.PART
+            row = shown(view, 0)
+            assert f"«{before:,} bytes before: [ shows them»" in row and "THE-END" not in row
+            await pilot.press("w")  # wrapped, a screenful of the line at a time
+            rows = [shown(view, y) for y in range(view.size.height)]
+            assert rows[0].lstrip().startswith("1 │ «") and "line cut:" in rows[-1]
+            _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 << 20  # a read block or two, never the 48 MB line
+
+
+async def test_one_huge_line_shows_before_the_index_reaches_its_end(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The line's end is known only once the whole file is read: its start is drawn at
+    once, its marker saying that more is still being read ("+")."""
+    gate, extend = threading.Event(), file_view.LineIndex.extend
+
+    def held(index: file_view.LineIndex, end: int) -> None:
+        if index.indexed >= 2 << 20:
+            gate.wait(60)
+        extend(index, end)
+
+    monkeypatch.setattr(file_view, "INDEX_STEP", 1 << 20)
+    monkeypatch.setattr(file_view.LineIndex, "extend", held)
+    path = one_line(tmp_path / "minified.json", 8, b"")
+    try:
+        app = ViewerHost(path)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+            view = app.screen.view
+            await wait_until(pilot, lambda: view.index.indexed >= 2 << 20)
+            assert shown(view, 0).lstrip().startswith("1 │ abcdefghij0123456789")
+            await wait_until(pilot, lambda: view.max_scroll_x > file_view.PART // 2)
+            view.scroll_to(x=view.max_scroll_x, animate=False, immediate=True)
+            so_far = view.index.indexed - file_view.PART
+            assert f"«line cut: {so_far:,}+ bytes more, ] shows them»" in shown(view, 0)
+            gate.set()
+            await wait_until(pilot, lambda: view.index.complete, timeout=30)
+            more = path.stat().st_size - file_view.PART
+            await wait_until(pilot, lambda: f"«line cut: {more:,} bytes more" in shown(view, 0))
+    finally:
+        gate.set()
+
+
+async def test_a_fifo_or_a_device_is_refused_at_once_with_the_reason(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer: forever
+    with pytest.raises(NotViewable, match=r"is a FIFO \(a pipe\), not a regular file"):
+        ViewerScreen(fifo)
+    with pytest.raises(NotViewable, match="/dev/zero is a device, not a regular file"):
+        ViewerScreen(Path("/dev/zero"))  # never ends
+    assert "is a directory" in cannot_view(tmp_path)
+    assert cannot_view(tmp_path / "gone") == f"no such file: {tmp_path / 'gone'}"
+    assert cannot_view(fifo).startswith(f"{fifo} is a FIFO")
+
+
+async def test_a_file_deleted_while_open_stays_shown_raw_and_pretty(tmp_path: Path) -> None:
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"items": list(range(100))}))
+    app = ViewerHost(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.view.id == "viewer-pretty")
+        path.unlink()
+        await pilot.press("j")  # the raw text again: it used to reopen the path, now gone
+        await wait_until(pilot, lambda: screen.view.id == "viewer-lines")
+        assert shown(screen.view, 0).lstrip().startswith('1 │ {"items": [0, 1, 2')
+
+
+async def test_a_file_cut_short_or_grown_while_open_is_shown_as_it_can_be(
+    tmp_path: Path,
+) -> None:
+    """A mapped file cut short kills the process (SIGBUS) when a page past its new end is
+    touched; read by position, the lines gone read empty and the index ends where it does.
+    Lines added while open are not shown (the size is the one it had when opened)."""
+    path = numbered_file(tmp_path / "log", 300_000)  # 3.3 MB: past the first chunk
+    app = ViewerHost(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+        screen = app.screen
+        with path.open("ab") as out:
+            out.write(b"added later\n")
+        os.truncate(path, 110)  # ten lines left
+        await wait_until(pilot, lambda: screen.view.index.complete, timeout=20)
+        await ask_line(pilot, screen, "50000")  # indexed before the cut: now empty
+        rows = [shown(screen.view, y) for y in range(screen.view.size.height)]
+        assert any(row.lstrip().startswith("50000 │ ") for row in rows)
+        assert not any("line" in row for row in rows)
+        await pilot.press("g")
+        assert shown(screen.view, 0).lstrip().startswith("1 │ line 0000001")
+        assert screen.view.index.count <= 300_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -338,3 +339,18 @@ async def test_sources_count_and_size_only_the_tools_switched_on(home: Path) -> 
         await wait_until(pilot, lambda: f"7 of 8 · {on} tokens" in servers.get_row("fx"))
         assert "0 of 1" in plugins.get_row("positional")  # switched off: no tokens to count
         assert [str(c.label) for c in servers.columns.values()][2] == "tools on"
+
+
+async def test_the_viewer_refuses_a_fifo_or_a_device_and_says_why(home: Path, tmp_path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer, with the screen stopped
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        app.open_viewer(fifo)
+        app.open_viewer("/dev/zero")
+        await pilot.pause()
+        assert app.screen is screen
+        said = [n.message for n in app._notifications]
+        assert f"{fifo} is a FIFO (a pipe), not a regular file; the viewer shows files" in said
+        assert "/dev/zero is a device, not a regular file; the viewer shows files" in said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from workbench.widgets import file_view
 from workbench.widgets.file_view import LineIndex, find_lines
 
 
@@ -27,5 +28,54 @@ def test_lines_decode_safely_and_offsets_map_back_to_lines() -> None:
 
 def test_find_lines_is_case_insensitive_and_counts_every_match() -> None:
     index = indexed(b"Error here\nfine\nerror, ERROR again\n")
-    assert find_lines(index, "error") == ([0, 2], 3)
-    assert find_lines(index, "a.b") == ([], 0)  # the needle is literal, not a pattern
+    assert find_lines(index, "error") == ([0, 2], [0, 0], 3)
+    assert find_lines(index, "a.b") == ([], [], 0)  # the needle is literal, not a pattern
+
+
+def test_the_sparse_index_finds_every_line_whatever_the_steps(monkeypatch) -> None:
+    """Marks every 3 lines or 10 bytes, split 5 bytes at a time: every path through the
+    index (a mark in a block, across blocks, a line longer than a mark) against split()."""
+    monkeypatch.setattr(file_view, "MARK_LINES", 3)
+    monkeypatch.setattr(file_view, "MARK_BYTES", 10)
+    monkeypatch.setattr(file_view, "SCAN_BLOCK", 5)
+    data = b"a\n\nbb\r\n" + b"x" * 40 + b"\nccc\n" * 7 + "d\xe9\n".encode() + b"\n" * 9 + b"end"
+    expected = data.decode().split("\n")
+    for step in (1, 4, 7, 64, len(data)):
+        index = indexed(data, step)
+        assert index.count == len(expected)
+        assert [index.line(n) for n in range(index.count)] == [e.rstrip("\r") for e in expected]
+        starts = [0] + [n + 1 for n, byte in enumerate(data) if byte == 10]
+        assert [index.line_of(offset) for offset in starts] == list(range(len(starts)))
+        assert len(index.marks) < len(starts)  # sparse
+
+
+def test_the_index_keeps_a_mark_per_few_hundred_lines_not_one_a_line() -> None:
+    data = b"short\n" * 100_000
+    index = indexed(data, 1 << 20)
+    assert index.count == 100_000 and index.line(99_999) == "short"
+    assert len(index.marks) <= 100_000 // file_view.MARK_LINES + 1
+
+
+def test_a_long_line_is_read_a_part_at_a_time_cut_between_characters() -> None:
+    line = "é" * 10 + "z" * 5  # 25 bytes
+    index = indexed((line + "\nnext\n").encode())
+    text, before, after = index.text(0, 0, 6)
+    assert (text, before, after) == ("ééé", 0, 19)
+    text, before, after = index.text(0, 5, 6)  # from the middle of the third é: its start
+    assert (text, before, after) == ("ééé", 4, 15)
+    parts, skip = [], 0
+    while True:
+        text, before, after = index.text(0, skip, 7)
+        parts.append(text)
+        if not after:
+            break
+        skip = 25 - after
+    assert "".join(parts) == line and all(len(p.encode()) <= 7 for p in parts)
+    assert index.text(1) == ("next", 0, 0)
+
+
+def test_search_reads_block_by_block_and_finds_a_match_across_two(monkeypatch) -> None:
+    monkeypatch.setattr(file_view, "READ_BLOCK", 8)
+    index = indexed(b"0123456NEEDLE and needle\nnone\nxx NeEdLe\n")
+    assert find_lines(index, "needle") == ([0, 2], [7, 3], 3)
+    assert find_lines(index, "needle", cancelled=lambda: True) == ([], [], 0)

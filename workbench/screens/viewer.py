@@ -4,7 +4,9 @@ Search (/ n N, with a match count), go to line (:), wrap (w), JSON pretty-printi
 on by default for a compact JSON result), and copy of the selected lines (c). Searching,
 indexing and pretty-printing run in worker threads; the screen never waits for them. A line
 the index has not reached yet is waited for, with the progress in the title (Esc cancels),
-and a line past the end is said, never silently replaced by another.
+and a line past the end is said, never silently replaced by another. The screen holds the
+file open while it lives: one deleted meanwhile is still shown, raw or pretty. Only a
+regular file is opened (a FIFO would block, /dev/zero never ends): the caller is told why.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
 
-from workbench.widgets.file_view import FileView, LineIndex, find_lines
+from workbench.widgets.file_view import FileBytes, FileView, LineIndex, MemoryBytes, find_lines
 
-PRETTY_LIMIT = 64 << 20  # bytes of JSON we parse to pretty-print
+# Bytes of JSON we parse to pretty-print: the parse holds the GIL (the screen stops) and its
+# objects take some twenty times the file's size, so a larger file is shown as it is.
+PRETTY_LIMIT = 8 << 20
 GOTO_POLL = 0.1  # seconds between looks at the index while a line is waited for
 
 
@@ -45,9 +50,12 @@ class ViewerScreen(Screen[None]):
     ]
 
     def __init__(self, path: Path) -> None:
+        """Raises OSError (NotViewable for a FIFO, a device, a directory) if it cannot open."""
         super().__init__()
         self.path = Path(path)
+        self.source = FileBytes(self.path)
         self.matches: list[int] = []
+        self.match_offsets: list[int] = []  # the byte in each line of its first match
         self.match_total = 0
         self.needle = ""
         self.pretty: bytes | None = None
@@ -57,7 +65,7 @@ class ViewerScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(str(self.path), id="viewer-title")
-        yield FileView.of_file(self.path, id="viewer-lines")
+        yield FileView(self.source, id="viewer-lines")
         yield Input(id="viewer-input")
         yield Footer()
 
@@ -117,7 +125,7 @@ class ViewerScreen(Screen[None]):
         """Line `number` (from 0): now if the index has reached it, else once it does."""
         self._stop_waiting()
         index = self.view.index
-        if number + 1 < len(index.offsets):
+        if index.ready(number):
             self.view.go_to(number)
             self._title()
         elif index.complete:
@@ -137,12 +145,12 @@ class ViewerScreen(Screen[None]):
         number, index = self.waiting_for, self.view.index
         if number is None:
             return
-        if number + 1 < len(index.offsets) or index.complete:
+        if index.ready(number) or index.complete:
             self.go_to_line(number)
             return
         done = index.indexed / max(1, index.size)
         self._title(
-            f"going to line {number + 1:,} once indexed: {len(index.offsets) - 1:,} lines so "
+            f"going to line {number + 1:,} once indexed: {index.ended:,} lines so "
             f"far ({done:.0%}) · Esc cancels"
         )
 
@@ -157,22 +165,26 @@ class ViewerScreen(Screen[None]):
 
     def search(self, needle: str) -> None:
         self._stop_waiting()
-        self.needle, self.matches, self.match_total = needle, [], 0
+        self.needle, self.matches, self.match_offsets, self.match_total = needle, [], [], 0
         self.view.pattern = _pattern(needle)
         self._title("searching…")
         self._search(self.view, needle)
 
     @work(thread=True, exclusive=True, group="search")
     def _search(self, view: FileView, needle: str) -> None:
+        worker = get_current_worker()
         while not view.index.complete:  # line numbers need the whole index
+            if worker.is_cancelled:
+                return
             time.sleep(0.02)
-        lines, total = find_lines(view.index, needle)
-        self.app.call_from_thread(self._found, needle, lines, total)
+        found = find_lines(view.index, needle, lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._found, needle, *found)
 
-    def _found(self, needle: str, lines: list[int], total: int) -> None:
+    def _found(self, needle: str, lines: list[int], offsets: list[int], total: int) -> None:
         if needle != self.needle:
             return
-        self.matches, self.match_total = lines, total
+        self.matches, self.match_offsets, self.match_total = lines, offsets, total
         self._title("" if total else "no match")
         if lines:
             self.action_next_match(1, inclusive=True)
@@ -190,6 +202,7 @@ class ViewerScreen(Screen[None]):
         at %= len(self.matches)  # past either end wraps around
         target = self.matches[at]
         self.view.go_to(target)
+        self.view.show_offset(target, self.match_offsets[at])
         self._title(f"line {target + 1} ({at + 1} of {len(self.matches):,} lines)")
 
     # -- display -----------------------------------------------------------------------
@@ -199,9 +212,9 @@ class ViewerScreen(Screen[None]):
 
     def action_pretty(self) -> None:
         if self.view.id == "viewer-pretty":
-            self._swap(FileView.of_file(self.path, id="viewer-lines"))
+            self._swap(FileView(self.source, id="viewer-lines"))
         elif self.pretty is not None:
-            self._swap(FileView(self.pretty, id="viewer-pretty"))
+            self._swap(FileView(MemoryBytes(self.pretty), id="viewer-pretty"))
         elif self.view.index.size <= PRETTY_LIMIT:
             self.make_pretty()
         else:
@@ -210,7 +223,7 @@ class ViewerScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="pretty")
     def make_pretty(self) -> None:
         try:
-            value = json.loads(bytes(self.view.index.data))
+            value = json.loads(self.source.read(0, PRETTY_LIMIT + 1))
         except (ValueError, UnicodeDecodeError):
             self.app.call_from_thread(self.notify, "This file is not JSON.")
             return
@@ -219,7 +232,7 @@ class ViewerScreen(Screen[None]):
 
     def _pretty_ready(self, pretty: bytes) -> None:
         self.pretty = pretty
-        self._swap(FileView(pretty, id="viewer-pretty"))
+        self._swap(FileView(MemoryBytes(pretty), id="viewer-pretty"))
 
     def _swap(self, replacement: FileView) -> None:
         self._stop_waiting()  # line numbers change between the pretty and the raw text
@@ -228,22 +241,26 @@ class ViewerScreen(Screen[None]):
         old.remove()
         replacement.pattern = old.pattern
         replacement.focus()
-        self.matches, self.match_total = [], 0
+        self.matches, self.match_offsets, self.match_total = [], [], 0
         if self.needle:
             self.call_after_refresh(self.search, self.needle)
         self.call_after_refresh(self._title)
 
     def action_copy(self) -> None:
-        text = self.view.selected_text()
+        text, cut = self.view.selected_text()
         self.app.copy_to_clipboard(text)
         lines = text.count("\n") + 1
-        self.notify(f"Copied {lines} line(s), {len(text):,} characters.")
+        said = f" ({cut:,} long line(s) cut as shown)" if cut else ""
+        self.notify(f"Copied {lines} line(s), {len(text):,} characters{said}.")
 
     def action_top(self) -> None:
         self.view.go_to(0)
 
     def action_bottom(self) -> None:
         self.view.go_to(self.view.index.count - 1)
+
+    def on_unmount(self) -> None:
+        self.source.close()
 
     def action_close(self) -> None:
         field = self.query_one("#viewer-input", Input)
@@ -262,5 +279,5 @@ def _pattern(needle: str) -> re.Pattern[str]:
 
 def _looks_compact_json(index: LineIndex) -> bool:
     """One long line starting like JSON: a tool result worth pretty-printing."""
-    head = bytes(index.data[:64]).lstrip()
+    head = index.source.read(0, 64).lstrip()
     return head[:1] in (b"{", b"[") and index.count <= 2
