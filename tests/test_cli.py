@@ -140,6 +140,7 @@ def test_corrupt_config_is_named_and_never_overwritten(cli_env, home: Path) -> N
     assert not terminal["offered"] and terminal["not_offered"] == "config.yaml cannot be read"
     doctor = run(cli_env, "doctor")
     assert doctor.returncode == 1 and "line 4" in doctor.stdout
+    assert "the model is offered none of the tools you can switch off" in doctor.stdout
     assert run(cli_env, "tools", "--json").returncode == 0  # everything else keeps working
 
 

@@ -251,6 +251,13 @@ async def test_with_config_yaml_unreadable_the_chat_says_so_and_offers_no_tool_i
     app = WorkbenchApp(model_flags=flags)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_session(pilot, app)
+        await wait_until(  # the workbench says it as it starts
+            pilot,
+            lambda: any(
+                "line 3" in n.message and "offered none of the tools" in n.message
+                for n in app._notifications
+            ),
+        )
         await send(pilot, screen, "delete build")
         await wait_until(
             pilot, lambda: [r.reply for r in screen.query(AssistantMessage)] == ["No tools here."]

@@ -128,7 +128,7 @@ def collect_problems(runtime: Runtime) -> list[str]:
     if exposed := home_exposure(runtime.home):
         problems.append(exposed)
     if runtime.config.error:
-        problems.append(f"config: {runtime.config.error}")
+        problems.append(f"config: {runtime.switches_unknown()}")  # and what that means
     else:
         problems.extend(f"toolsets: {p}" for p in runtime.choices.problems(runtime.toolsets))
     problems.extend(f"tool module {f.module}: {f.error}" for f in runtime.discovery.failed)
