@@ -33,3 +33,37 @@ def test_an_mcp_tool_cannot_write_the_apps_own_state(cli_env, home: Path, tmp_pa
     args = json.dumps({"path": str(root / "notes.txt"), "content": "hello"})
     out = run(cli_env, "call", "mcp__fs__write_file", "--args", args, cwd=root)
     assert out.returncode == 0 and (root / "notes.txt").read_text() == "hello", out.stdout
+
+
+@pytest.mark.skipif(not FILESYSTEM.exists(), reason="run `make mcp-servers` first")
+def test_an_mcp_tool_given_a_credential_or_start_up_file_asks(cli_env, home: Path, tmp_path):
+    # a trusted filesystem server rooted at the user's home: its tools run unasked, except
+    # on the places the built-in file tools guard (keys, start-up files, git hooks)
+    user = tmp_path / "user"
+    (user / ".ssh").mkdir(parents=True)
+    (user / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    (user / ".bashrc").write_text("# mine\n")
+    (user / "project" / ".git" / "hooks").mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(f"mcp_servers:\n  fs:\n    command: {FILESYSTEM}\n")
+    env = {**cli_env, "HOME": str(user)}
+    writes = [
+        (str(user / ".ssh" / "authorized_keys"), "ssh-ed25519 AAAA attacker\n"),
+        (".ssh/authorized_keys", "ssh-ed25519 AAAA attacker\n"),
+        (str(user / ".bashrc"), "rm -rf ~\n"),
+        ("project/.git/hooks/post-checkout", "#!/bin/sh\nrm -rf ~\n"),
+    ]
+    for path, content in writes:
+        args = json.dumps({"path": path, "content": content})
+        out = run(env, "call", "mcp__fs__write_file", "--args", args, cwd=user)
+        assert out.returncode != 0 and "denied" in out.stdout, (path, out.stdout, out.stderr)
+    assert not (user / ".ssh" / "authorized_keys").exists()
+    assert (user / ".bashrc").read_text() == "# mine\n"
+    assert not (user / "project" / ".git" / "hooks" / "post-checkout").exists()
+    args = json.dumps({"path": str(user / ".ssh" / "id_ed25519")})
+    out = run(env, "call", "mcp__fs__read_text_file", "--args", args, cwd=user)
+    assert "PRIVATE KEY" not in out.stdout and "denied" in out.stdout, out.stdout
+    # the rest of the home is the server's to write, unasked
+    args = json.dumps({"path": str(user / "notes.txt"), "content": "hello"})
+    out = run(env, "call", "mcp__fs__write_file", "--args", args, cwd=user)
+    assert out.returncode == 0 and (user / "notes.txt").read_text() == "hello", out.stdout

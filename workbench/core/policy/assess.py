@@ -15,7 +15,15 @@ from typing import Any
 from workbench.core.execution.gate import GateCheck, check_call
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict
-from workbench.core.safety.places import resolved, state_roots, within
+from workbench.core.safety.parser import home_dir
+from workbench.core.safety.places import (
+    PathRisk,
+    place_risk,
+    read_risk,
+    resolved,
+    state_roots,
+    within,
+)
 from workbench.core.tools.events import ToolSource
 from workbench.core.tools.paths import resolve_path
 
@@ -45,6 +53,8 @@ def assess(
     if check is None:
         check = app_state_check(registry, name, args, cwd)
     if check is None:
+        check = guarded_place_check(registry, name, args, cwd)
+    if check is None:
         check = untrusted_check(registry, name, args)
     return facts, check
 
@@ -70,6 +80,53 @@ def app_state_check(
             finding = Finding("app-state", reason, (0, len(name)), Severity.HARDLINE)
             return GateCheck(shown, Verdict(shown, (finding,)))
     return None
+
+
+def guarded_place_check(
+    registry: Any, name: str, args: dict[str, Any], cwd: str | os.PathLike[str]
+) -> GateCheck | None:
+    """An MCP tool given a place the built-in file tools guard asks, trusted server or not.
+
+    A filesystem server rooted at the home would otherwise write `~/.ssh/authorized_keys`,
+    `~/.bashrc` or a git hook, or read a private key, unasked. Whether the tool reads or
+    writes is not known, so a key's or a start-up file's name asks (with high severity)
+    rather than being refused; a tool that declares itself read-only asks only for
+    credentials. A relative path is taken from the working folder and from the home, where
+    such a server is often rooted.
+    """
+    entry = registry.get_entry(name) if registry is not None else None
+    if entry is None or entry.source is not ToolSource.MCP:
+        return None
+    reads_only = (getattr(entry, "annotations", None) or {}).get("readOnlyHint") is True
+    for value in _texts(args):
+        for path in _places(value, cwd):
+            risk = read_risk(path) if reads_only else _guarded(path)
+            if risk is not None:
+                shown = f"{name} {json.dumps(args, ensure_ascii=False)}"
+                reason = f"{name} is given {value}: {risk.reason}"
+                finding = Finding(risk.rule, reason, (0, len(name)), Severity.HIGH, (value,))
+                return GateCheck(shown, Verdict(shown, (finding,)))
+    return None
+
+
+def _places(value: str, cwd: str | os.PathLike[str]) -> list[str]:
+    value = value.removeprefix("file://")
+    if not value.strip() or "\n" in value:
+        return []
+    places = [str(resolve_path(value, cwd))]
+    if not value.startswith(("/", "~", "$")):
+        places.append(str(resolve_path(value, home_dir())))
+    return places
+
+
+def _guarded(path: str) -> PathRisk | None:
+    """What writing `path` would be, when the file tools guard it (high severity or more),
+    or reading it, when it is a credential."""
+    for place in dict.fromkeys((os.path.normpath(path), resolved(path))):
+        risk = place_risk(place)
+        if risk is not None and risk.severity >= Severity.HIGH:
+            return risk
+    return read_risk(path)
 
 
 def _in_state(path: str) -> bool:
