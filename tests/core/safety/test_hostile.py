@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.core.execution.gate import check_call
-from workbench.core.safety import analyze_command, sensitive_path
+from workbench.core.safety import Severity, analyze_command, sensitive_path
 
 PROJECT = "/work/project"
 
@@ -319,3 +319,49 @@ def test_a_link_this_process_may_not_read_is_judged_by_its_name(monkeypatch) -> 
     assert verdict.dangerous and "sensitive-write" in verdict.rules
     check = check_call("write_file", {"path": "/proc/1/cwd/x", "content": "x"}, PROJECT)
     assert check is not None and check.verdict.dangerous
+
+
+# -- a whole tree written into a folder that holds guarded places ---------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rsync -a e/ .git/",
+        "rsync -a e/hooks .git/",
+        "tar -xf x.tar -C .git",
+        "unzip x.zip -d .git",
+        "cp -rn e/hooks .git/",
+        "cp -r --update=none e/hooks .git/",
+        "python3 -m zipfile -e x.zip .git",
+        "rsync -a e/ ~/",
+    ],
+)
+def test_a_tree_written_into_a_git_folder_or_a_home_asks_highly(command: str) -> None:
+    verdict = judged(command)
+    assert verdict.dangerous and verdict.severity >= Severity.HIGH, (command, verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rsync -a e/ .hermes/",
+        "tar -xf x.tar -C .hermes",
+        "unzip x.zip -d .hermes",
+        "cp -r e/. .hermes",
+        "cp -rn e/plugins .hermes/",
+        "rsync -a e/.hermes ./",
+        "git mv x .hermes/approvals.yaml",
+    ],
+)
+def test_a_tree_written_into_a_projects_hermes_folder_never_runs(command: str) -> None:
+    # the folder holds the project's approval rules and plugins, which the agent never writes
+    assert judged(command).hardline, command
+
+
+def test_trees_written_into_ordinary_folders_stay_as_they_were() -> None:
+    assert not judged("rsync -a src/ build/").dangerous
+    assert not judged("tar -xf x.tar -C vendor").dangerous
+    assert not judged("unzip x.zip -d vendor").dangerous
+    assert not judged("git mv old.py new.py").dangerous
+    assert judged("git mv -f old.py new.py").dangerous  # over an existing file

@@ -45,6 +45,7 @@ from workbench.core.safety.places import (
     resolved,
     sensitive_path,
     state_roots,
+    tree_risk,
     within,
 )
 from workbench.core.safety.settings import judge_setting
@@ -348,16 +349,22 @@ class Analyzer:
         delete: bool = False,
         follow: bool = True,
         contents: bool = True,
+        tree: tuple[str | None, ...] | None = None,
     ) -> PathRisk | None:
         """Judge where a write lands: the app's state, credentials, outside the roots.
 
         A delete acts on a link itself, not its target; a delete or a change of metadata
-        (`contents` False) of a credential asks, where writing one is refused.
+        (`contents` False) of a credential asks, where writing one is refused. `tree` is for
+        a writer that puts whole trees (those sources) into the folder `value`: what that
+        folder holds is judged, and where each source lands under it by its name.
         """
         found = None
         paths = self.candidates(value, follow=follow and not delete)
-        for path in paths:  # as written and as resolved: both are judged
+        landed = [] if tree is None or value is None else self._landed(value, tree)
+        for path in [*paths, *landed]:  # as written and as resolved: both are judged
             risk = place_risk(path) if path != "-" else None
+            if tree is not None:
+                risk = max((r for r in (risk, tree_risk(path)) if r), default=None, key=_level)
             if risk is not None and (found is None or risk.severity > found.severity):
                 found = risk
         if found is None and self.write_roots is not None and paths and self._outside(paths[-1]):
@@ -371,6 +378,16 @@ class Analyzer:
         if (delete or not contents) and found.rule == "refused-write":
             found = PathRisk("sensitive-write", found.reason, Severity.HIGH)
         self.flag(found.rule, f"{verb} {value}: {found.reason}", node, found.severity, (value,))
+        return found
+
+    def _landed(self, folder: str, sources: tuple[str | None, ...]) -> list[str]:
+        """Where sources copied into `folder` land: `rsync -a e/.hermes ./` makes ./.hermes
+        (a source ending in `/` gives its contents, already judged as the folder)."""
+        found = []
+        for source in sources:
+            name = posixpath.basename(source) if source and not source.endswith("/") else ""
+            if name and name not in (".", ".."):
+                found += self.candidates(posixpath.join(folder, name))
         return found
 
     def _outside(self, real: str) -> bool:
@@ -987,6 +1004,10 @@ DATA_READERS = frozenset(
         "file",
     }
 )
+
+
+def _level(risk: PathRisk) -> int:
+    return int(risk.severity)
 
 
 class _Quiet:

@@ -181,7 +181,7 @@ def _mv(ctx: Context, cmd: Cmd) -> None:
         if level is Severity.HARDLINE:
             ctx.flag("move", f"moves {label} away", cmd.node, Severity.HARDLINE, (source,))
     if dest is not None:
-        ctx.place(cmd.node, dest, "moves onto")
+        ctx.place(cmd.node, dest, "moves onto", tree=tuple(sources))
     if cmd.has("--no-clobber", short="n") and operands and all(o for o in operands):
         return
     severity = Severity.HIGH if ctx.sensitive(dest) else Severity.NORMAL
@@ -214,6 +214,8 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
             ctx.place(cmd.node, target, "install creates")
         return
     dest, sources = _destination(cmd)
+    if dest is not None and cmd.has("--recursive", "--archive", short="rRa"):
+        ctx.place(cmd.node, dest, f"{cmd.name} copies into", tree=tuple(sources))
     if dest is None:
         if len(cmd.operands) >= 2:  # `cp x "$(...)"`: where it lands is known at run time
             _overwrite(ctx, cmd.node, None, f"{cmd.name} may overwrite")
@@ -522,7 +524,7 @@ def _module(ctx: Context, cmd: Cmd, module: str | None, args: list[str | None]) 
         _targets_finding(ctx, inner, "delete", "clears the environment", operands, True)
     elif module in ("zipfile", "tarfile") and inner.has("--extract", short="e"):
         if operands:
-            ctx.place(cmd.node, operands[-1], f"{module} extracts into")
+            ctx.place(cmd.node, operands[-1], f"{module} extracts into", tree=())
     else:
         ran_file(ctx, cmd, module.replace(".", "/") + ".py")
 
@@ -765,9 +767,25 @@ def _git(ctx: Context, cmd: Cmd) -> None:
         return
     inner = Cmd(sub, cmd.args[at + 1 :], cmd.nodes[at + 1 :], cmd.node)
     _git_runs(ctx, sub, inner)
+    if sub == "mv":
+        _git_mv(ctx, inner)
     reason = _git_reason(sub, inner)
     if reason:
         ctx.flag(f"git-{sub}", f"git {sub}: {reason}", cmd.node)
+
+
+def _git_mv(ctx: Context, cmd: Cmd) -> None:
+    """`git mv` moves files in the working tree as mv does, but over an existing file
+    only with -f."""
+    operands = [o for o in cmd.operands if o != "--"]
+    if len(operands) < 2:
+        return
+    dest, sources = operands[-1], operands[:-1]
+    for source in sources:
+        ctx.place(cmd.node, source, "git mv moves", delete=True)
+    ctx.place(cmd.node, dest, "git mv moves onto", tree=tuple(sources))
+    if cmd.has("--force", short="f"):
+        ctx.flag("move", f"git mv -f moves onto {dest} (may overwrite it)", cmd.node)
 
 
 # Options of git's subcommands whose value is a command line git hands to a shell.
@@ -1143,7 +1161,7 @@ def _rsync(ctx: Context, cmd: Cmd) -> None:
     operands = cmd.operands
     dest = operands[-1] if len(operands) >= 2 else None
     if dest is not None and not re.match(r"^[^/]*:", dest):  # host:path is another machine
-        ctx.place(cmd.node, dest, "rsync writes into")
+        ctx.place(cmd.node, dest, "rsync writes into", tree=tuple(operands[:-1]))
     if any(
         a and (a.startswith("--delete") or a in ("--remove-source-files", "--del"))
         for a in cmd.args
@@ -1182,7 +1200,7 @@ def _tar(ctx: Context, cmd: Cmd) -> None:
                 writes=(archive,),
             )
     if mode == "x" and directory is not None:
-        ctx.place(cmd.node, directory, "tar extracts into")
+        ctx.place(cmd.node, directory, "tar extracts into", tree=())
 
 
 def _tar_parts(cmd: Cmd) -> tuple[str, str | None, str | None]:
@@ -1377,6 +1395,9 @@ def _editor(ctx: Context, cmd: Cmd) -> None:
 
 @rule("unzip")
 def _unzip(ctx: Context, cmd: Cmd) -> None:
+    for i, arg in enumerate(cmd.args[:-1]):
+        if arg == "-d":
+            ctx.place(cmd.node, cmd.args[i + 1], "unzip extracts into", tree=())
     if cmd.has(short="o") and not cmd.has(short="l"):
         ctx.flag("overwrite", "unzip -o overwrites existing files without asking", cmd.node)
 

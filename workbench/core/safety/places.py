@@ -268,6 +268,25 @@ _GIT_PROGRAMS = re.compile(
     r"/\.git/(?:modules/.+/|worktrees/[^/]+/)?(?:config|config\.worktree|hooks/.*|hooks)$",
     re.DOTALL,
 )
+
+
+def tree_risk(path: str) -> PathRisk | None:
+    """Writing a whole tree into the folder `path` (rsync, tar -C, cp -r): the guarded
+    places it holds may be among what lands there."""
+    path = path.rstrip("/") or "/"
+    if posixpath.basename(path) == ".hermes":
+        reason = "a .hermes folder (a project's approval rules and plugins)"
+        return PathRisk("app-state", reason, Severity.HARDLINE)
+    if posixpath.basename(path) == ".git" or _GIT_FOLDER.search(path):
+        return PathRisk("sensitive-write", "a git folder (its hooks and settings)", Severity.HIGH)
+    homes = {home_dir().rstrip("/"), resolved(home_dir())}
+    if path in homes or re.fullmatch(r"/home/[^/]+|/root", path):
+        reason = "a home folder (its keys and start-up files)"
+        return PathRisk("sensitive-write", reason, Severity.HIGH)
+    return None
+
+
+_GIT_FOLDER = re.compile(r"/\.git/(?:modules/.+|worktrees/[^/]+|hooks)$", re.DOTALL)
 _PROJECT_RULES = re.compile(r"/\.hermes/approvals\.ya?ml$")
 _PROJECT_PLUGINS = re.compile(r"/\.hermes/plugins(?:/|$)")
 
