@@ -157,3 +157,20 @@ def test_a_parser_failure_asks(tmp_path: Path) -> None:
     deep = "(" * 3000 + "rm f" + ")" * 3000
     verdict = analyze_command(deep, cwd=tmp_path)
     assert verdict.dangerous and not verdict.hardline
+
+
+def test_another_hermes_tui_run_from_the_terminal_asks(scratch, capsys) -> None:
+    # `hermes-tui call terminal --yes` from the model's terminal approved its own rm
+    import json
+    import sys
+
+    binary = Path(sys.executable).parent / "hermes-tui"
+    (scratch.project / "d").mkdir()
+    (scratch.project / "d" / "kept").write_text("kept")
+    inner = json.dumps({"command": "rm -rf d"})
+    command = f"{binary} call terminal --yes --args '{inner}'"
+    out = terminal(capsys, command, scratch.project)
+    assert out.status == "denied", out.stdout
+    assert (scratch.project / "d" / "kept").exists()
+    out = terminal(capsys, f"{binary} toolsets enable web", scratch.project)
+    assert out.status == "blocked", out.stdout

@@ -365,3 +365,67 @@ def test_trees_written_into_ordinary_folders_stay_as_they_were() -> None:
     assert not judged("unzip x.zip -d vendor").dangerous
     assert not judged("git mv old.py new.py").dangerous
     assert judged("git mv -f old.py new.py").dangerous  # over an existing file
+
+
+# -- hermes-tui (or Hermes) run from its own terminal ---------------------------------------
+
+CALL = """hermes-tui call terminal --yes --args '{"command": "rm -rf build"}'"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "hermes-tui toolsets enable web",
+        "hermes-tui tools terminal disable",
+        "hermes-tui plugins enable evil",
+        "hermes-tui plugins memory evil",
+        "python3 -m workbench toolsets enable web",
+        "hermes config set approvals.mode off",
+    ],
+)
+def test_changing_hermes_settings_from_its_terminal_never_runs(command: str) -> None:
+    assert judged(command).hardline, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        CALL,
+        'hermes-tui call terminal --args \'{"command": "rm -rf build"}\'',
+        "hermes-tui chat --yes 'clean up'",
+        "hermes-tui replay cases/",
+        "hermes-tui serve",
+        "hermes-tui",
+        "/usr/local/bin/hermes-tui call write_file --yes",
+        "python3 -m workbench call terminal --yes",
+        'python3 -c \'from workbench import cli; cli.main(["call", "terminal", "--yes"])\'',
+        "hermes chat -q 'clean up'",
+    ],
+)
+def test_running_tools_through_another_hermes_asks(command: str) -> None:
+    # its calls answer to that process's approvals (`--yes` approves them all), not this one's
+    verdict = judged(command)
+    assert verdict.dangerous and not verdict.hardline, command
+
+
+def test_another_hermes_that_approves_everything_asks_highly() -> None:
+    assert judged(CALL).severity is Severity.HIGH
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "hermes-tui --version",
+        "hermes-tui --help",
+        "hermes-tui toolsets",
+        "hermes-tui tools list",
+        "hermes-tui plugins",
+        "hermes-tui sessions --json",
+        "hermes-tui doctor",
+        "hermes-tui approvals list",
+        "hermes-tui approvals test 'rm -rf x'",
+        "hermes --version",
+    ],
+)
+def test_looking_at_hermes_from_its_terminal_stays_free(command: str) -> None:
+    assert not judged(command).dangerous, command

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from workbench.core.safety import cloud, databases
+from workbench.core.safety import cloud, databases, hermes
 from workbench.core.safety.inline_code import judge_code, language_of
 from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 from workbench.core.safety.verdict import Severity
@@ -1459,3 +1459,4 @@ def _users(ctx: Context, cmd: Cmd) -> None:
 
 RULES.update(databases.RULES)
 RULES.update(cloud.RULES)
+RULES.update(hermes.RULES)

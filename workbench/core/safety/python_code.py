@@ -74,7 +74,10 @@ _ALWAYS = frozenset(
     | {"flushall", "flushdb", "delete_objects", "delete_bucket"}
 )
 # Whole modules whose every call runs programs or reaches past Python's safety.
-_RUNNERS = frozenset({"subprocess", "pty", "ctypes", "_posixsubprocess", "multiprocessing"})
+# (`workbench` is hermes-tui itself: its calls run tools under another process's approvals.)
+_RUNNERS = frozenset(
+    {"subprocess", "pty", "ctypes", "_posixsubprocess", "multiprocessing", "workbench"}
+)
 _UNFOLLOWABLE = frozenset(
     {
         "builtins.eval",
