@@ -51,6 +51,24 @@ async def test_space_toggles_a_toolset_and_persists(home: Path) -> None:
         assert "4 offered" in status
 
 
+async def test_a_toolset_switched_under_a_filter_shows_with_the_filter_kept(home: Path) -> None:
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree = await sized(pilot, app)
+        await pilot.press("slash", *"term")
+        await wait_until(pilot, lambda: "☑ terminal (1)" in labels(tree))
+        assert "☑ file (4)" not in labels(tree)
+        await pilot.press("escape")
+        move_to(tree, "toolset", "terminal")
+        await pilot.press("space")
+        await wait_until(pilot, lambda: "☐ terminal (1)" in labels(tree))
+        assert "☑ file (4)" not in labels(tree)  # still filtered
+        status = screen.query_one("#status-line")
+        # once measured again: the status line and the border title say it together
+        await wait_until(pilot, lambda: "7 tools · 1 match · 4 offered" in str(status.content), 20)
+        assert str(tree.border_title).startswith("4 offered · ")
+
+
 async def test_registry_changes_show_live(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:

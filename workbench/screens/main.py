@@ -92,6 +92,8 @@ class MainScreen(Screen[None]):
         self._previewing: tuple[str, str, bool, bool] | None = None  # kind, name, on, hovered
         self._mcp_seen: set[str] = set()  # servers whose first listing has come
         self._mcp_warned: set[tuple[str, str]] = set()  # (server, state) said once per outage
+        self._status = ""  # the status line's text, as last shown
+        self._offered_title: str | None = None  # the tree's border title, as last set
 
     @property
     def runtime(self) -> Runtime | None:
@@ -227,6 +229,7 @@ class MainScreen(Screen[None]):
             return
         self.controller.refresh_rows()
         self.apply_filter()
+        self._show_offered()
         self.refresh_sources()
         self._show_detail(self.query_one(ToolsTree).cursor_node)
         self._measure()
@@ -247,23 +250,34 @@ class MainScreen(Screen[None]):
         if self._widgets_gone():
             return
         self.apply_filter()
+        self._show_offered()
         self.refresh_sources()
         self._preview(self.query_one(ToolsTree).cursor_node)
 
     def apply_filter(self) -> None:
+        """The tree and the status line's count for the filter's query: on every keystroke,
+        so what depends on the tools alone is shown where they change (`_show_offered`, the
+        header in `refresh_sources`)."""
         query = self.query_one("#filter", Input).value
         rows = self.controller.rows  # read with the tools, not per keystroke
         tree = self.query_one(ToolsTree)
         matching = tree.show_rows(rows.tools, rows.toolsets, query, rows.memory, rows.sizes)
-        offered = rows.offered
         shown = f" · {matching} match" if query.strip() else ""
-        self.query_one("#status-line", Static).update(
-            f"{len(rows.tools)} tools{shown} · {offered} offered to the model (o lists them) · "
-            "space toggles a toolset · x a tool · F2 runs a tool · F1 help",
-            layout=False,  # one fixed line: no need to lay the screen out again per keystroke
+        status = (
+            f"{len(rows.tools)} tools{shown} · {rows.offered} offered to the model (o lists "
+            "them) · space toggles a toolset · x a tool · F2 runs a tool · F1 help"
         )
-        tree.border_title = offered_title(rows.costs)
-        self._update_header(offered)
+        if status != self._status:  # the same line again would be parsed and painted again
+            self._status = status
+            # One fixed line: no need to lay the screen out again per keystroke.
+            self.query_one("#status-line", Static).update(status, layout=False)
+
+    def _show_offered(self) -> None:
+        """What the model is offered, above the tree: once per change of the tools or their
+        sizes, as the header (`refresh_sources`); setting a border title repaints the tree."""
+        title = offered_title(self.controller.rows.costs)
+        if title != self._offered_title:
+            self._offered_title = self.query_one(ToolsTree).border_title = title
 
     def _update_header(self, offered: int) -> None:
         runtime = self.runtime

@@ -2,17 +2,24 @@
 and each one's size in tokens (what its definitions cost on every request).
 
 The tree keeps the cursor on the same item and its scroll position when it is rebuilt (a
-plugin reloaded, a server's tools changed, the filter narrowed).
+plugin reloaded, a server's tools changed, the filter narrowed), and is rebuilt only when what
+it shows changes: with thousands of tools, a keystroke in the filter is on screen in a frame.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from rich.text import Text
+from rich.cells import cell_len
+from rich.style import Style
+from rich.text import Text, TextType
 from textual import on
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -68,11 +75,16 @@ class ToolsTree(Tree[dict[str, Any]]):
             self.node = node
 
     def __init__(self, **kwargs: Any) -> None:
+        # Before Tree's own set-up, which may already invalidate and draw.
+        self._rebuilding = False  # nodes are being added: the tree is invalidated at the end
+        self._pass_style: Style | None = None  # the widget's style, while its lines are drawn
+        self._token_sizes: dict[tuple[str, str], str] = {}
+        self._view: _View | None = None  # what the tree shows now
+        self._labels: dict[tuple[Any, ...], Text] = {}  # for the rows and sizes shown
         super().__init__("Tools", **kwargs)
         self.show_root = False
         self.guide_depth = 3
         self.auto_expand = False
-        self._token_sizes: dict[tuple[str, str], str] = {}
 
     def show_rows(
         self,
@@ -82,44 +94,70 @@ class ToolsTree(Tree[dict[str, Any]]):
         memory: tuple[str, list[Any]] | None = None,
         sizes: dict[tuple[str, str], str] | None = None,
     ) -> int:
-        """Rebuild from `rows`, keeping only tools matching `query`; returns how many match.
+        """Show the tools of `rows` matching `query`; returns how many match.
         `sizes`: each tool's, toolset's and source's size in tokens, said short, by
-        (kind, name)."""
-        keep, scroll = self._cursor_key(), self.scroll_y
-        self._token_sizes = sizes or {}
+        (kind, name). The tree is rebuilt only when what it shows changes: most keystrokes
+        in the filter narrow a word the same tools match."""
         needle = query.strip().lower()
         matching = [r for r in rows if not needle or needle in _haystack(r)]
-        enabled = {t["name"]: t["enabled"] for t in toolsets}
-        grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        for row in matching:
-            grouped.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
-        self.clear()
-        budget = MAX_LEAVES
-        for source in ("builtin", "mcp", "plugin"):
-            sets = grouped.get(source, {})
-            count = sum(len(v) for v in sets.values())
-            node = self.root.add(
-                Text.assemble(f"{SOURCE_LABELS[source]} ({count})", self._tokens("source", source)),
-                {"kind": "source", "name": source},
-            )
-            if not sets:
-                empty = "no match" if needle else EMPTY[source]
-                node.add_leaf(Text(empty, style="dim italic"), {"kind": "empty", "name": source})
-            for toolset, items in sorted(sets.items()):
-                opened = len(items) <= budget
-                budget -= len(items) if opened else 0
-                self._add_toolset(node, toolset, items, enabled.get(toolset, True), opened)
-            node.expand()
-        if memory is not None:
-            self._add_memory(memory, needle)
-        self._restore_cursor(keep)
-        self.scroll_to(y=scroll, animate=False, immediate=True)
+        tools = memory[1] if memory is not None else []
+        view = _View(
+            rows,
+            toolsets,
+            memory,
+            sizes,
+            bool(needle),
+            matching,
+            [t for t in tools if not needle or needle in f"{t.name} {t.description}".lower()],
+        )
+        if not view.same_as(self._view):
+            if not view.same_sources(self._view):
+                self._labels.clear()  # made from the rows and sizes that were shown
+            self._view = view
+            self._rebuild(view)
         return len(matching)
 
-    def _add_memory(self, memory: tuple[str, list[Any]], needle: str) -> None:
+    def _rebuild(self, view: _View) -> None:
+        """Every node again from `view`, keeping the cursor's item and the scroll position."""
+        keep, scroll = self._cursor_key(), self.scroll_y
+        self._token_sizes = view.sizes or {}
+        grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for row in view.matching:
+            grouped.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
+        enabled = {t["name"]: t["enabled"] for t in view.toolsets}
+        self.clear()
+        self._rebuilding = True
+        try:
+            budget = MAX_LEAVES
+            for source in ("builtin", "mcp", "plugin"):
+                sets = grouped.get(source, {})
+                node = self._add_source(source, sum(len(v) for v in sets.values()))
+                if not sets:
+                    empty = "no match" if view.filtered else EMPTY[source]
+                    label = Text(empty, style="dim italic")
+                    node.add_leaf(label, {"kind": "empty", "name": source})
+                for toolset, items in sorted(sets.items()):
+                    opened = len(items) <= budget
+                    budget -= len(items) if opened else 0
+                    self._add_toolset(node, toolset, items, enabled.get(toolset, True), opened)
+                node.expand()
+            if view.memory_tools is not None:
+                self._add_memory(view.memory_tools[0], view.memory_shown)
+        finally:
+            self._rebuilding = False
+        self._invalidate()
+        self._restore_cursor(keep)
+        self.scroll_to(y=scroll, animate=False, immediate=True)
+
+    def _add_source(self, source: str, count: int) -> TreeNode:
+        label = self._label(("source", source, count), self._source_label, source, count)
+        return self.root.add(label, {"kind": "source", "name": source})
+
+    def _source_label(self, source: str, count: int) -> Text:
+        return Text.assemble(f"{SOURCE_LABELS[source]} ({count})", self._tokens("source", source))
+
+    def _add_memory(self, provider: str, shown: list[Any]) -> None:
         """The active memory provider's tools: routed to it by the agent, not in the registry."""
-        provider, tools = memory
-        shown = [t for t in tools if not needle or needle in f"{t.name} {t.description}".lower()]
         node = self.root.add(
             Text.assemble(f"Memory: {provider} ({len(shown)})", self._tokens("source", "memory")),
             {"kind": "source", "name": "memory"},
@@ -134,10 +172,8 @@ class ToolsTree(Tree[dict[str, Any]]):
     def _add_toolset(
         self, parent: TreeNode, toolset: str, items: list, on: bool, opened: bool
     ) -> None:
-        box = "☑" if on else "☐"
-        label = Text.assemble(
-            f"{box} {toolset} ", (f"({len(items)})", "dim"), self._tokens("toolset", toolset)
-        )
+        count = len(items)
+        label = self._label(("toolset", toolset, count), self._toolset_label, toolset, count, on)
         data = {"kind": "toolset", "name": toolset, "enabled": on, "items": items, "filled": False}
         node = parent.add(label, data, allow_expand=True)
         if opened:
@@ -150,18 +186,72 @@ class ToolsTree(Tree[dict[str, Any]]):
         if data is None or data.get("filled"):
             return
         data["filled"] = True
-        dim = "" if data["enabled"] else "dim"
         for row in data["items"]:
-            mark = ("✔ ", "green") if row["available"] else ("✖ ", "red")
-            off = row.get("switched_off")
-            name = (row["name"], "dim strike" if off else dim)
-            label = Text.assemble(mark, name, (" off" if off else "", "yellow"))
-            label.append_text(self._tokens("tool", row["name"]))
+            label = self._label(("tool", row["name"]), self._tool_label, row, data["enabled"])
             node.add_leaf(label, {"kind": "tool", **row})
+
+    def _toolset_label(self, toolset: str, count: int, on: bool) -> Text:
+        box = "☑" if on else "☐"
+        return Text.assemble(
+            f"{box} {toolset} ", (f"({count})", "dim"), self._tokens("toolset", toolset)
+        )
+
+    def _tool_label(self, row: dict[str, Any], toolset_on: bool) -> Text:
+        mark = ("✔ ", "green") if row["available"] else ("✖ ", "red")
+        off = row.get("switched_off")
+        name = (row["name"], "dim strike" if off else "" if toolset_on else "dim")
+        label = Text.assemble(mark, name, (" off" if off else "", "yellow"))
+        label.append_text(self._tokens("tool", row["name"]))
+        return label
+
+    def _label(self, key: tuple[Any, ...], make: Callable[..., Text], *args: Any) -> Text:
+        """The label for `key` (kind, name and count), made once for the rows and sizes
+        shown: a keystroke that changes the matches takes it again (Tree copies a label to
+        draw it and never changes it)."""
+        label = self._labels.get(key)
+        if label is None:
+            label = self._labels[key] = make(*args)
+        return label
 
     def _tokens(self, kind: str, name: str) -> Text:
         size = self._token_sizes.get((kind, name))
         return Text(f" · {size}", style="dim") if size else Text()
+
+    # -- drawing: the filter rebuilds the tree on a keystroke, and each line is drawn again --
+
+    def process_label(self, label: TextType) -> Text:
+        """Labels made here are one line of Text already: kept as they are (Tree cuts every
+        label to its first line, a copy per node)."""
+        if isinstance(label, Text) and "\n" not in label.plain:
+            return label
+        return super().process_label(label)
+
+    def get_label_width(self, node: TreeNode[dict[str, Any]]) -> int:
+        """The fold icon and the label, counted (Tree draws each line's label to measure it,
+        every line on every rebuild)."""
+        icon = ""
+        if node.allow_expand:
+            icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
+        return cell_len(icon) + self.process_label(node.label).cell_len
+
+    def _invalidate(self) -> None:
+        # Tree invalidates itself (its lines, its layout, a refresh) on every node added or
+        # expanded; a rebuild adds a hundred and invalidates once, when they are all in.
+        if not self._rebuilding:
+            super()._invalidate()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Tree works out the widget's style (every ancestor's styles, merged) once per line
+        # drawn; it is the same for the whole pass.
+        self._pass_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_style = None
+
+    @property
+    def rich_style(self) -> Style:
+        return self._pass_style if self._pass_style is not None else super().rich_style
 
     @on(Tree.NodeExpanded)
     def _expanded(self, event: Tree.NodeExpanded) -> None:
@@ -230,6 +320,41 @@ class ToolsTree(Tree[dict[str, Any]]):
             self.post_message(self.ToolsetToggled(data["name"], not data["enabled"]))
         elif data.get("kind") == "source":
             event.node.toggle()
+
+
+@dataclass(frozen=True, eq=False)
+class _View:
+    """What the tree was built from. The same rows, toolsets, memory and sizes (the controller
+    makes new ones whenever one of them changes) with the same matches give the same tree,
+    node for node."""
+
+    rows: list[dict[str, Any]]
+    toolsets: list[dict[str, Any]]
+    memory_tools: tuple[str, list[Any]] | None  # the memory provider and its tools
+    sizes: dict[tuple[str, str], str] | None
+    filtered: bool  # an empty source says "no match", not what it lacks
+    matching: list[dict[str, Any]]  # the matching rows, in order
+    memory_shown: list[Any]  # the memory provider's matching tools
+
+    def same_sources(self, other: _View | None) -> bool:
+        """The same objects (not equal ones: comparing every row would cost what a rebuild
+        saves)."""
+        return (
+            other is not None
+            and self.rows is other.rows
+            and self.toolsets is other.toolsets
+            and self.memory_tools is other.memory_tools
+            and self.sizes is other.sizes
+        )
+
+    def same_as(self, other: _View | None) -> bool:
+        return (
+            other is not None
+            and self.same_sources(other)
+            and self.filtered == other.filtered
+            and self.matching == other.matching  # the same dicts: compared by identity first
+            and self.memory_shown == other.memory_shown
+        )
 
 
 def _haystack(row: dict[str, Any]) -> str:

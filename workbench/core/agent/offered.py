@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.agent.guards import lean_definition
@@ -64,13 +65,15 @@ class Costs:
     exact: bool  # a real tokenizer; False: one token per three characters
     lean: bool = False  # the small-model profile: no agent's own tools, no numeric options
 
-    @property
-    def offered(self) -> list[ToolCost]:
+    # Counted once: a Costs is never changed, and the tools panel reads these on each
+    # keystroke in its filter (thousands of tools: a sort and a sum each time).
+    @cached_property
+    def offered(self) -> tuple[ToolCost, ...]:
         """The offered tools, largest first."""
         chosen = [c for c in self.tools.values() if c.offered]
-        return sorted(chosen, key=lambda c: (-c.tokens, c.name))
+        return tuple(sorted(chosen, key=lambda c: (-c.tokens, c.name)))
 
-    @property
+    @cached_property
     def total(self) -> int:
         """Tokens of the tools' part of every request: the framing and each definition."""
         return self.total_of(c.name for c in self.tools.values() if c.offered)
