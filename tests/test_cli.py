@@ -77,6 +77,9 @@ def test_call_refuses_a_tool_whose_toolset_is_switched_off(cli_env, tmp_path: Pa
     assert said.startswith("Tool 'terminal' is switched off with its toolset terminal")
     assert "`hermes-tui toolsets enable terminal`" in said
     assert not (tmp_path / "ran").exists()
+    assert run(cli_env, "toolsets", "disable", "web").returncode == 0
+    unavailable_too = run(cli_env, "call", "web_search", "--args", '{"query": "x"}')
+    assert "switched off with its toolset web" in unavailable_too.stdout  # the switch first
 
 
 def test_call_runs_through_the_agent_path(cli_env, tmp_path: Path) -> None:

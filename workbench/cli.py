@@ -409,7 +409,8 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
         _err(f"unknown tool '{args.name}'.{hint} (`hermes-tui tools` lists them)")
         return EXIT_USAGE
     availability = runtime.registry.availability(args.name)
-    if not availability.available:
+    # a tool switched off is refused by the executor, which names the switch (as replay does)
+    if not availability.available and args.name not in runtime.off_tools():
         _err(f"tool '{args.name}' is unavailable: {availability.reason}")
         return EXIT_FAILED
     broker = ApprovalBroker.from_config(  # the rules of the project the call runs in
