@@ -75,7 +75,9 @@ def test_an_mcp_tool_switched_off_goes_into_exclude_and_is_neither_offered_nor_r
         assert ECHO not in runtime.effective_tools()  # applied at once, no restart
         assert offered_costs(runtime).total - before.total == preview
         status, content = run(runtime, ECHO)
-        assert status == "invalid" and "tools.exclude" in json.loads(content)["error"]
+        said = json.loads(content)["error"]
+        assert status == "invalid" and "(mcp_servers.ev: tools.exclude)" in said
+        assert f"to switch it on: `hermes-tui tools enable {ECHO}`" in said
     finally:
         runtime.stop_mcp()
 
