@@ -65,6 +65,14 @@ BYPASSES = [
     "make --eval='all:; rm f'",
     "python3 -m venv --clear d",
     "python3 -c \"import os; os.__dict__['remove']('f')\"",
+    # shells reached by other doors
+    "echo 'rm f' | bash -e",
+    "echo 'rm f' | (sh)",
+    "sh < <(echo rm f)",
+    "sh -c -- 'rm f'",
+    "bash -c -e 'rm f'",
+    "bwrap --bind / / rm f",
+    "start-stop-daemon --start --exec /bin/rm -- f",
 ]
 
 

@@ -429,3 +429,63 @@ def test_another_hermes_that_approves_everything_asks_highly() -> None:
 )
 def test_looking_at_hermes_from_its_terminal_stays_free(command: str) -> None:
     assert not judged(command).dangerous, command
+
+
+# -- shells reached by other doors -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'rm -rf build' | bash -e",
+        "echo 'rm -rf build' | sh -eu",
+        "echo 'rm -rf build' | (sh)",
+        "echo 'rm -rf build' | { sh; }",
+        "sh < <(echo rm -rf build)",
+        "toybox rm -rf build",
+        "rbash -c 'rm -rf build'",
+        "sh -c -- 'rm -rf build'",
+        "bash -c -e 'rm -rf build'",
+        "echo 'rm -rf build' | at now",
+        "crontab <<< '* * * * * rm -rf build'",
+        "echo '* * * * * rm -rf build' | crontab",
+        "tmux new -d 'rm -rf build'",
+        "tmux new-window 'rm -rf build'",
+        "tmux run-shell 'rm -rf build'",
+        "tmux send-keys 'rm -rf build' Enter",
+        "screen -dm rm -rf build",
+        "screen -S x -X stuff 'rm -rf build\\n'",
+        "daemonize -c /tmp /bin/rm -rf build",
+        "start-stop-daemon --start --exec /bin/rm -- -rf build",
+        "expect -c 'spawn rm -rf build'",
+        "bwrap --bind / / rm -rf build",
+        "bwrap --ro-bind /usr /usr --bind . /w --chdir /w rm -rf build",
+        "bwrap --some-new-option x rm -rf build",
+    ],
+)
+def test_a_shell_reached_another_way_is_judged(command: str) -> None:
+    assert judged(command).dangerous, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo hi | bash -e",
+        "echo ls | (sh)",
+        "sh -c -- 'ls -la'",
+        "tmux ls",
+        "tmux new -d -s work",
+        "tmux attach -t work",
+        "screen -ls",
+        "bwrap --ro-bind / / --dev /dev ls",
+        "crontab -l",
+        "atq",
+    ],
+)
+def test_those_doors_stay_open_to_harmless_commands(command: str) -> None:
+    assert not judged(command).dangerous, (command, judged(command).reasons)
+
+
+@pytest.mark.parametrize("command", ["screen -dm $X", "bwrap --dev /dev $X", "tmux new $X"])
+def test_a_launched_program_computed_at_run_time_asks(command: str) -> None:
+    assert judged(command).dangerous, command

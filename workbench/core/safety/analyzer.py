@@ -19,11 +19,13 @@ from workbench.core.safety import databases
 from workbench.core.safety.commands import (
     DOWNLOADERS,
     RULES,
+    SCRIPT_VALUES,
     SHELLS,
     STDIN_INTERPRETERS,
     code_finding,
     inner_command,
     ran_file,
+    script_operand,
 )
 from workbench.core.safety.databases import DB_CLIENTS
 from workbench.core.safety.harmless import harmless
@@ -719,6 +721,8 @@ class Analyzer:
                 out.append(child)
             elif child.type == "redirected_statement":
                 out.extend(c for c in child.children if c.type == "command")
+            elif child.type in ("subshell", "compound_statement") and out:
+                out.extend(_commands_in(child))  # `... | (sh)`: any of them may read the pipe
         return out
 
     def pipeline(self, commands: list[Node], node: Node) -> None:
@@ -746,7 +750,7 @@ class Analyzer:
                 self.flag("stdin-code", "make runs a makefile from standard input", node)
             if inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
                 text = _printed(cmds[:position])
-                if text is not None and inner.name in SHELLS:
+                if text is not None and (inner.name in SHELLS or inner.name in ("at", "batch")):
                     self.shell_payload(node, text)  # `echo rm -rf x | sh`: the text is known
                     continue
                 if text is not None and language_of(inner.name):
@@ -763,11 +767,17 @@ class Analyzer:
     @staticmethod
     def _reads_stdin(cmd: Cmd) -> bool:
         if cmd.name in ("source", "."):
-            return any(a in ("/dev/stdin", "-") for a in cmd.args)
-        if any(a and re.fullmatch(r"-[a-zA-Z]*[ce][a-zA-Z]*", a) for a in cmd.args):
+            return any(a in _STDIN_FILES for a in cmd.args)
+        if cmd.name in ("at", "batch"):  # commands to run later, unless -f names a file
+            return not cmd.has(short="flrdc")
+        letters = "c" if cmd.name in SHELLS else "ce"  # a shell's -e is errexit
+        if any(a and re.fullmatch(rf"-[a-zA-Z]*[{letters}][a-zA-Z]*", a) for a in cmd.args):
             return False  # -c/-e code comes from the argument, not stdin
+        if cmd.name in SHELLS:
+            script = script_operand(cmd, SCRIPT_VALUES["shell"])
+            return script is None or script in _STDIN_FILES or "-s" in cmd.args
         operands = [a for a in cmd.args if a is None or not a.startswith("-") or a == "-"]
-        return not operands or operands[0] in ("-", "/dev/stdin") or "-s" in cmd.args
+        return not operands or operands[0] in _STDIN_FILES or "-s" in cmd.args
 
     def heredoc(self, node: Node) -> None:
         redirect = next((c for c in node.children if c.type == "heredoc_redirect"), None)
@@ -792,16 +802,22 @@ class Analyzer:
         command = next((c for c in node.children if c.type == "command"), None)
         for redirect in (c for c in node.children if c.type == "file_redirect"):
             operator = next((c.type for c in redirect.children if not c.is_named), "")
-            target = next((c for c in redirect.children if c.type in WORD_TYPES), None)
+            target = next(
+                (c for c in redirect.children if c.type in WORD_TYPES or c.type in _SUBSTITUTED),
+                None,
+            )
             if operator != "<" or command is None or target is None:
                 continue
             cmd = self.to_cmd(command)
             inner = unwrap(_Quiet(self), cmd) if cmd is not None else None
-            value = word_value(target, self.vars)
+            value = word_value(target, self.vars) if target.type in WORD_TYPES else None
             if value == "/dev/null":
                 continue  # nothing to read
             if inner is not None and inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
                 ran_file(self, inner, value)  # `bash < x.sh` runs x.sh
+                if value is None:  # `sh < <(...)`, `sh < $F`: code known only at run time
+                    reason = f"{inner.name} runs code from input known only at run time"
+                    self.flag("remote-code", reason, redirect)
             if inner is not None and inner.name in DB_CLIENTS and not harmless(inner):
                 value = value or "a file"
                 databases.judge_input(self, redirect, inner, None, f"the file {value}")
@@ -818,8 +834,8 @@ class Analyzer:
     def fed(self, cmd: Cmd, body: Node, text: str | None, direct: bool) -> None:
         """`cmd` reads `text` on standard input (a heredoc or a here-string)."""
         name = cmd.name
-        if name in SHELLS and not any(
-            a and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", a) for a in cmd.args
+        if (name in SHELLS and self._reads_stdin(cmd)) or (
+            name in ("at", "batch") and self._reads_stdin(cmd)
         ):
             self.shell_payload(body, text)
         elif name in ("ssh", "docker", "podman", "kubectl", "oc"):
@@ -870,6 +886,20 @@ class Analyzer:
 
 
 _NET_CLIENTS = frozenset({"nc", "ncat", "netcat", "telnet", "socat"})
+_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+_SUBSTITUTED = frozenset({"process_substitution", "command_substitution"})
+
+
+def _commands_in(node: Node) -> list[Node]:
+    """The simple commands inside a subshell or a group, in order."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "command":
+            found.append(current)
+        else:
+            stack.extend(reversed(current.children))
+    return found
 
 
 def _printed(cmds: list[Cmd | None]) -> str | None:

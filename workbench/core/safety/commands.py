@@ -21,7 +21,9 @@ from workbench.core.safety.words import Cmd, Context
 
 Node = Any
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash"})
+SHELLS = frozenset(
+    {"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "yash"}
+)
 STDIN_INTERPRETERS = SHELLS | frozenset(
     {
         "python",
@@ -42,6 +44,8 @@ STDIN_INTERPRETERS = SHELLS | frozenset(
         "Rscript",
         "source",
         ".",
+        "at",
+        "batch",
     }
 )
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "nc", "ncat", "aria2c", "http", "xh"})
@@ -317,6 +321,7 @@ _UNREAD_INLINE = {
     "pwsh": ("-c", "-command", "-Command", "-encodedcommand", "-EncodedCommand", "-ec", "-e"),
     "powershell": ("-c", "-command", "-Command", "-encodedcommand", "-EncodedCommand", "-ec"),
     "tclsh": ("-c",),
+    "expect": ("-c",),
     "groovy": ("-e",),
     "scala": ("-e",),
     "erl": ("-eval",),
@@ -460,7 +465,7 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
     if module is not None:
         _module(ctx, cmd, *module)
         return
-    script = _script_operand(cmd, _SCRIPT_VALUES.get(language, frozenset())) or ""
+    script = script_operand(cmd, SCRIPT_VALUES.get(language, frozenset())) or ""
     if language and script and not has_inline:
         ran_file(ctx, cmd, script)
         rest = cmd.args[cmd.args.index(script) + 1 :]
@@ -471,7 +476,7 @@ def _interpreter(ctx: Context, cmd: Cmd) -> None:
 
 
 # Options whose value is the next word, so it is not the script: `python3 -W ignore x.py`.
-_SCRIPT_VALUES = {
+SCRIPT_VALUES = {
     "python": frozenset({"-W", "-X", "-Q", "--check-hash-based-pycs"}),
     "perl": frozenset({"-I", "-x"}),
     "ruby": frozenset({"-I", "-r", "-C", "-E", "--encoding"}),
@@ -480,7 +485,7 @@ _SCRIPT_VALUES = {
 }
 
 
-def _script_operand(cmd: Cmd, values: frozenset[str]) -> str | None:
+def script_operand(cmd: Cmd, values: frozenset[str]) -> str | None:
     """The file an interpreter runs: its first operand that is no option's value."""
     skip = False
     for arg in cmd.args:
@@ -585,11 +590,11 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
 def _shell(ctx: Context, cmd: Cmd) -> None:
     for i, arg in enumerate(cmd.args):
         if arg and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", arg):
-            payload = i + 1
+            payload = _command_string(cmd, i + 1)  # `sh -c -- CMD`, `bash -c -e CMD`
             if payload < len(cmd.args):
                 ctx.shell_payload(cmd.nodes[payload], cmd.args[payload])
             return
-    script = _script_operand(cmd, _SCRIPT_VALUES["shell"])
+    script = script_operand(cmd, SCRIPT_VALUES["shell"])
     if script is not None and script != "-":
         ran_file(ctx, cmd, script)
     for i, arg in enumerate(cmd.args[:-1]):
@@ -599,6 +604,16 @@ def _shell(ctx: Context, cmd: Cmd) -> None:
         ctx.flag(
             "remote-code", f"{cmd.name} runs the output of a process substitution as code", cmd.node
         )
+
+
+def _command_string(cmd: Cmd, i: int) -> int:
+    """Where a shell's `-c` command string is: its first operand after the options."""
+    while i < len(cmd.args):
+        arg = cmd.args[i]
+        if arg is None or not arg.startswith(("-", "+")) or arg in ("-", "+"):
+            return i
+        i += 2 if arg in SCRIPT_VALUES["shell"] else 1
+    return i
 
 
 @rule("source", ".")
@@ -1148,6 +1163,8 @@ def _crontab(ctx: Context, cmd: Cmd) -> None:
         ctx.flag("crontab", "removes your crontab", cmd.node)
     elif cmd.operands and not cmd.has(short="l"):
         ctx.flag("crontab", "replaces your crontab", cmd.node)
+    elif not cmd.has(short="lerTV") and not cmd.has("--help", "--version"):
+        ctx.flag("crontab", "replaces your crontab with what it reads", cmd.node)
 
 
 @rule("history")

@@ -156,6 +156,7 @@ _WRAPPER_VALUE_OPTIONS = {
         ]
     ),
     "prlimit": frozenset({"-p", "--pid"}),
+    "daemonize": frozenset({"-c", "-e", "-E", "-l", "-o", "-p", "-u"}),
     "numactl": frozenset(
         [
             "-C",
@@ -205,6 +206,7 @@ _SIMPLE_WRAPPERS = frozenset(
         "builtin",
         "setsid",
         "busybox",
+        "toybox",
         "unbuffer",
         "pkexec",
         "run0",
@@ -393,6 +395,12 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
             return None
         if cmd.name in ("script", "sg"):
             return _group_shell(ctx, cmd) if cmd.name == "sg" else None
+        if cmd.name in _LAUNCHERS:
+            launched = _LAUNCHERS[cmd.name](ctx, cmd)
+            if launched is None:
+                return None
+            cmd = launched
+            continue
         if cmd.name in _SIMPLE_WRAPPERS:
             start = next((i for i, a in enumerate(cmd.args) if not (a and a.startswith("-"))), None)
         elif cmd.name in _WRAPPER_VALUE_OPTIONS:
@@ -415,6 +423,214 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
             return None
         cmd = inner
     return cmd
+
+
+def _bwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
+    """`bwrap --bind / / rm -rf x`: the command after bubblewrap's options (each takes a
+    known number of values; one it does not know makes the command unknown)."""
+    i, args = 0, cmd.args
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return cmd.rest(i + 1)
+        if arg is None or not arg.startswith("--"):
+            return _launched(ctx, cmd, i)
+        count = _BWRAP_VALUES.get(arg)
+        if count is None and arg not in _BWRAP_FLAGS:
+            ctx.flag("dynamic-command", f"bwrap option {arg} is not known here", cmd.node)
+            return None
+        i += 1 + (count or 0)
+    return None
+
+
+_BWRAP_FLAGS = frozenset(
+    [
+        "--unshare-all",
+        "--unshare-user",
+        "--unshare-user-try",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup",
+        "--unshare-cgroup-try",
+        "--share-net",
+        "--die-with-parent",
+        "--as-pid-1",
+        "--new-session",
+        "--clearenv",
+        "--disable-userns",
+        "--assert-userns-disabled",
+        "--help",
+        "--version",
+        "--level-prefix",
+    ]
+)
+_BWRAP_TWO = ("--bind", "--bind-try", "--dev-bind", "--dev-bind-try", "--ro-bind")
+_BWRAP_VALUES = {
+    **dict.fromkeys(_BWRAP_TWO, 2),
+    **dict.fromkeys(("--ro-bind-try", "--symlink", "--file", "--bind-data"), 2),
+    **dict.fromkeys(("--ro-bind-data", "--setenv", "--chmod"), 2),
+    "--overlay": 3,
+    **dict.fromkeys(
+        [
+            "--tmpfs",
+            "--proc",
+            "--dev",
+            "--dir",
+            "--remount-ro",
+            "--chdir",
+            "--unsetenv",
+            "--uid",
+            "--gid",
+            "--hostname",
+            "--lock-file",
+            "--sync-fd",
+            "--info-fd",
+            "--json-status-fd",
+            "--block-fd",
+            "--userns-block-fd",
+            "--seccomp",
+            "--add-seccomp-fd",
+            "--exec-label",
+            "--file-label",
+            "--cap-add",
+            "--cap-drop",
+            "--argv0",
+            "--mqueue",
+            "--overlay-src",
+            "--tmp-overlay",
+            "--ro-overlay",
+            "--size",
+            "--perms",
+            "--userns",
+            "--userns2",
+            "--pidns",
+            "--args",
+        ],
+        1,
+    ),
+}
+
+
+def _start_stop_daemon(ctx: Context, cmd: Cmd) -> Cmd | None:
+    """`start-stop-daemon --start --exec PROG -- ARGS`: PROG runs with ARGS."""
+    if not cmd.has("--start", short="S"):
+        return None
+    program = None
+    for i, arg in enumerate(cmd.args[:-1]):
+        if arg in ("--exec", "-x", "--startas", "-a"):
+            program = cmd.args[i + 1]
+    rest = cmd.args[cmd.args.index("--") + 1 :] if "--" in cmd.args else []
+    if program is None:
+        ctx.flag("dynamic-command", "start-stop-daemon starts a program not known here", cmd.node)
+        return None
+    return Cmd(program.rsplit("/", 1)[-1], rest, [cmd.node] * len(rest), cmd.node, program)
+
+
+# tmux commands whose operands are a shell command, and those that type keys into a pane.
+_TMUX_RUNS = frozenset(
+    [
+        "new-session",
+        "new",
+        "new-window",
+        "neww",
+        "split-window",
+        "splitw",
+        "respawn-pane",
+        "respawnp",
+        "respawn-window",
+        "respawnw",
+        "run-shell",
+        "run",
+        "display-popup",
+        "popup",
+        "pipe-pane",
+        "pipep",
+        "if-shell",
+        "if",
+    ]
+)
+_TMUX_KEYS = frozenset({"send-keys", "send", "paste-buffer", "pasteb", "set-buffer", "setb"})
+_TMUX_VALUES = frozenset({"-c", "-e", "-F", "-n", "-s", "-t", "-x", "-y", "-f", "-l", "-T"})
+_TMUX_GLOBAL = frozenset({"-L", "-S", "-f", "-T"})
+
+
+def _tmux(ctx: Context, cmd: Cmd) -> Cmd | None:
+    """tmux runs the shell command its session, window and run commands are given, and keys
+    sent to a pane run there; commands chained with `;` are each judged."""
+    args = list(cmd.args)
+    for i, arg in enumerate(args[:-1]):
+        if arg == "-c" and all(a is None or a.startswith("-") for a in args[:i]):
+            ctx.shell_payload(cmd.node, args[i + 1])  # `tmux -c CMD`: the shell runs CMD
+            return None
+    start = 0
+    while start < len(args) and (args[start] or "").startswith("-"):
+        start += 2 if args[start] in _TMUX_GLOBAL else 1
+    segment: list[str | None] = []
+    for arg in [*args[start:], ";"]:
+        if arg != ";":
+            segment.append(arg)
+            continue
+        _tmux_command(ctx, cmd, segment)
+        segment = []
+    return None
+
+
+def _tmux_command(ctx: Context, cmd: Cmd, words: list[str | None]) -> None:
+    if not words:
+        return
+    name, rest = words[0], words[1:]
+    if name in _TMUX_KEYS:
+        ctx.flag("inline-code", f"tmux {name} types into a pane, where it may run", cmd.node)
+    elif name is None or name in _TMUX_RUNS:
+        line, skip = [], False
+        for word in rest:
+            if skip:
+                skip = False
+            elif word is not None and word.startswith("-"):
+                skip = word in _TMUX_VALUES
+            else:
+                line.append(word)
+        if line:
+            text = " ".join(w for w in line if w is not None) if all(line) else None
+            ctx.shell_payload(cmd.node, text)
+
+
+_SCREEN_VALUES = frozenset({"-S", "-c", "-t", "-p", "-e", "-h", "-T", "-s", "-Logfile"})
+
+
+def _screen(ctx: Context, cmd: Cmd) -> Cmd | None:
+    """`screen -dm CMD`: the command it starts; `-X` sends a command to a session (`stuff`
+    types keys), which is not read here."""
+    if "-X" in cmd.args:
+        ctx.flag("inline-code", "screen -X sends a command to a running session", cmd.node)
+        return None
+    skip = False
+    for i, arg in enumerate(cmd.args):
+        if skip:
+            skip = False
+        elif arg is not None and arg.startswith("-"):
+            skip = arg in _SCREEN_VALUES
+        else:
+            return _launched(ctx, cmd, i)
+    return None
+
+
+def _launched(ctx: Context, cmd: Cmd, i: int) -> Cmd | None:
+    """The command a launcher runs from its i-th word (a computed name asks)."""
+    inner = cmd.rest(i)
+    if inner is None:
+        ctx.flag("dynamic-command", f"{cmd.name} runs a program computed at run time", cmd.node)
+    return inner
+
+
+_LAUNCHERS = {
+    "bwrap": _bwrap,
+    "start-stop-daemon": _start_stop_daemon,
+    "tmux": _tmux,
+    "screen": _screen,
+}
 
 
 def _payload_option(ctx: Context, cmd: Cmd) -> bool:
