@@ -236,6 +236,29 @@ async def test_a_written_script_run_by_its_path_or_its_input_asks(tmp_path: Path
     assert (tmp_path / "data").is_dir()
 
 
+@pytest.mark.parametrize(
+    "write",
+    [
+        "printf 'rm -rf data\\n' >> cleanup.sh",
+        "touch cleanup.sh && printf 'rm -rf data\\n' | tee -a cleanup.sh",
+        "python3 -c \"open('cleanup.sh', 'a').write('rm -rf data')\"",
+    ],
+)
+async def test_a_script_the_terminal_wrote_asks_when_a_later_call_runs_it(tmp_path, write) -> None:
+    # appending to a new file runs unasked; the next call runs it: that one must ask
+    (tmp_path / "data").mkdir()
+    executor = Executor(registry, broker=ApprovalBroker(), cwd=str(tmp_path))
+    (wrote,) = await executor.run(
+        [{"id": "1", "name": "terminal", "arguments": {"command": write}}]
+    )
+    assert wrote.status == "ok" and (tmp_path / "cleanup.sh").exists(), wrote.content
+    (ran,) = await executor.run(
+        [{"id": "2", "name": "terminal", "arguments": {"command": "bash cleanup.sh"}}]
+    )
+    assert ran.status == "denied", ran.content
+    assert (tmp_path / "data").is_dir()
+
+
 async def test_writes_to_start_up_files_need_approval(tmp_path: Path, monkeypatch) -> None:
     # Hermes wrote shell start-up files and git hooks without asking.
     monkeypatch.setenv("HOME", str(tmp_path))

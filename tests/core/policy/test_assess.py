@@ -67,3 +67,26 @@ def test_an_mcp_tool_given_a_credential_or_start_up_file_asks(cli_env, home: Pat
     args = json.dumps({"path": str(user / "notes.txt"), "content": "hello"})
     out = run(env, "call", "mcp__fs__write_file", "--args", args, cwd=user)
     assert out.returncode == 0 and (user / "notes.txt").read_text() == "hello", out.stdout
+
+
+def test_the_files_a_call_wrote_are_remembered_whichever_tool_wrote_them(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from workbench.core.policy.assess import written_by
+    from workbench.core.tools.events import ToolSource
+
+    (tmp_path / "run.sh").write_text("rm -rf data\n")
+    server = SimpleNamespace(source=ToolSource.MCP, annotations={})
+    reader = SimpleNamespace(source=ToolSource.MCP, annotations={"readOnlyHint": True})
+    registry = SimpleNamespace(
+        get_entry={"mcp__fs__write_file": server, "mcp__fs__read": reader}.get
+    )
+    script = str(tmp_path / "run.sh")
+    wrote = written_by(
+        registry, "mcp__fs__write_file", {"path": "run.sh", "content": "x"}, tmp_path
+    )
+    assert wrote == {script}
+    assert written_by(registry, "mcp__fs__read", {"path": "run.sh"}, tmp_path) == set()
+    command = {"command": "echo x >> run.sh && chmod +x run.sh"}
+    assert written_by(registry, "terminal", command, tmp_path) == {script}
+    assert written_by(registry, "write_file", {"path": "run.sh"}, tmp_path) == {script}

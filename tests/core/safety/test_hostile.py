@@ -489,3 +489,23 @@ def test_those_doors_stay_open_to_harmless_commands(command: str) -> None:
 @pytest.mark.parametrize("command", ["screen -dm $X", "bwrap --dev /dev $X", "tmux new $X"])
 def test_a_launched_program_computed_at_run_time_asks(command: str) -> None:
     assert judged(command).dangerous, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'rm -rf data' >> x2.sh; bash x2.sh",
+        "echo 'rm -rf data' >> x2.sh; chmod +x x2.sh; ./x2.sh",
+        "printf 'rm -rf data' | tee -a x2.sh; bash x2.sh",
+        "python3 -c \"open('x2.sh', 'a').write('rm -rf data')\"; bash x2.sh",
+        "cp -n template.sh x2.sh; bash x2.sh",
+        "touch x2.sh; bash x2.sh",
+    ],
+)
+def test_a_script_written_by_appending_then_run_in_the_same_command_asks(command: str) -> None:
+    assert "run-written" in judged(command).rules, command
+
+
+def test_a_verdict_names_the_files_the_command_writes() -> None:
+    verdict = judged("echo a >> notes.txt && cp -n a b && chmod +x run.sh && cat > c")
+    assert set(verdict.touched) == {f"{PROJECT}/notes.txt", f"{PROJECT}/b", f"{PROJECT}/c"}

@@ -42,14 +42,12 @@ from workbench.core.execution.budget import (
     enforce_turn_budget,
 )
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
-from workbench.core.execution.gate import FILE_WRITERS
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
 from workbench.core.policy import CallFacts, Outcome, Ruling
-from workbench.core.policy.assess import assess, facts_for
+from workbench.core.policy.assess import assess, facts_for, written_by
 from workbench.core.tools import errors
 from workbench.core.tools.invoke import is_error_result
-from workbench.core.tools.paths import resolve_path
 from workbench.core.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -311,6 +309,8 @@ class Executor:
             result = await self._dispatch(planned, args, context, outcome, hooks, meta)
         finally:
             self._stops.discard(stop)
+            if call.name == "terminal":  # its writes count even if it was stopped midway
+                self._remember_writes(call.name, args)
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return
@@ -323,9 +323,18 @@ class Executor:
         outcome.status = status
         if status == "ok" and old is not None:
             outcome.diff = diffs.compare(old, diffs.planned(call.name, args, old))
-        if status == "ok" and call.name in FILE_WRITERS:
-            self.written.add(os.path.realpath(resolve_path(args["path"], self.cwd)))
+        if status == "ok" and call.name != "terminal":
+            self._remember_writes(call.name, args)
         await self._budget(call, result, outcome)
+
+    def _remember_writes(self, name: str, args: dict) -> None:
+        """The files this call wrote: running one later asks (see `written_by`)."""
+        try:
+            found = written_by(self.registry, name, args, self.cwd)
+        except Exception:  # the call already ran: a failure here must not fail it
+            logger.exception("could not tell which files %s wrote", name)
+            return
+        self.written.update(found)
 
     async def _before(
         self, hooks: HookRegistry, name: str, args: dict, meta: dict, outcome: CallOutcome

@@ -12,9 +12,9 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from workbench.core.execution.gate import GateCheck, check_call
+from workbench.core.execution.gate import FILE_WRITERS, GateCheck, check_call
 from workbench.core.policy.rules import CallFacts
-from workbench.core.safety import Finding, Severity, Verdict
+from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.parser import home_dir
 from workbench.core.safety.places import (
     PathRisk,
@@ -57,6 +57,27 @@ def assess(
     if check is None:
         check = untrusted_check(registry, name, args)
     return facts, check
+
+
+def written_by(
+    registry: Any, name: str, args: dict[str, Any], cwd: str | os.PathLike[str]
+) -> set[str]:
+    """The files a call that ran wrote, as real paths: running one later in the session
+    asks, whichever tool wrote it (write_file, a terminal command appending to a new file, an
+    MCP server's tool)."""
+    if name in FILE_WRITERS and isinstance(args.get("path"), str):
+        return {resolved(resolve_path(args["path"], cwd))}
+    if name == "terminal":
+        workdir = resolve_path(args["workdir"], cwd) if args.get("workdir") else cwd
+        verdict = analyze_command(str(args.get("command", "")), cwd=workdir)
+        return {resolved(p) for p in verdict.touched if p.startswith("/")}
+    entry = registry.get_entry(name) if registry is not None else None
+    if entry is None or entry.source is not ToolSource.MCP:
+        return set()
+    if (getattr(entry, "annotations", None) or {}).get("readOnlyHint") is True:
+        return set()
+    places = (resolve_path(v.removeprefix("file://"), cwd) for v in _texts(args) if v.strip())
+    return {resolved(p) for p in places if os.path.isfile(p)}
 
 
 def app_state_check(

@@ -361,6 +361,8 @@ class Analyzer:
         folder holds is judged, and where each source lands under it by its name.
         """
         found = None
+        if contents and not delete:
+            self.wrote(value)  # running it later in the command runs what was written
         paths = self.candidates(value, follow=follow and not delete)
         landed = [] if tree is None or value is None else self._landed(value, tree)
         for path in [*paths, *landed]:  # as written and as resolved: both are judged

@@ -26,6 +26,8 @@ class Finding:
 class Verdict:
     command: str
     findings: tuple[Finding, ...] = field(default_factory=tuple)
+    # every file the command writes, resolved where it can be: running one later asks
+    touched: tuple[str, ...] = ()
 
     @property
     def dangerous(self) -> bool:
