@@ -10,6 +10,7 @@ import secrets
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,9 @@ import pytest
 from workbench.core.execution.budget import BudgetConfig, SpillSlot, SpillStore
 from workbench.core.execution.executor import Executor, ToolCallFinished
 from workbench.core.tools.registry import registry
+from workbench.tools import terminal_tool
 from workbench.tools.capture import OutputCapture
-from workbench.tools.terminal_tool import MAX_OUTPUT_BYTES, run_command
+from workbench.tools.terminal_tool import MAX_OUTPUT_BYTES, REAPER, run_command
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -125,9 +127,87 @@ def test_when_the_tools_process_dies_its_command_tree_goes_too(tmp_path: Path) -
     while not processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_with(marker), "the background job never started"
+    (server,) = [p for p in children_of(tool.pid) if REAPER in cmdline(p)]
     tool.kill()
     tool.wait()
     assert wait_until_gone(marker) == []
+    deadline = time.monotonic() + 20  # its reaper server goes too: its socket closed
+    while Path(f"/proc/{server}").exists() and REAPER in cmdline(server):
+        assert time.monotonic() < deadline, "the reaper server outlived the tool's process"
+        time.sleep(0.05)
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = Path(f"/proc/{name}/stat").read_bytes()
+            except OSError:
+                continue
+            if int(stat[stat.rfind(b")") + 2 :].split()[1]) == pid:
+                found.append(int(name))
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def wait_for_file(path: Path, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def test_one_reaper_server_runs_every_command_and_another_starts_if_it_dies(
+    tmp_path: Path,
+) -> None:
+    """Commands are forked by one long-lived server, not each started by an interpreter of
+    its own. Killed, it takes no running command with it, and the next command starts a
+    new one."""
+    assert run("echo one", tmp_path)["output"] == "one\n"
+    server = terminal_tool._SERVER._process
+    assert server is not None and run("echo two", tmp_path)["output"] == "two\n"
+    assert terminal_tool._SERVER._process is server
+
+    waiting = "touch started; while [ ! -e go ]; do sleep 0.02; done; echo finished"
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(run, waiting, tmp_path)
+        wait_for_file(tmp_path / "started")
+        server.kill()
+        server.wait()
+        (tmp_path / "go").touch()
+        assert running.result(timeout=60) == {"output": "finished\n", "exit_code": 0, "error": None}
+    assert run("echo three", tmp_path)["output"] == "three\n"
+    assert terminal_tool._SERVER._process is not server
+
+
+def test_commands_run_at_once_from_several_threads_each_get_their_own_output(
+    tmp_path: Path,
+) -> None:
+    def command(n: int) -> str:  # every one is running before any ends
+        return f"touch up{n}; while [ $(ls up* | wc -l) -lt 4 ]; do sleep 0.02; done; echo {n}"
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda n: run(command(n), tmp_path), range(4)))
+    assert [r["output"] for r in results] == ["0\n", "1\n", "2\n", "3\n"]
+    assert all(r["exit_code"] == 0 for r in results)
+
+
+def test_a_long_command_and_an_odd_environment_reach_bash_whole(tmp_path: Path) -> None:
+    text = "é" * 30_000  # 60 KB of the command line, in a JSON line on the call's socket
+    env = {**os.environ, "ODD": "tab\there é \udcff"}
+    out = json.loads(terminal_tool.run_process(
+        ["bash", "-c", f'printf %s "{text}" | wc -c; printf %s "$ODD" | od -An -c | tr -s " "'],
+        tmp_path, 30, env=env,
+    ))  # fmt: skip
+    assert out["output"].splitlines()[0] == "60000"
+    assert "t a b \\t h e r e" in out["output"] and "377" in out["output"]
 
 
 # -- output: streamed, saved whole, bounded in memory ----------------------------------

@@ -1,37 +1,174 @@
-"""Runs one command and, when it exits, kills every process it left behind.
+"""Runs the terminal's commands and, when each exits, kills every process it left behind.
 
-Usage: python -I -S reaper.py -- ARGV...
+Usage: python -I -S reaper.py FD  (FD: a Unix socket from the terminal tool)
 
-The terminal tool starts its commands through this small process. It marks itself a child
-subreaper, so a background job that outlives the shell, even one that left the process
-group (`setsid`) or daemonised itself, becomes its child instead of init's. When the
-command exits, or on SIGTERM (the tool's timeout), it kills the command's process group,
-then every process still below it, until none is left, and exits with the command's
-status. The tool waits for this process: its exit means the command is over and nothing it
-started is still holding the output pipe.
+The terminal tool starts this server once, on its first command, rather than a Python
+interpreter per command (that start was most of what `true` cost). Each request is one
+message on FD carrying two descriptors: the call's own socket and the pipe the command's
+output goes to. The server forks a reaper for it, which reads the command (argv, working
+directory, environment: one line of JSON) from the call's socket and runs it in a process
+group of its own. The reaper marks itself a child subreaper, so a background job that
+outlives the shell, even one that left the group (`setsid`) or daemonised itself, becomes
+its child instead of init's. When the command exits, or when the call's socket closes (the
+tool asks it to stop; or the tool's process died, however: even SIGKILL closes it), it
+kills the command's group, then every process still below it, until none is left, and only
+then writes the command's status on the call's socket. So the status means the command is
+over and nothing it started still holds the output pipe.
 
-It runs with -S (no site packages), so it imports only the standard library.
+The server ends when FD closes (the tool's process is gone); reapers still running each see
+their own call's socket close. It runs with -S (no site packages), so it imports only the
+standard library, and it stays single-threaded so that forking it is safe.
 """
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
+import select
 import signal
+import socket
 import sys
+from collections.abc import Callable
 
-PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+KILL_ON = (signal.SIGTERM, signal.SIGHUP)  # the reaper's own polite ends: clean up first
+
+
+_libc: object = None
 
 
 def _prctl(option: int, value: int) -> bool:
+    global _libc
     try:
-        import ctypes
+        if _libc is None:  # loaded by the server, once: each forked reaper has it
+            import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
+            _libc = ctypes.CDLL(None, use_errno=True)
+        return _libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def serve(fd: int) -> int:
+    control = socket.socket(fileno=fd)
+    os.set_inheritable(fd, False)  # never into a command
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # reapers are reaped by the kernel
+    _prctl(PR_SET_CHILD_SUBREAPER, 0)  # loads the C library here, once
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1, 2, socket.MSG_CMSG_CLOEXEC)
+        except OSError:
+            return 0
+        if not message:
+            return 0  # the tool's process is gone
+        if len(fds) == 2 and os.fork() == 0:
+            code = 70
+            try:
+                control.close()  # a request sent to a dead server must fail, not wait here
+                code = reap(*fds)
+            finally:
+                os._exit(code)
+        for each in fds:
+            os.close(each)
+
+
+def reap(call_fd: int, out: int) -> int:
+    """Run the command the call's socket names; write its status there once all is dead."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # this process waits for its children
+    call = socket.socket(fileno=call_fd)
+    request = json.loads(_line(call) or "null")
+    if not request:
+        return 0  # the call was given up before it was sent
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    group = _start(request, out)
+    os.close(out)
+
+    def stop(*_: object) -> None:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+
+    for sig in KILL_ON:
+        signal.signal(sig, stop)
+    status = _wait(group, call, stop)
+    _kill_everything_below(os.getpid(), group)
+    code = os.waitstatus_to_exitcode(status)
+    try:
+        call.sendall(b"%d\n" % (code if code >= 0 else 128 - code))
+    except OSError:
+        pass  # nobody is waiting any more
+    return 0
+
+
+def _line(call: socket.socket) -> str:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = call.recv(1 << 16)
+        if not chunk:
+            return ""
+        data += chunk
+    return data.decode()
+
+
+def _wait(group: int, call: socket.socket, stop: Callable[[], None]) -> int:
+    """The command's wait status. The tool sends nothing more on the call's socket: its end
+    means stop (asked for, or the tool's process died). One thread, watching both the
+    socket and the command's exit (a pidfd; where there is none, a look every 50 ms)."""
+    try:
+        exited: int | None = os.pidfd_open(group)
+    except (AttributeError, OSError):
+        exited = None
+    watched: list = [call] if exited is None else [call, exited]
+    try:
+        while True:
+            reaped, status = os.waitpid(group, os.WNOHANG)
+            if reaped:
+                return status
+            ready = select.select(watched, [], [], None if exited is not None else 0.05)[0]
+            if call in ready and not _still_open(call):
+                watched.remove(call)
+                stop()
+    finally:
+        if exited is not None:
+            os.close(exited)
+
+
+def _still_open(call: socket.socket) -> bool:
+    try:
+        return bool(call.recv(64))
+    except OSError:
+        return False
+
+
+def _start(request: dict, out: int) -> int:
+    argv, cwd, env = request["argv"], request.get("cwd"), request["env"]
+    pid = os.fork()
+    if pid == 0:
+        doing = f"cannot run {argv[0]}"
+        try:
+            os.setpgid(0, 0)  # its own group, so killing it never kills this process
+            # Python ignores SIGPIPE and SIGXFSZ; the command must get the defaults (`yes |
+            # head` ends quietly on SIGPIPE, as in a shell).
+            for sig in (*KILL_ON, signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(sig, signal.SIG_DFL)
+            nothing = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(nothing, 0)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            if cwd is not None:
+                doing = f"cannot enter {cwd}"
+                os.chdir(cwd)
+                doing = f"cannot run {argv[0]}"
+            os.execvpe(argv[0], argv, env)
+        except OSError as exc:
+            os.write(2, f"{doing}: {exc.strerror or exc}\n".encode())
+        os._exit(127)
+    try:
+        os.setpgid(pid, pid)  # also here: whichever runs first, the group exists
+    except OSError:
+        pass
+    return pid
 
 
 def _children(me: int) -> list[int]:
@@ -53,12 +190,21 @@ def _children(me: int) -> list[int]:
 
 
 def _kill_everything_below(me: int, group: int) -> None:
-    with contextlib.suppress(OSError):
+    try:
         os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
     while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0]:
+                continue  # one reaped: look again
+        except ChildProcessError:
+            return  # no child, so nothing below: every orphan comes to us, the subreaper
         for pid in _children(me):
-            with contextlib.suppress(OSError):
+            try:
                 os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         try:
             # Each reaped child may leave orphans; as the subreaper they come to us.
             os.waitpid(-1, 0)
@@ -66,53 +212,8 @@ def _kill_everything_below(me: int, group: int) -> None:
             return
 
 
-def main(argv: list[str]) -> int:
-    if not argv or argv[0] != "--" or len(argv) < 2:
-        print("usage: reaper.py -- ARGV...", file=sys.stderr)
-        return 2
-    command = argv[1:]
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    parent = os.getppid()
-    started: list[int] = []
-    stopping: list[bool] = []
-
-    def stop(_signum: int, _frame: object) -> None:
-        stopping.append(True)
-        for pid in started:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-
-    signal.signal(signal.SIGTERM, stop)  # armed before the fork: no moment without it
-    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the tool's process died: clean up too
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setpgid(0, 0)  # its own group, so killing it never kills this process
-            # Python ignores SIGPIPE and SIGXFSZ; the command must get the defaults (`yes |
-            # head` ends quietly on SIGPIPE, as in a shell).
-            for sig in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
-                signal.signal(sig, signal.SIG_DFL)
-            os.execvp(command[0], command)
-        except OSError as exc:
-            os.write(2, f"cannot run {command[0]}: {exc.strerror or exc}\n".encode())
-        os._exit(127)
-    with contextlib.suppress(OSError):
-        os.setpgid(pid, pid)  # also here: whichever runs first, the group exists
-    started.append(pid)
-    if stopping or os.getppid() != parent:  # stopped, or the tool died, before we knew pid
-        stop(signal.SIGTERM, None)
-    status = 0
-    while True:
-        try:
-            reaped, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            break
-        if reaped == pid:
-            break
-    _kill_everything_below(os.getpid(), pid)
-    code = os.waitstatus_to_exitcode(status)
-    return code if code >= 0 else 128 - code
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
+        print("usage: reaper.py FD", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(serve(int(sys.argv[1])))

@@ -3,7 +3,9 @@
 Output is read as it comes, in bounded memory: the model gets its head and tail, and the
 whole of it is streamed to the session's spill file (see tools/capture.py). The command
 runs under a reaper (tools/reaper.py), so the call returns when bash exits, whatever its
-background jobs hold, and none of them outlives the call.
+background jobs hold, and none of them outlives the call. One reaper server is started per
+process, on the first command, and forks a reaper for each: a Python interpreter's start
+per command was most of what `true` cost.
 
 Destructive commands need the user's approval. The executor asks (see core/execution/gate.py) and
 passes the approved command text in `approved_command`; a dangerous command that reaches
@@ -12,11 +14,13 @@ this handler any other way is refused unrun, and a hardline one is refused alway
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
+import json
 import os
 import selectors
-import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -39,6 +43,7 @@ READ_CHUNK = 1 << 20
 READS_PER_WAKE = 16
 DRAIN_GRACE = 1.0  # after the command's exit, how long a pipe still held open may keep us
 STOP_GRACE = 3.0
+SEND_TIMEOUT = 30.0
 CANCEL_POLL = 0.1  # how soon a cancelled call notices
 F_SETPIPE_SZ = 1031
 REAPER = str(Path(__file__).with_name("reaper.py"))
@@ -138,15 +143,7 @@ def run_process(
     """
     capture = OutputCapture(limit, spill)
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", REAPER, "--", *argv],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # never in our group: a signal meant for it misses us
-        )
+        proc = Reaped.start(argv, cwd, env)
     except OSError as exc:
         return tool_error(f"Cannot start {argv[0]}: {exc.strerror or exc}")
     try:
@@ -156,8 +153,7 @@ def run_process(
         capture.finish()  # closes the spill file
         raise
     finally:
-        assert proc.stdout is not None
-        proc.stdout.close()
+        proc.close()
     captured = capture.finish()
     extra: dict[str, Any] = {}
     if captured.saved_to:
@@ -184,51 +180,43 @@ def run_process(
 
 
 def _pump(
-    proc: subprocess.Popen[bytes],
+    proc: Reaped,
     capture: OutputCapture,
     timeout: float,
     cancel: threading.Event | None,
 ) -> str | None:
-    """Read output until the reaper exits, then what is left; "timeout" or "cancelled" when
-    it was stopped."""
-    assert proc.stdout is not None
-    out = proc.stdout.fileno()
+    """Read output until the reaper says the command is over, then what is left; "timeout"
+    or "cancelled" when it was stopped."""
+    out = proc.output
     os.set_blocking(out, False)
     with contextlib.suppress(OSError):
         fcntl.fcntl(out, F_SETPIPE_SZ, 1 << 20)  # fewer, larger reads
     deadline = time.monotonic() + timeout
     ended, eof, drain_until = None, False, None
-    watch = _exit_watch(proc)
     with selectors.DefaultSelector() as selector:
         selector.register(out, selectors.EVENT_READ)
-        if watch is not None:
-            selector.register(watch, selectors.EVENT_READ)
-        try:
-            while True:
-                if drain_until is None and proc.poll() is not None:
-                    # Its exit means every writer it knew of is gone: read what is
-                    # buffered, but a pipe an escaped process holds open does not keep us.
-                    drain_until = time.monotonic() + DRAIN_GRACE
-                now = time.monotonic()
-                if drain_until is None and (now >= deadline or (cancel and cancel.is_set())):
-                    ended = "timeout" if now >= deadline else "cancelled"
-                    _stop(proc)
-                    continue
-                end = deadline if drain_until is None else drain_until
-                if (eof and drain_until is not None) or now >= end:
-                    break
-                wait = end - now if watch is not None or drain_until else min(end - now, 0.05)
-                if cancel is not None and drain_until is None:
-                    wait = min(wait, CANCEL_POLL)
-                for key, _ in selector.select(wait):
-                    if key.fd == out and _read_available(out, capture):
-                        eof = True
-                        selector.unregister(out)
-                    elif key.fd == watch:
-                        selector.unregister(watch)
-        finally:
-            if watch is not None:
-                os.close(watch)
+        selector.register(proc, selectors.EVENT_READ)  # readable once its status comes
+        while True:
+            if drain_until is None and proc.poll() is not None:
+                # Its status means every writer it knew of is gone: read what is
+                # buffered, but a pipe an escaped process holds open does not keep us.
+                drain_until = time.monotonic() + DRAIN_GRACE
+                selector.unregister(proc)
+            now = time.monotonic()
+            if drain_until is None and (now >= deadline or (cancel and cancel.is_set())):
+                ended = "timeout" if now >= deadline else "cancelled"
+                _stop(proc)
+                continue
+            end = deadline if drain_until is None else drain_until
+            if (eof and drain_until is not None) or now >= end:
+                break
+            wait = end - now
+            if cancel is not None and drain_until is None:
+                wait = min(wait, CANCEL_POLL)
+            for key, _ in selector.select(wait):
+                if key.fd == out and _read_available(out, capture):
+                    eof = True
+                    selector.unregister(out)
     proc.wait()
     return ended
 
@@ -246,24 +234,145 @@ def _read_available(fd: int, capture: OutputCapture) -> bool:
     return False
 
 
-def _exit_watch(proc: subprocess.Popen[bytes]) -> int | None:
-    """A descriptor that becomes readable when the process exits (None where unsupported)."""
-    try:
-        return os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):
-        return None
+def _stop(proc: Reaped) -> None:
+    """Ask the reaper to kill the command and all it started, and wait for it to say so. One
+    that does not answer in time is given up on (the call must end); it has seen the
+    socket's end all the same."""
+    proc.stop()
+    if proc.wait(timeout=STOP_GRACE) is None:
+        proc.returncode = -1
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Ask the reaper to kill the command and all it started; kill it if it does not."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+class Reaped:
+    """A command run by a reaper that the reaper server forked: its output pipe, and the
+    call's socket, which carries the command to the reaper and its status back once it and
+    everything it started are dead. Closing the socket (or our dying) stops it."""
+
+    def __init__(self, call: socket.socket, output: int) -> None:
+        self.call, self.output = call, output
+        self.returncode: int | None = None
+        self._status = b""
+
+    @classmethod
+    def start(cls, argv: list[str], cwd: Path | None, env: dict[str, str] | None) -> Reaped:
+        call, theirs = socket.socketpair()
+        output, write = os.pipe()
+        request = {
+            "argv": argv,
+            "cwd": str(cwd) if cwd is not None else os.getcwd(),
+            "env": dict(os.environ) if env is None else env,
+        }
+        try:
+            _SERVER.send(theirs, write)
+            call.settimeout(SEND_TIMEOUT)  # a server that stopped reading must not hold us
+            call.sendall(json.dumps(request).encode() + b"\n")
+        except BaseException:
+            call.close()
+            os.close(output)
+            raise
+        finally:
+            theirs.close()
+            os.close(write)  # the command holds the only writer: its end is our EOF
+        return cls(call, output)
+
+    def fileno(self) -> int:
+        return self.call.fileno()
+
+    def poll(self) -> int | None:
+        self._read(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        self._read(timeout)
+        return self.returncode
+
+    def _read(self, timeout: float | None) -> None:
+        if self.returncode is not None:
+            return
+        self.call.settimeout(timeout)
+        try:
+            while b"\n" not in self._status:
+                chunk = self.call.recv(64)
+                if not chunk:  # the reaper ended without a word: killed, or it failed
+                    self.returncode = -1
+                    return
+                self._status += chunk
+        except (BlockingIOError, TimeoutError):
+            return
+        self.returncode = int(self._status.split(b"\n")[0])
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.call.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.call.close()
+        os.close(self.output)
+
+
+class ReaperServer:
+    """The one reaper server of this process, started on the first command and again if it
+    ever dies. It ends by itself when this process does (its socket closes)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._socket: socket.socket | None = None
+
+    def send(self, call: socket.socket, output: int) -> None:
+        """Hand a call's socket and its output pipe to the server, which forks its reaper."""
+        with self._lock:
+            for attempt in range(2):
+                if (
+                    self._socket is None
+                    or self._process is None
+                    or self._process.poll() is not None
+                ):
+                    self._start()
+                assert self._socket is not None
+                try:
+                    socket.send_fds(self._socket, [b"r"], [call.fileno(), output])
+                    return
+                except OSError:
+                    self._socket.close()
+                    self._socket = None
+                    if attempt:
+                        raise
+
+    def _start(self) -> None:
+        if self._socket is not None:
+            self._socket.close()  # an old server reads its end, and goes
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", REAPER, str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                cwd="/",  # holds no directory of the user's busy
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,  # the screen is the app's
+                start_new_session=True,  # never in our group: a signal meant for it misses us
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._socket = ours
+
+    def close(self) -> None:
+        """At exit: the server reads its socket's end and goes (as it would if we died)."""
+        with self._lock:
+            if self._socket is not None:
+                self._socket.close()
+                self._socket = None
+            if self._process is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=STOP_GRACE)
+
+
+_SERVER = ReaperServer()
+atexit.register(_SERVER.close)
 
 
 registry.register(
