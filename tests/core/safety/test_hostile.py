@@ -152,7 +152,21 @@ def test_look_alikes_stay_free(command: str) -> None:
 
 # -- a file the session wrote, then ran ------------------------------------------------------
 
-SCRIPTS = ("x.sh", "x.py", "Makefile", "build.mk", "x.awk", "x.sed", "x.rb")
+SCRIPTS = (
+    "x.sh",
+    "x.py",
+    "Makefile",
+    "build.mk",
+    "x.awk",
+    "x.sed",
+    "x.rb",
+    "justfile",
+    "package.json",
+    ".pre-commit-config.yaml",
+    "x.ts",
+    "x.go",
+    "x.c",
+)
 
 
 @pytest.fixture
@@ -202,6 +216,19 @@ def _written(project) -> frozenset[str]:
         "awk -f x.awk data.txt",
         "sed -f x.sed notes.txt",
         "ruby -I lib x.rb",
+        "just build",
+        "npm test",
+        "npm run build",
+        "yarn install",
+        "pre-commit run --all-files",
+        "deno run x.ts",
+        "bun run x.ts",
+        "tsx x.ts",
+        "go run x.go",
+        "tcc -run x.c",
+        "cc x.c -o prog && ./prog",
+        "gcc -oprog x.c; ./prog",
+        "cc x.c && ./a.out",
     ],
 )
 def test_running_a_file_the_session_wrote_asks(wrote, command: str) -> None:
@@ -211,7 +238,17 @@ def test_running_a_file_the_session_wrote_asks(wrote, command: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["./run.sh", "bash run.sh", "bash < run.sh", "make -f other.mk", "cat x.sh"]
+    "command",
+    [
+        "./run.sh",
+        "bash run.sh",
+        "bash < run.sh",
+        "make -f other.mk",
+        "cat x.sh",
+        "npm ls",
+        "cc other.c -o prog && ./prog",
+        "go build ./...",
+    ],
 )
 def test_running_what_the_session_did_not_write_stays_free(wrote, command: str) -> None:
     verdict = analyze_command(command, cwd=str(wrote), recent_writes=_written(wrote))

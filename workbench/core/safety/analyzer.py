@@ -50,6 +50,7 @@ from workbench.core.safety.places import (
     tree_risk,
     within,
 )
+from workbench.core.safety.runners import judge_runner
 from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Finding, Severity
 from workbench.core.safety.words import Cmd
@@ -631,6 +632,7 @@ class Analyzer:
             rule(self, inner)
         if inner.name == "find":
             self._find_exec(inner)
+        judge_runner(self, inner)
 
     def code(self, node: Node, program: str, language: str, code: str | None) -> None:
         code_finding(self, node, program, language, code)
