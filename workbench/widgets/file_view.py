@@ -4,7 +4,8 @@ The first megabyte is indexed before the first frame and the rest of the line in
 built in a worker thread, so a 500 MB file opens instantly. The file is read with pread,
 never mapped: what stays in memory is a sparse index (a line start every few hundred lines)
 and the parts on screen, so a gigabyte of lines, or one line of 500 MB, keeps the memory
-small, and a file cut short while open reads short instead of killing the process (SIGBUS).
+small, and a file cut short while open reads short instead of killing the process (SIGBUS);
+one written to while open is read on as it grows.
 A line longer than a part is drawn a part at a time, with markers saying what is left out
 (`[` and `]` move along it); search reads the file in blocks, so it finds text anywhere in
 such a line without holding it. A line cursor (with a shift-extended selection) drives copy
@@ -40,6 +41,7 @@ MARK_LINES = 256  # a line start is kept every MARK_LINES lines ...
 MARK_BYTES = 16 << 10  # ... or every MARK_BYTES bytes: a line is found by reading at most that
 PART = 64 << 10  # bytes of one line drawn at once (unwrapped); a longer line is cut
 MAX_MATCHES = 1_000_000
+FOLLOW_EVERY = 1.0  # seconds between looks at whether the file has grown
 GUTTER = Style(dim=True)
 CURSOR = Style(bgcolor="grey23")
 SELECTED = Style(bgcolor="dark_blue")
@@ -86,6 +88,18 @@ class FileBytes:
             except OSError:
                 return b""  # unreadable now: as if cut short
 
+    def grown(self) -> bool:
+        """Whether the file is longer than it was (written to while open): its new end is
+        then the one read to."""
+        with self._lock:
+            if self._fd < 0:
+                return False
+            size = os.fstat(self._fd).st_size
+        if size <= self.size:
+            return False
+        self.size = size
+        return True
+
     def close(self) -> None:
         with self._lock:
             if self._fd >= 0:
@@ -104,6 +118,9 @@ class MemoryBytes:
 
     def read(self, start: int, end: int) -> bytes:
         return self.data[start:end]
+
+    def grown(self) -> bool:
+        return False
 
 
 def _kind(mode: int) -> str:
@@ -320,6 +337,13 @@ class FileView(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         if not self.index.complete:
+            self.index_rest()
+        self.set_interval(FOLLOW_EVERY, self._follow)
+
+    def _follow(self) -> None:
+        """A file written to while open (a log, say) is read on as it grows."""
+        if self.index.complete and self.index.source.grown():
+            self.index.size = len(self.index.source)
             self.index_rest()
 
     @work(thread=True, exclusive=True, group="index")
