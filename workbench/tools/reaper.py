@@ -61,7 +61,7 @@ def serve(fd: int) -> int:
             return 0
         if not message:
             return 0  # the tool's process is gone
-        if len(fds) == 2 and os.fork() == 0:
+        if len(fds) == 2 and _fork(fds[1]) == 0:
             code = 70
             try:
                 control.close()  # a request sent to a dead server must fail, not wait here
@@ -69,7 +69,19 @@ def serve(fd: int) -> int:
             finally:
                 os._exit(code)
         for each in fds:
-            os.close(each)
+            os.close(each)  # the call's socket closing with no status: the tool is told
+
+
+def _fork(out: int) -> int:
+    """Fork a reaper; where the system refuses (too many processes), say so in the output."""
+    try:
+        return os.fork()
+    except OSError as exc:
+        try:
+            os.write(out, f"cannot start the command: {exc.strerror or exc}\n".encode())
+        except OSError:
+            pass
+        return -1
 
 
 def reap(call_fd: int, out: int) -> int:
