@@ -119,6 +119,45 @@ def test_deny_rules_see_every_command_run(command: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c user.name=x push",
+        "git --no-pager push",
+        "git -C . push",
+        "git --git-dir=.git push origin main",
+        "busybox git push",
+        "setsid git push",
+        "env -S 'git push'",
+        "env -iS'git push'",
+    ],
+)
+def test_deny_rules_see_past_options_and_more_wrappers(command: str) -> None:
+    # each ran unasked under a deny rule on `git push`
+    assert judge(Policy([rule(action="deny", command_prefix="git push")]), command).outcome is (
+        Outcome.DENY
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git $(echo push)", "git push$X", "echo push | xargs git", "git -c alias.p=push p"],
+)
+def test_a_command_whose_words_are_known_only_when_it_runs_asks_under_a_deny_rule(
+    command: str,
+) -> None:
+    ruling = judge(Policy([rule(action="deny", command_prefix="git push")]), command)
+    assert ruling.outcome is not Outcome.ALLOW, command
+    ask = judge(Policy([rule(action="ask", command_prefix="git push")]), command)
+    assert ask.outcome is Outcome.ASK, command
+
+
+def test_words_known_only_at_run_time_elsewhere_stay_free_under_a_deny_rule() -> None:
+    policy = Policy([rule(action="deny", command_prefix="git push")])
+    for command in ("git log $REF", "echo $HOME", "git -C $DIR status", "ls | xargs wc -l"):
+        assert judge(policy, command).outcome is Outcome.ALLOW, command
+
+
 @pytest.mark.parametrize("command", ["$GIT push", 'eval "$CMD"', 'bash -c "$SCRIPT"'])
 def test_a_command_that_hides_what_it_runs_asks_when_a_deny_rule_could_apply(
     command: str,

@@ -83,12 +83,15 @@ class Policy:
                 return Ruling(Outcome.DENY, f"denied by a rule: {_named(rule)}", rule, verdict)
         if self.fail_closed:
             return Ruling(Outcome.ASK, self.fail_closed, None, verdict)
-        hidden = _hidden_from_deny(self.of(Action.DENY), shell)
+        hidden = _hidden_from(self.of(Action.DENY), shell, "a deny rule")
         if hidden:
             return Ruling(Outcome.ASK, hidden, None, verdict)
         for rule in self._candidates(Action.ASK, facts, shell):
             if rule.matches(facts, shell):
                 return Ruling(Outcome.ASK, f"asks by a rule: {_named(rule)}", rule, verdict)
+        hidden = _hidden_from(self.of(Action.ASK), shell, "an ask rule")
+        if hidden:
+            return Ruling(Outcome.ASK, hidden, None, verdict)
         for rule in self._candidates(Action.ALLOW, facts, shell):
             if rule.matches(facts, shell) and covers(rule, verdict):
                 return Ruling(Outcome.ALLOW, f"allowed by a rule: {_named(rule)}", rule, verdict)
@@ -125,10 +128,16 @@ def covers(rule: Rule, verdict: Verdict | None) -> bool:
     return rule.risks is None or verdict.rules <= rule.risks
 
 
-def _hidden_from_deny(deny: list[Rule], shell: ShellCommand | None) -> str:
-    if shell is None or not shell.opaque or not any(r.might_match(shell) for r in deny):
+def _hidden_from(rules: list[Rule], shell: ShellCommand | None, kind: str) -> str:
+    """Why a rule on commands may apply to a command that hides what it runs, or ""."""
+    if shell is None:
         return ""
-    return f"a deny rule on commands may apply, and {shell.opaque}"
+    if shell.opaque and any(r.might_match(shell) for r in rules):
+        return f"{kind} on commands may apply, and {shell.opaque}"
+    hiding = next((r for r in rules if r.hides(shell)), None)
+    if hiding is not None:
+        return f"{kind} may apply ({hiding.describe()}): a word of the command is known only when it runs"
+    return ""
 
 
 def _named(rule: Rule) -> str:

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from workbench.core.policy.shell import ShellCommand, normalise, split_words
+from workbench.core.safety.commands import GIT_VALUE_OPTIONS
 
 
 class Action(StrEnum):
@@ -136,6 +137,8 @@ class Rule:
 
     def _one_matches(self, words: tuple[str | None, ...], text: str | None) -> bool:
         """One simple command: its words, and their text (None when a word is unknown)."""
+        if self.kind == "command_prefix" and self.action is not Action.ALLOW:
+            return self._reaches(words) is True
         if text is None:
             return False
         if self.kind == "command":
@@ -150,6 +153,39 @@ class Rule:
             head = head.rsplit("/", 1)[-1]  # /usr/bin/git push is git push
         return head == prefix[0] and words[1 : len(prefix)] == prefix[1:]
 
+    def _reaches(self, words: tuple[str | None, ...]) -> bool | None:
+        """A deny or ask rule's prefix against one command, past the options before the
+        words it names (`git -C dir push` is `git push`): True, False, or None when a word
+        it needs is known only at run time (`git $(echo push)`)."""
+        prefix = self._words
+        if not prefix or not words or words[0] is None:
+            return False
+        head = words[0]
+        if "/" not in (prefix[0] or "") and "/" in head:
+            head = head.rsplit("/", 1)[-1]
+        if head != prefix[0]:
+            return False
+        want, rest = prefix[1:], words[1:]
+        starts = [0] if (want[:1] and (want[0] or "").startswith("-")) else _starts(head, rest)
+        found: bool | None = False
+        for start in starts:
+            got = rest[start : start + len(want)]
+            if any(g is not None and g != w for g, w in zip(got, want, strict=False)):
+                continue
+            if None in got or (len(got) < len(want) and None in rest):
+                found = None
+            elif len(got) == len(want):
+                return True
+        return found
+
+    def hides(self, shell: ShellCommand | None) -> bool:
+        """A prefix rule that may apply to a command whose words are known only when it runs."""
+        return (
+            self.kind == "command_prefix"
+            and shell is not None
+            and any(self._reaches(words) is None for words in shell.commands)
+        )
+
     def _glob(self, text: str) -> bool:
         return self._match(text.lower() if self.ignore_case else text)
 
@@ -162,6 +198,32 @@ class Rule:
     def might_match(self, shell: ShellCommand | None) -> bool:
         """A deny rule on commands, where the command hides what it runs."""
         return self.kind in COMMAND_KINDS and shell is not None and bool(shell.opaque)
+
+
+# Programs' options (before a subcommand) that take the next word as their value.
+_OPTION_VALUES = {"git": GIT_VALUE_OPTIONS}
+
+
+def _starts(head: str, rest: tuple[str | None, ...]) -> list[int]:
+    """Where a subcommand may start after a program's leading options. A program whose
+    options are not known here may give each option a value: every way is tried."""
+    values = _OPTION_VALUES.get(head)
+    starts, frontier = [], [0]
+    seen = set()
+    while frontier:
+        i = frontier.pop()
+        if i in seen or i > len(rest):
+            continue
+        seen.add(i)
+        word = rest[i] if i < len(rest) else None
+        if i < len(rest) and word is not None and word.startswith("-") and word != "-":
+            takes = "=" not in word and (values is None or word in values)
+            frontier.append(i + 1 if values is None or not takes else i + 2)
+            if values is None and takes:
+                frontier.append(i + 2)
+        else:
+            starts.append(i)
+    return sorted(starts)
 
 
 def _compile(pattern: str, ignore_case: bool) -> Any:

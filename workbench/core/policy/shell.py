@@ -17,6 +17,7 @@ import functools
 from dataclasses import dataclass
 
 from workbench.core.safety.parser import WORD_TYPES, Source, word_value
+from workbench.core.safety.wrappers import wrapper_start
 
 Words = tuple[str | None, ...]
 
@@ -136,6 +137,8 @@ def _simple(
     unwrapped, was_wrapped = _unwrap(tuple(words))
     if wrapped is not None:  # `sudo git push` is not plain: an allow rule names what runs
         wrapped.append(was_wrapped)
+    if _split_string(unwrapped, commands, opaque, depth):
+        return
     if not unwrapped:
         return
     commands.append(unwrapped)
@@ -146,6 +149,10 @@ def _simple(
     name = program.rsplit("/", 1)[-1]
     if name in _OPAQUE_PROGRAMS:
         opaque.append(f"`{name}` runs text only known when it runs")
+    elif name == "git" and any(
+        w and w.lower().startswith("alias.") for w in unwrapped[1:] if w is not None
+    ):
+        opaque.append("git runs an alias defined on its command line")
     elif name in _SHELLS:
         _shell_payload(unwrapped, commands, opaque, depth)
 
@@ -164,14 +171,56 @@ def _shell_payload(words: Words, commands: list[Words], opaque: list[str], depth
             return
 
 
+def _split_string(words: Words, commands: list[Words], opaque: list[str], depth: int) -> bool:
+    """`env -S 'git push'`: env splits the string into the command it runs."""
+    if not words or (words[0] or "").rsplit("/", 1)[-1] != "env":
+        return False
+    found, script = _split_script(words)
+    if not found:
+        return False
+    if script is None or depth >= _MAX_DEPTH:
+        opaque.append("env -S runs a command only known when it runs")
+    else:
+        _collect(Source.parse(script).root, commands, opaque, depth + 1)
+    return True
+
+
+def _split_script(words: Words) -> tuple[bool, str | None]:
+    """Whether env's words hold -S (--split-string), and its string (None: unknown)."""
+    for i, word in enumerate(words[1:], start=1):
+        following = words[i + 1] if i + 1 < len(words) else None
+        if word is None or not word.startswith("-"):
+            continue
+        if word in ("-S", "--split-string"):
+            return True, following
+        if word.startswith("--split-string="):
+            return True, word.partition("=")[2]
+        short = word[1:] if not word.startswith("--") else ""
+        if "S" in short:  # `-iS 'git push'`, `-iS'git push'`
+            rest = short[short.index("S") + 1 :]
+            return True, rest or following
+    return False, None
+
+
 def _unwrap(words: Words) -> tuple[Words, bool]:
-    """The command a wrapper runs (`sudo -u x git push` → git push), and whether any was."""
+    """The command a wrapper runs (`sudo -u x git push` → git push), and whether any was.
+    xargs and parallel add words read at run time: they stand as one unknown word."""
     wrapped = False
+    appended = False
     while words and words[0] is not None:
         name = words[0].rsplit("/", 1)[-1]
+        if name == "env" and _split_script(words)[0]:
+            break  # its string is the command: read by `_split_string`
         takes = _WRAPPERS.get(name)
         if takes is None:
-            break
+            start = wrapper_start(name, list(words[1:]))
+            if start == -1:
+                break
+            wrapped = True
+            appended = appended or name in ("parallel",)
+            words = words[1 + start :] if start is not None else ()
+            continue
+        appended = appended or name == "xargs"
         wrapped = True
         i = 1
         while i < len(words):
@@ -187,4 +236,6 @@ def _unwrap(words: Words) -> tuple[Words, bool]:
             else:
                 break
         words = words[i:]
+    if appended and words:
+        words = (*words, None)
     return words, wrapped

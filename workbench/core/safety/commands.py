@@ -741,7 +741,9 @@ def _git_config_sets_a_program(cmd: Cmd) -> bool:
     return key.startswith("alias.") or bool(GIT_PROGRAM_KEYS.match(key))
 
 
-_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+GIT_VALUE_OPTIONS = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"}
+)
 
 
 def _git_config(ctx: Context, cmd: Cmd) -> dict[str, str]:
@@ -766,7 +768,7 @@ def _git_config(ctx: Context, cmd: Cmd) -> dict[str, str]:
 @rule("git")
 def _git(ctx: Context, cmd: Cmd) -> None:
     aliases = _git_config(ctx, cmd)
-    sub, at = cmd.sub(_GIT_VALUE_OPTIONS)
+    sub, at = cmd.sub(GIT_VALUE_OPTIONS)
     if sub in aliases:
         alias, rest = aliases[sub], cmd.args[at + 1 :]
         if alias.startswith("!"):

@@ -633,6 +633,18 @@ _LAUNCHERS = {
 }
 
 
+def wrapper_start(name: str, args: list[str | None]) -> int | None:
+    """For the rules, which peel wrappers without judging them: where the command a plain
+    wrapper (`nohup`, `sudo -u x`, `timeout 5`, `busybox`...) runs starts in its
+    arguments; -1 when `name` is no such wrapper, None when it runs nothing known."""
+    cmd = Cmd(name, list(args), [None] * len(args), None)
+    if name in _SIMPLE_WRAPPERS:
+        return next((i for i, a in enumerate(args) if not (a and a.startswith("-"))), None)
+    if name in _WRAPPER_VALUE_OPTIONS:
+        return _after_options(cmd, _WRAPPER_VALUE_OPTIONS[name])
+    return -1
+
+
 def _payload_option(ctx: Context, cmd: Cmd) -> bool:
     """Judge the shell code given to `-c` (bundled as in `-qc`, or `--command=...`)."""
     names = _PAYLOAD_OPTIONS[cmd.name]
