@@ -546,3 +546,29 @@ def test_a_script_written_by_appending_then_run_in_the_same_command_asks(command
 def test_a_verdict_names_the_files_the_command_writes() -> None:
     verdict = judged("echo a >> notes.txt && cp -n a b && chmod +x run.sh && cat > c")
     assert set(verdict.touched) == {f"{PROJECT}/notes.txt", f"{PROJECT}/b", f"{PROJECT}/c"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'python3 -c \'import operator, os; operator.methodcaller("remove", "a")(os)\'',
+        'python3 -c \'import _io; _io.open("a", "w")\'',
+        "python3 -c 'import pathlib; list(map(pathlib.Path.unlink, [pathlib.Path(\"a\")]))'",
+        "python3 -c 'import fileinput; [print(l) for l in fileinput.input(\"a\", inplace=True)]'",
+        "python3 -c 'import distutils.dir_util as d; d.remove_tree(\"build\")'",
+        "python3 -c 'import timeit; timeit.timeit(\"__import__(\\'os\\').remove(\\'a\\')\")'",
+        "python3 -c 'import code; code.InteractiveInterpreter().runsource(\"1\")'",
+        "python3 -c 'import pickle; pickle.loads(b\"x\")'",
+        "python3 -c 'import asyncio; asyncio.run(asyncio.create_subprocess_shell(\"rm -rf d\"))'",
+        'python3 -c \'import http.client as h; h.HTTPConnection("x").request("DELETE", "/")\'',
+    ],
+)
+def test_python_that_reaches_a_change_another_way_asks(command: str) -> None:
+    assert judged(command).dangerous, command
+
+
+def test_python_importing_a_module_the_session_wrote_asks(wrote) -> None:
+    written = _written(wrote)
+    verdict = analyze_command("python3 -c 'import x'", cwd=str(wrote), recent_writes=written)
+    assert "run-written" in verdict.rules
+    assert not analyze_command("python3 -c 'import json'", cwd=str(wrote)).dangerous

@@ -562,6 +562,12 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
         ctx.flag("inline-code", f"runs {program} code computed at run time", node)
         return
     for found in judge_code(language, code):
+        if found.kind == "module":  # only a module the session wrote matters
+            ran, contextual = ctx.ran_written_file(found.path)
+            if ran:
+                reason = f"{program} code {found.what}, which was written earlier"
+                ctx.flag("run-written", reason, node, contextual=contextual)
+            continue
         if found.fork_bomb:
             ctx.flag("fork-bomb", f"{program} {found.what}", node, Severity.HARDLINE)
         elif found.kind == "shell" and found.command is not None:

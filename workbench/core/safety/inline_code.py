@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workbench.core.safety.python_code import python_effects
+from workbench.core.safety.python_code import python_effects, python_imports
 
 INTERPRETERS = {
     **{name: "python" for name in ("python", "python2", "python3", "pypy", "pypy3")},
@@ -62,9 +62,13 @@ def judge_code(language: str, code: str) -> list[CodeFinding]:
     """What `code` does that needs approval: destructive calls, commands it runs (to be judged
     as shell code), or code it cannot follow."""
     if language == "python":
-        return [
+        found = [
             CodeFinding(f.what, f.fork_bomb, f.kind, f.command, f.path, f.recursive)
             for f in python_effects(code)
+        ]
+        return found + [  # judged by the caller, who knows which files the session wrote
+            CodeFinding(f"imports {path}", kind="module", path=path)
+            for path in python_imports(code)
         ]
     return other_effects(language, code)
 

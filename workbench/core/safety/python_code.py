@@ -92,6 +92,19 @@ _UNFOLLOWABLE = frozenset(
         "runpy.run_path",
         "runpy.run_module",
         "code.interact",
+        "code.InteractiveInterpreter",
+        "code.InteractiveConsole",
+        "operator.methodcaller",
+        "operator.attrgetter",
+        "timeit.timeit",
+        "timeit.repeat",
+        "timeit.Timer",
+        "pdb.run",
+        "pdb.runeval",
+        "pdb.runcall",
+        "pickle.loads",
+        "pickle.load",
+        "marshal.loads",
     }
 )
 _BUILTINS = frozenset(dir(builtins))
@@ -156,9 +169,14 @@ class _Reader:
         for node in nodes:  # `map(os.remove, files)`: a function handed on, to be called later
             if isinstance(node, ast.Attribute | ast.Name) and id(node) not in called:
                 name = self.qualify(node) or ""
-                if name in _DELETES | _SHELL_CALLS or (
-                    name.split("(")[0].rsplit(".", 1)[0] == "subprocess"
-                    and name.rsplit(".", 1)[-1] in _SUBPROCESS_RUNS
+                pathlib_change = "pathlib." in name and name.rsplit(".", 1)[-1] in _PATH_CHANGES
+                if (
+                    pathlib_change
+                    or name in _DELETES | _SHELL_CALLS
+                    or (
+                        name.split("(")[0].rsplit(".", 1)[0] == "subprocess"
+                        and name.rsplit(".", 1)[-1] in _SUBPROCESS_RUNS
+                    )
                 ):
                     found.append(PythonFinding(f"hands {name} on to be called"))
         return found
@@ -287,7 +305,18 @@ class _Reader:
             "make_archive",
         }:
             return PythonFinding(name)
-        if name in ("builtins.open", "io.open", "codecs.open", "os.fdopen", "io.FileIO"):
+        if name == "fileinput.input" and _keyword(call, "inplace"):
+            return PythonFinding("fileinput.input(inplace=True) edits files in place")
+        if attr == "request" and _literal(call.args[:1]) == "DELETE":
+            return PythonFinding(f"{name} sends an HTTP DELETE request")
+        if name in (
+            "builtins.open",
+            "io.open",
+            "_io.open",
+            "codecs.open",
+            "os.fdopen",
+            "io.FileIO",
+        ):
             return self._open(call, name)
         if attr in ("extractall", "extract") and module in ("zipfile", "tarfile"):
             return self._extract(call, attr)
@@ -413,13 +442,57 @@ _DB_MODULES = frozenset(
     ]
 )
 _SHELL_CALLS = frozenset(
-    {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput"}
+    {
+        "os.system",
+        "os.popen",
+        "subprocess.getoutput",
+        "subprocess.getstatusoutput",
+        "asyncio.create_subprocess_shell",
+        "asyncio.create_subprocess_exec",
+        "platform.popen",
+        "distutils.spawn.spawn",
+    }
 )
 _SUBPROCESS_RUNS = frozenset({"run", "call", "check_call", "check_output", "Popen"})
-_DELETES = frozenset({"os.remove", "os.unlink", "os.rmdir", "os.removedirs", "shutil.rmtree"})
+_DELETES = frozenset(
+    {
+        "os.remove",
+        "os.unlink",
+        "os.rmdir",
+        "os.removedirs",
+        "shutil.rmtree",
+        "posix.remove",
+        "posix.unlink",
+        "posix.rmdir",
+        "distutils.dir_util.remove_tree",
+        "send2trash.send2trash",
+    }
+)
 _HTTP_DELETES = frozenset(
     {"requests.delete", "httpx.delete", "requests.Session().delete", "httpx.Client().delete"}
 )
+
+
+def python_imports(code: str) -> list[str]:
+    """The files of the modules `code` imports, as they would be in the working directory
+    (`import cleanup` runs cleanup.py when it is there): the caller knows which exist."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return []
+    return [
+        name.replace(".", "/") + ".py"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in _imported(node)
+    ]
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement names, when they may be the working directory's."""
+    if isinstance(node, ast.ImportFrom):
+        return [node.module] if node.module and not node.level else []
+    return [alias.name for alias in node.names]
 
 
 def _keyword(call: ast.Call, name: str) -> object:
