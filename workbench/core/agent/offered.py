@@ -66,7 +66,8 @@ class Costs:
     lean: bool = False  # the small-model profile: no agent's own tools, no numeric options
 
     # Counted once: a Costs is never changed, and the tools panel reads these on each
-    # keystroke in its filter (thousands of tools: a sort and a sum each time).
+    # keystroke in its filter (thousands of tools: a sort and a sum each time) and for each
+    # toolset and source when the sizes come.
     @cached_property
     def offered(self) -> tuple[ToolCost, ...]:
         """The offered tools, largest first."""
@@ -83,10 +84,21 @@ class Costs:
         return PER_MESSAGE + sum(parts) if parts else 0
 
     def toolset(self, name: str) -> int:
-        return sum(c.tokens for c in self.tools.values() if c.toolset == name)
+        return self._sums[0].get(name, 0)
 
     def source(self, name: str) -> int:
-        return sum(c.tokens for c in self.tools.values() if c.source == name)
+        return self._sums[1].get(name, 0)
+
+    @cached_property
+    def _sums(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Every toolset's and every source's tokens, in one pass (the tools panel asks for
+        each of them when the sizes come)."""
+        toolsets: dict[str, int] = {}
+        sources: dict[str, int] = {}
+        for c in self.tools.values():
+            toolsets[c.toolset] = toolsets.get(c.toolset, 0) + c.tokens
+            sources[c.source] = sources.get(c.source, 0) + c.tokens
+        return toolsets, sources
 
     def describe(self) -> str:
         """How the sizes were counted, said beside them."""
