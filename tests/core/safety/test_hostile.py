@@ -572,3 +572,45 @@ def test_python_importing_a_module_the_session_wrote_asks(wrote) -> None:
     verdict = analyze_command("python3 -c 'import x'", cwd=str(wrote), recent_writes=written)
     assert "run-written" in verdict.rules
     assert not analyze_command("python3 -c 'import json'", cwd=str(wrote)).dangerous
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'perl -e \'&{"CORE::unlink"}("a")\'',
+        "perl -MPOSIX -e 'POSIX::remove(\"a\")'",
+        "perl -e 'kill 9, -1'",
+        'perl -e \'symlink "/etc", "e"\'',
+        "ruby -e 'open(\"|rm -rf build\")'",
+        'ruby -e \'File.new("a", "w")\'',
+        "ruby -e 'Pathname.new(\"a\").delete'",
+        "ruby -e 'Pathname(\"build\").rmtree'",
+        'node -e \'const f = require("fs"); f["unlinkSync"]("a")\'',
+        'node -e \'const {unlinkSync: u} = require("fs"); u("a")\'',
+        'node -e \'require("fs").openSync("a", "w")\'',
+        'node -e \'require("fs").appendFileSync("a", "x")\'',
+        "node -e 'process.kill(1)'",
+        'node -e \'require("child_process").fork("x.js")\'',
+        'node -e \'require("vm").runInThisContext("1")\'',
+        'node -e \'require("fs-extra").removeSync("build")\'',
+        'node -e \'require("rimraf").sync("build")\'',
+        'node -e \'require("shelljs").exec("rm -rf build")\'',
+        'php -r \'pcntl_exec("/bin/rm", ["-rf", "build"]);\'',
+        'gawk \'@load "filefuncs"; BEGIN { unlink("a") }\'',
+    ],
+)
+def test_perl_ruby_node_php_and_awk_that_reach_a_change_another_way_ask(command: str) -> None:
+    assert judged(command).dangerous, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "node -e 'const {readFileSync, statSync} = require(\"fs\"); console.log(1)'",
+        "node -e 'console.log({a: 1, b: [2]})'",
+        "ruby -e 'puts [1, 2].map { |x| x * 2 }'",
+        "perl -e 'print join \",\", sort @ARGV' a b",
+    ],
+)
+def test_code_that_only_reads_or_prints_stays_free(command: str) -> None:
+    assert not judged(command).dangerous, (command, judged(command).reasons)

@@ -39,14 +39,16 @@ class CodeFinding:
 
 # Code that builds what it runs at run time: it cannot be read, so it asks.
 _DYNAMIC = {
-    "perl": re.compile(r"\beval\s*[\$'\"q(]|\bdo\s+[\$'\"]|\brequire\s+\$|\bqx\b|\bsyscall\b"),
+    "perl": re.compile(
+        r"\beval\s*[\$'\"q(]|\bdo\s+[\$'\"]|\brequire\s+\$|\bqx\b|\bsyscall\b|&\s*[{$]"
+    ),
     "ruby": re.compile(
         r"\b(?:eval|instance_eval|class_eval|module_eval|send|public_send|__send__|const_get|"
         r"method|load|require)\b\s*\(?\s*[^'\"\s]|\bKernel\."
     ),
     "node": re.compile(
         r"\b(?:eval|Function|setTimeout|setInterval)\s*\(\s*[^)\s]|\bimport\s*\(|"
-        r"\brequire\s*\(\s*[^'\"\s]|process\.binding|"
+        r"\brequire\s*\(\s*[^'\"\s]|process\.binding|\brunIn\w*Context\b|\bvm\.Script\b|"
         r"\b(?:fs|process|child_process|globalThis|global|module|require\([^)]*\))\s*\["
     ),
     "php": re.compile(
@@ -191,7 +193,7 @@ _RUNNERS = {
     "node": re.compile(
         r"\b(?:execSync|spawnSync|execFileSync|execFile|exec|spawn|Bun\.spawn|Bun\.spawnSync)\s*\("
     ),
-    "php": re.compile(r"\b(?:system|exec|shell_exec|passthru|proc_open|popen)\s*\("),
+    "php": re.compile(r"\b(?:system|exec|shell_exec|passthru|proc_open|popen|pcntl_exec)\s*\("),
 }
 # A child_process runner named but not called there (renamed, assigned, bound): what it runs
 # later cannot be followed. A plain destructuring (`{execSync, spawn}`) keeps the name.
@@ -199,15 +201,21 @@ _NODE_HANDED_ON = re.compile(
     r"\b(execSync|spawnSync|execFileSync|execFile|exec|spawn)\b(?!\s*[(,}])(?!\s*$)"
 )
 _CHANGES = {
-    "perl": re.compile(r"\b(?:unlink|rmdir|rmtree|remove_tree|rename|truncate|move|copy)\b"),
+    "perl": re.compile(
+        r"\b(?:unlink|rmdir|rmtree|remove_tree|rename|truncate|move|copy|remove|kill|chmod|"
+        r"chown|symlink|link)\b"
+    ),
     "ruby": re.compile(
         r"\b(?:File\.(?:delete|unlink|write|truncate|rename|binwrite)|IO\.(?:write|binwrite)|"
         r"FileUtils\.(?!mkdir|mkdir_p|makedirs|mkpath|pwd|cd|chdir|compare_file|identical|cmp|uptodate|touch)\w+|"
-        r"Dir\.(?:delete|rmdir|unlink)|\.(?:rmtree|delete)\b(?=\s*(?:\(|$|;)))"
+        r"Dir\.(?:delete|rmdir|unlink))|\.(?:rmtree|delete|unlink|rmdir)\b(?=\s*(?:\(|$|;))"
     ),
     "node": re.compile(
         r"\b(?:rm|rmSync|unlink|unlinkSync|rmdir|rmdirSync|writeFile|writeFileSync|truncate|"
         r"truncateSync|rename|renameSync|copyFile|copyFileSync|cp|cpSync|createWriteStream|"
+        r"openSync|appendFile|appendFileSync|ftruncate|ftruncateSync|symlink|symlinkSync|"
+        r"link|linkSync|chmod|chmodSync|chown|chownSync|process\.kill|fork|removeSync|"
+        r"emptyDir|emptyDirSync|outputFile|outputFileSync|moveSync|copySync|deleteSync|"
         r"Deno\.(?:remove|removeSync|writeTextFile|writeFile|truncate)|Bun\.write)\s*\("
     ),
     "php": re.compile(r"\b(?:unlink|rmdir|file_put_contents|rename|copy|ftruncate)\s*\("),
@@ -247,6 +255,8 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
     if language == "node" and node_children:  # `{execSync: run}`, `run = cp.execSync`
         for match in _NODE_HANDED_ON.finditer(blank):
             found.append(CodeFinding(f"hands {match.group(1)} on to be called under another name"))
+    if language == "node":
+        found += _node_by_name(blank, strings)
     for string in strings:
         if string.quote == "`" and language in ("perl", "ruby", "php"):
             found.append(CodeFinding("backticks run a command", kind="shell", command=string.value))
@@ -281,6 +291,35 @@ _PHP_CALLBACK = re.compile(
     r"\b(?:array_map|array_walk|array_filter|call_user_func(?:_array)?|forward_static_call"
     r"(?:_array)?|register_shutdown_function|usort|uasort|uksort|iterator_apply)\s*\([^;]*$"
 )
+
+
+# A function that changes files or runs programs, named where it is not called: renamed in
+# a destructuring (`{unlinkSync: u}`) or looked up with a string (`fs["unlinkSync"]`).
+_NODE_NAMES = re.compile(
+    r"(?:unlink|rm|rmdir|writeFile|appendFile|truncate|ftruncate|rename|copyFile|cp|open|"
+    r"symlink|link|chmod|chown|exec|execFile|spawn|fork)(?:Sync)?|createWriteStream"
+)
+# Modules whose calls change files or run programs, whatever they are named.
+_NODE_MODULES = frozenset(
+    {"rimraf", "del", "shelljs", "execa", "zx", "cross-spawn", "trash", "fs-extra", "node-pty"}
+)
+
+
+def _node_by_name(blank: str, strings: list[_String]) -> list[CodeFinding]:
+    found = []
+    for match in re.finditer(r"\b(\w+)\s*:\s*[A-Za-z_$]", blank):
+        before = blank[: match.start()].rstrip()
+        if _NODE_NAMES.fullmatch(match.group(1)) and before.endswith(("{", ",")):
+            found.append(CodeFinding(f"renames {match.group(1)}: code it cannot follow"))
+    for string in strings:
+        before = blank[: string.start].rstrip()
+        if before.endswith("[") and _NODE_NAMES.fullmatch(string.value):
+            found.append(CodeFinding(f"looks {string.value} up by name: code it cannot follow"))
+        if string.value in _NODE_MODULES and re.search(r"\b(?:require|import)\s*\(?\s*$", before):
+            found.append(CodeFinding(f"loads {string.value}, which changes files or runs programs"))
+        if string.value in _NODE_MODULES and re.search(r"\bfrom\s*$", before):
+            found.append(CodeFinding(f"loads {string.value}, which changes files or runs programs"))
+    return found
 
 
 def _node_imports(blank: str, strings: list[_String]) -> list[CodeFinding]:
@@ -346,8 +385,14 @@ def _opens(language: str, blank: str, strings: list[_String]) -> list[CodeFindin
             elif value.startswith(("+<", ">", "+>")) or value == ">":
                 found.append(CodeFinding(f"open {value} writes a file"))
         elif (
+            language == "ruby" and value.startswith("|") and re.search(r"\bopen\s*\(?\s*$", before)
+        ):
+            found.append(
+                CodeFinding("open runs a command", kind="shell", command=value[1:] or None)
+            )
+        elif (
             language in ("ruby", "php")
-            and re.search(r"(?:open|fopen)\s*\([^;)]*,\s*$", before)
+            and re.search(r"(?:open|fopen|new)\s*\([^;)]*,\s*$", before)
             and set(value) & set("wa+")
         ):
             found.append(CodeFinding(f"opens a file for writing ({value!r})"))

@@ -115,6 +115,8 @@ def awk_effects(program: str) -> list[tuple[str, str | None, str | None]]:
     by_end = {s.end: s for s in strings}
     by_start = {s.start: s for s in strings}
     found: list[tuple[str, str | None, str | None]] = []
+    if re.search(r"@load\b", blank):  # gawk's extensions add functions (unlink, fork...)
+        found.append(("loads a gawk extension, which may change anything", None, None))
     for match in re.finditer(r"\bsystem\s*\(", blank):
         found.append(_runs("runs a command (system)", call_arguments(blank, strings, match.end())))
     for match in re.finditer(r"\|\s*&?\s*getline", blank):
