@@ -614,3 +614,28 @@ def test_perl_ruby_node_php_and_awk_that_reach_a_change_another_way_ask(command:
 )
 def test_code_that_only_reads_or_prints_stays_free(command: str) -> None:
     assert not judged(command).dangerous, (command, judged(command).reasons)
+
+
+def test_a_working_directory_that_links_into_the_state_is_the_state(linked_state) -> None:
+    # the terminal's `workdir` argument was judged as written: `git init` there ran unasked
+    check = check_call("terminal", {"command": "git init", "workdir": "hh"}, str(linked_state))
+    assert check is not None and check.verdict.hardline
+    assert analyze_command("git init", cwd=str(linked_state / "hh")).hardline
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'cp x "$(echo ~/.hermes)/config.yaml"',
+        'echo x > "$(echo $HERMES_HOME)/config.yaml"',
+        'printf x | tee "$(dirname ~/.hermes/x)/config.yaml"',
+    ],
+)
+def test_a_write_to_a_place_computed_from_the_state_never_runs(command: str) -> None:
+    # it asked, so `--yes` let it rewrite config.yaml
+    assert judged(command).hardline, command
+
+
+def test_a_write_to_another_computed_place_only_asks() -> None:
+    verdict = judged('cp x "$(pwd)/y"')
+    assert verdict.dangerous and not verdict.hardline

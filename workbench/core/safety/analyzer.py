@@ -24,6 +24,7 @@ from workbench.core.safety.commands import (
     STDIN_INTERPRETERS,
     code_finding,
     inner_command,
+    names_app_state,
     ran_file,
     script_operand,
 )
@@ -364,6 +365,15 @@ class Analyzer:
         found = None
         if contents and not delete:
             self.wrote(value)  # running it later in the command runs what was written
+        text = node.text.decode("utf-8", errors="replace") if node is not None else ""
+        if value is None and names_app_state(text):  # `cp x "$(echo ~/.hermes)/config.yaml"`
+            risk = PathRisk(
+                "app-state",
+                "a path computed at run time from hermes-tui's own state",
+                Severity.HARDLINE,
+            )
+            self.flag(risk.rule, f"{verb} {risk.reason}", node, risk.severity)
+            return risk
         paths = self.candidates(value, follow=follow and not delete)
         landed = [] if tree is None or value is None else self._landed(value, tree)
         for path in [*paths, *landed]:  # as written and as resolved: both are judged
@@ -420,7 +430,8 @@ class Analyzer:
         """A program that may write, run with hermes-tui's own state as its directory."""
         if self.cwd is None or cmd.name in _STATE_READERS or cmd.name in ("cd", "pushd", "popd"):
             return
-        if any(within(self.cwd, root) for root in self.state):
+        here = {self.cwd, resolved(self.cwd)}  # a working directory that links into it too
+        if any(within(place, root) for place in here for root in self.state):
             reason = f"{cmd.name} runs inside hermes-tui's own state ({self.cwd})"
             self.flag("app-state", reason, cmd.node, Severity.HARDLINE)
 

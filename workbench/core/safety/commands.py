@@ -550,7 +550,8 @@ def _in_place_option(arg: str | None) -> bool:
     return False
 
 
-def _names_app_state(code: str) -> bool:
+def names_app_state(code: str) -> bool:
+    """Whether text names hermes-tui's own state (its folder's name, its variable or path)."""
     from workbench.core.safety.places import state_roots
 
     return "HERMES_HOME" in code or ".hermes" in code or any(r in code for r in state_roots())
@@ -574,7 +575,7 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
             ctx.shell_payload(node, found.command)  # the command is judged as shell code
         elif found.kind == "sql" and found.command is not None:
             databases.judge_sql_text(ctx, node, program, found.command)
-        elif _names_app_state(code):
+        elif names_app_state(code):
             reason = (
                 f"{program} code that changes files ({found.what}) names hermes-tui's own state"
             )
