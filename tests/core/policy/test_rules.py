@@ -141,6 +141,25 @@ def test_deny_rules_see_past_options_and_more_wrappers(command: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
+    [
+        "python3 -c 'import os; os.system(\"git push\")'",
+        'python3 -c \'import subprocess; subprocess.run(["git", "push"])\'',
+        'node -e \'require("child_process").execSync("git push")\'',
+        "awk 'BEGIN { system(\"git push\") }'",
+        "find . -maxdepth 0 -exec git push \\;",
+        "git rebase -x 'git push' HEAD~1",
+        "docker exec web git push",
+    ],
+)
+def test_deny_rules_see_the_commands_code_and_other_programs_run(command: str) -> None:
+    # the detector reads them; the rules now look where it looks
+    assert judge(Policy([rule(action="deny", command_prefix="git push")]), command).outcome is (
+        Outcome.DENY
+    ), command
+
+
+@pytest.mark.parametrize(
+    "command",
     ["git $(echo push)", "git push$X", "echo push | xargs git", "git -c alias.p=push p"],
 )
 def test_a_command_whose_words_are_known_only_when_it_runs_asks_under_a_deny_rule(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from workbench.core.safety import analyze_command
 from workbench.core.safety.parser import WORD_TYPES, Source, word_value
 from workbench.core.safety.wrappers import wrapper_start
 
@@ -81,10 +82,13 @@ def _parse(command: str) -> ShellCommand:
     _collect(source.root, commands, opaque, 0, wrapped)
     if source.root.has_error:
         opaque.append("the command does not parse")
+    plain = _is_plain(source.root, commands) and not any(wrapped)
+    # what the detector saw run besides: inside inline code, awk, find -exec, git's lines
+    commands += [c for c in analyze_command(command).ran if c not in commands and c[:1] != (None,)]
     return ShellCommand(
         normalise(command),
         tuple(commands),
-        _is_plain(source.root, commands) and not any(wrapped),
+        plain,
         opaque[0] if opaque else "",
         tuple(None if None in c else " ".join(c) for c in commands),  # type: ignore[arg-type]
     )

@@ -66,4 +66,6 @@ def _analyze(
     except RecursionError:  # nested past what can be checked: not understood, so it asks
         reason = "the command is nested too deeply to be checked"
         return Verdict(command, (Finding("unparsable", reason, (0, len(command))),)), True
-    return Verdict(command, tuple(findings), tuple(sorted(analyzer.written))), not analyzer.looked
+    ran = tuple(dict.fromkeys(analyzer.ran))
+    verdict = Verdict(command, tuple(findings), tuple(sorted(analyzer.written)), ran)
+    return verdict, not analyzer.looked

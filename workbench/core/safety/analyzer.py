@@ -202,6 +202,7 @@ class Analyzer:
         self.findings: list[Finding] = []
         self._cmds: dict[tuple, Cmd | None] = {}
         self.written: set[str] = set()
+        self.ran: list[tuple[str | None, ...]] = []  # every command judged, payloads' too
         self.source: Source | None = None
 
     # -- entry --------------------------------------------------------------------------
@@ -509,6 +510,7 @@ class Analyzer:
             base=None,
             fallback=self._map((0, len(self.text))),
         )
+        inner.ran = self.ran
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
             self.links,
@@ -546,6 +548,7 @@ class Analyzer:
             fallback=self._map((start, end)),
         )
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
+        inner.ran = self.ran
         inner.vars = self.vars
         for finding in inner.run():
             self._add(finding)
@@ -623,6 +626,7 @@ class Analyzer:
         inner = unwrap(self, cmd)
         if inner is None:
             return
+        self.ran.append((inner.program or inner.name, *inner.args))
         self.reads(inner.node, _only_reads(inner).name, inner.args)
         self._inside_state(_only_reads(inner))
         if inner.name in ("alias", "unalias"):

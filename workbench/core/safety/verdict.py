@@ -28,6 +28,9 @@ class Verdict:
     findings: tuple[Finding, ...] = field(default_factory=tuple)
     # every file the command writes, resolved where it can be: running one later asks
     touched: tuple[str, ...] = ()
+    # every simple command it runs, wrappers peeled, also those inside payloads and inline
+    # code (`os.system("git push")`): what deny and ask rules look at besides its own words
+    ran: tuple[tuple[str | None, ...], ...] = ()
 
     @property
     def dangerous(self) -> bool:
