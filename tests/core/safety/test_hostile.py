@@ -639,3 +639,30 @@ def test_a_write_to_a_place_computed_from_the_state_never_runs(command: str) -> 
 def test_a_write_to_another_computed_place_only_asks() -> None:
     verdict = judged('cp x "$(pwd)/y"')
     assert verdict.dangerous and not verdict.hardline
+
+
+@pytest.mark.parametrize(
+    "path", ["/work/project/sub/.git", "/work/project/.git", "/work/project/x/.git/config"]
+)
+def test_a_gitdir_pointer_is_a_git_setting(path: str) -> None:
+    # `sub/.git` holding `gitdir: ../x` makes git in sub read x/config (core.fsmonitor...)
+    assert sensitive_path(path)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "GIT_DIR=x git status",
+        "git --git-dir=x status",
+        "git --git-dir x log",
+        "GIT_CONFIG_GLOBAL=x/config git status",
+        "env GIT_CONFIG_SYSTEM=x/config git log",
+    ],
+)
+def test_git_pointed_at_settings_the_session_wrote_asks(tmp_path, command: str) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "config").write_text("[core]\n\tfsmonitor = rm -rf data\n")
+    written = frozenset({str(tmp_path / "x" / "config")})
+    verdict = analyze_command(command, cwd=str(tmp_path), recent_writes=written)
+    assert "run-written" in verdict.rules, (command, verdict.reasons)
+    assert not analyze_command(command, cwd=str(tmp_path)).dangerous

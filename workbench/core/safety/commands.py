@@ -16,6 +16,7 @@ from typing import Any
 from workbench.core.safety import cloud, databases, hermes
 from workbench.core.safety.inline_code import judge_code, language_of
 from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
+from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
 
@@ -775,6 +776,10 @@ def _git_config(ctx: Context, cmd: Cmd) -> dict[str, str]:
 @rule("git")
 def _git(ctx: Context, cmd: Cmd) -> None:
     aliases = _git_config(ctx, cmd)
+    for i, arg in enumerate(cmd.args):
+        if arg == "--git-dir" or (arg or "").startswith("--git-dir="):
+            value = arg.partition("=")[2] or (cmd.args[i + 1] if i + 1 < len(cmd.args) else None)
+            judge_setting(ctx, cmd.node, "GIT_DIR", value)
     sub, at = cmd.sub(GIT_VALUE_OPTIONS)
     if sub in aliases:
         alias, rest = aliases[sub], cmd.args[at + 1 :]

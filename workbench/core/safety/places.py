@@ -263,9 +263,10 @@ def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
 
 
 # A repository's settings and hooks, and those of its submodules (`.git/modules/NAME/`) and
-# worktrees: each names programs git runs later, unasked.
+# worktrees, and a `.git` file (`gitdir: ../x` makes git read x/config): each names programs
+# git runs later, unasked.
 _GIT_PROGRAMS = re.compile(
-    r"/\.git/(?:modules/.+/|worktrees/[^/]+/)?(?:config|config\.worktree|hooks/.*|hooks)$",
+    r"/\.git(?:/(?:modules/.+/|worktrees/[^/]+/)?(?:config|config\.worktree|hooks/.*|hooks))?$",
     re.DOTALL,
 )
 

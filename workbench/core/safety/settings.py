@@ -44,6 +44,8 @@ COMMAND_VARIABLES = frozenset(
 )
 # Files a shell runs when it starts (bash's BASH_ENV, sh's ENV).
 _STARTUP_FILES = frozenset({"BASH_ENV", "ENV"})
+# Where git reads its settings from (a core.fsmonitor or an alias there runs a program).
+_GIT_FILES = frozenset({"GIT_DIR", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"})
 # Libraries the dynamic loader puts into every program the command starts.
 _LOADED = frozenset({"LD_PRELOAD", "LD_AUDIT"})
 
@@ -64,6 +66,12 @@ def judge_setting(ctx: Context, node: Node, name: str, value: str | None) -> Non
                 node,
                 contextual=contextual,
             )
+    elif name in _GIT_FILES and value:
+        settings = value.rstrip("/") + "/config" if name == "GIT_DIR" else value
+        ran, contextual = ctx.ran_written_file(settings)
+        if ran:
+            reason = f"{name} makes git read {settings}, which was written earlier"
+            ctx.flag("run-written", reason, node, contextual=contextual)
     elif name in _LOADED and value != "":
         ctx.flag("inline-code", f"{name} loads a library into every program it starts", node)
     elif name == "GIT_CONFIG_PARAMETERS" and value != "":
