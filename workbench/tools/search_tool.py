@@ -14,6 +14,8 @@ with an error that says so instead of holding the interpreter past every timeout
 from __future__ import annotations
 
 import fnmatch
+import heapq
+import itertools
 import json
 import os
 import re
@@ -299,14 +301,17 @@ def grep_texts(
     matches: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
     loose = _loose(args["pattern"]) if mode == "content" and not offset else None
-    near: list[dict[str, Any]] = []  # lines with each word, kept until an exact match
+    near: list[tuple[int, int, dict[str, Any]]] = []  # the best lines, until an exact match
+    order = itertools.count()
     for path, shown, text in texts:
         if text is None:
             continue
         if _search(pattern, text, deadline, path) is None:
-            if loose is not None and not matches and len(near) <= wanted and loose[0](text):
-                found = _finditer(loose[1], text, deadline, path)
-                near.extend(_line_matches(text, found, shown, context, wanted - len(near)))
+            if loose is not None and not matches:
+                deadline.left(path)
+                for count, item in loose(text, shown, context):
+                    near.append((-count, next(order), item))  # the most words, then the first
+                near = heapq.nsmallest(wanted + 1, near) if len(near) > 4 * wanted else near
             continue
         if mode == "count":
             counts[shown] = sum(1 for _ in _finditer(pattern, text, deadline, path))
@@ -319,8 +324,9 @@ def grep_texts(
         if len(matches) >= wanted + 1:
             break
     if not matches and near:
+        best = [item for *_, item in sorted(near)]
         return tool_result(
-            matches=near[:wanted], truncated=len(near) > wanted, note=_loose_note(args["pattern"])
+            matches=best[:wanted], truncated=len(best) > wanted, note=_loose_note(args["pattern"])
         )
     # nothing matched, in any mode: say what to try
     nothing = not (counts or matches or offset)
@@ -356,25 +362,47 @@ def no_match_hint(pattern: str, file_glob: str | None = None) -> str:
 _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
 
 
-def _loose(pattern: str) -> tuple[Callable[[str], bool], re.Pattern[str]] | None:
-    """For plain text that matches no line word for word: the lines that hold each of its
-    words, in any order and case (and first, cheaply, whether a file holds them at all). A
-    model searches a phrase of the question ("staging cluster backups") where the file
-    says "Backups of the staging cluster"; a small one then repeats the search or guesses."""
-    words = list(dict.fromkeys(w.lower() for w in pattern.split()))
-    if not words or _METACHARACTERS.intersection(pattern):
+# Words that say nothing of what a line is about: a line holding "of the" is no nearer.
+_FILLER = frozenset(
+    "a an and are as at be by do does for from has have in is it its of on or that the "  # noqa: SIM905
+    "this to was were what when where which who why with how".split()
+)
+
+
+def _loose(pattern: str) -> Callable[[str, str, int], list[tuple[int, dict[str, Any]]]] | None:
+    """For plain text that matches no line word for word: the lines that hold the most of
+    its words, in any order and case, each with how many it holds. A model searches a
+    phrase of the question ("keep backups of the staging cluster") where the file says
+    "Backups of the staging cluster are kept"; a small one then repeats the search or
+    guesses. Words such as "the" or "of" count only when there is nothing else; a line must
+    hold every word of a two-word pattern, and at least half of a longer one's."""
+    every = list(dict.fromkeys(w.lower() for w in pattern.split()))
+    if not every or _METACHARACTERS.intersection(pattern):
         return None
-    ahead = "".join(f"(?=[^\\n]*{re.escape(w)})" for w in words)
+    words = [w for w in every if w not in _FILLER] or every
+    need = len(words) if len(words) <= 2 else max(2, -(-len(words) // 2))
 
-    def holds(text: str) -> bool:
+    def lines(text: str, shown: str, context: int) -> list[tuple[int, dict[str, Any]]]:
         lower = text.lower()
-        return all(w in lower for w in words)
+        present = [w for w in words if w in lower]  # cheaply, whether the file can have any
+        if len(present) < need:
+            return []
+        held = []
+        for number, line in enumerate(lower.splitlines(), 1):
+            count = sum(w in line for w in present)
+            if count >= need:
+                held.append((count, number))
+        if not held:
+            return []
+        found = text.splitlines()
+        return [(count, _item(found, number, shown, context)) for count, number in held]
 
-    return holds, re.compile(f"^{ahead}", re.IGNORECASE | re.MULTILINE)
+    return lines
 
 
 def _loose_note(pattern: str) -> str:
-    what = "each of its words, in any order or case" if len(pattern.split()) > 1 else "it"
+    many = len(pattern.split()) > 1
+    what = "the most of its words, in any order or case (the most first)" if many else "it"
     return f"No line matches {pattern!r} word for word; these lines hold {what}."
 
 
@@ -416,14 +444,19 @@ def _line_matches(text: str, found, path: str, context: int, room: int) -> list[
         if number in seen:
             continue
         seen.add(number)
-        item: dict[str, Any] = {"path": path, "line": number, "text": _clip(lines, number)}
-        if context:
-            low, high = max(1, number - context), min(len(lines), number + context)
-            item["context"] = [f"{n}|{_clip(lines, n)}" for n in range(low, high + 1)]
-        out.append(item)
+        out.append(_item(lines, number, path, context))
         if len(out) > room:
             break
     return out
+
+
+def _item(lines: list[str], number: int, path: str, context: int) -> dict[str, Any]:
+    """One matching line of a result, with the lines around it if asked."""
+    item: dict[str, Any] = {"path": path, "line": number, "text": _clip(lines, number)}
+    if context:
+        low, high = max(1, number - context), min(len(lines), number + context)
+        item["context"] = [f"{n}|{_clip(lines, n)}" for n in range(low, high + 1)]
+    return item
 
 
 def _line_starts(text: str) -> list[int]:

@@ -254,6 +254,10 @@ def test_a_small_model_is_offered_no_numeric_or_boolean_option() -> None:
             },
         },
     }
+    search["function"]["parameters"]["properties"]["output_mode"] = {
+        "type": "string",
+        "enum": ["content", "count"],
+    }
     lean = lean_definition(search)
     assert list(lean["function"]["parameters"]["properties"]) == ["pattern", "path", "count"]
     assert lean["function"]["parameters"]["required"] == ["pattern", "count"]

@@ -102,13 +102,17 @@ def described_call(text: str, names: list[str]) -> str | None:
 
 
 KNOBS = frozenset({"integer", "number", "boolean"})
+# Options that change what a result shows rather than what it looks at. Offered them, the
+# 1.5B searched a phrase of "how many days …?" in output_mode "count" and got a number of
+# lines where the answer was in a line.
+SHAPES = frozenset({"output_mode"})
 
 
 def lean_definition(definition: dict[str, Any]) -> dict[str, Any]:
     """A tool's definition for a small model: without its optional numeric and boolean
-    parameters (paging, limits, timeouts, flags), whose defaults suit its work. The 1.5B
-    fills in every parameter offered, at 8 tokens a second on 2 cores, and a guessed
-    limit of 1 hides the match it looks for. A required one always stays, and so does
+    parameters (paging, limits, timeouts, flags) and output shapes, whose defaults suit its
+    work. The 1.5B fills in every parameter offered, at 8 tokens a second on 2 cores, and
+    a guessed limit of 1 hides the match it looks for. A required one always stays, and so does
     `offset` where the tool says its result gives a `next_offset` to go on from (read_file):
     without it a small model could never read past what fits in its window."""
     function = definition.get("function") or {}
@@ -122,7 +126,8 @@ def lean_definition(definition: dict[str, Any]) -> dict[str, Any]:
     kept = {
         name: spec
         for name, spec in properties.items()
-        if name in required or not (isinstance(spec, dict) and spec.get("type") in KNOBS)
+        if name in required
+        or not (name in SHAPES or (isinstance(spec, dict) and spec.get("type") in KNOBS))
     }
     if len(kept) == len(properties):
         return definition
