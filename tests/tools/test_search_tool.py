@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.core.agent.guards import RETRY_NUDGE, nudge
 from workbench.core.tools.invoke import call_tool
 from workbench.core.tools.registry import registry
 
@@ -76,6 +77,23 @@ def test_filename_search_newest_first(tree: Path) -> None:
     out = search(tree, pattern="*.py", target="files")
     assert out["files"] == ["src/util.py", "src/app.py"]
     assert out["total"] == 2
+
+
+def test_a_name_search_for_a_word_no_file_is_named_gives_the_files_that_mention_it(
+    tree: Path,
+) -> None:
+    # asked which file mentions a flamingo, the 1.5B searched file names for "flamingo",
+    # found none and answered that no file mentions it
+    out = search(tree, pattern="helper", target="files", file_glob="*.md")
+    assert out["files"] == ["src/util.py"] and "these files mention it" in out["note"]
+    loose = search(tree, pattern="zebra write todo", target="files")  # words, not the phrase
+    assert loose["files"] == ["docs/guide.md"] and "most of its words" in loose["note"]
+    nowhere = search(tree, pattern="flamingo", target="files")
+    assert nowhere["files"] == [] and "no file's text holds it" in nowhere["hint"]
+    assert nudge([json.dumps(nowhere)]) == RETRY_NUDGE  # the model is told to try again
+    glob = search(tree, pattern="*.rs", target="files")  # a glob: a name was meant
+    assert glob["files"] == [] and "target='content'" in glob["hint"]
+    assert search(tree, pattern="(", target="files")["files"] == []  # no regex: no error
 
 
 def test_errors(tree: Path) -> None:

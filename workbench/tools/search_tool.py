@@ -184,13 +184,6 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
             f"{root} is {kind_of(os.stat(root).st_mode)}; search_files reads regular files only"
         )
     limit, offset = int(args.get("limit") or 50), int(args.get("offset") or 0)
-    if (args.get("target") or "content") == "files":
-        return _find_files(root, args["pattern"], cwd, limit, offset)
-    try:
-        compiled = compile_pattern(args["pattern"])
-    except (regex.error, re.error, ValueError) as exc:
-        return tool_error(f"Invalid regex {args['pattern']!r}: {exc}")
-    glob = _glob_matcher(args["file_glob"]) if args.get("file_glob") else None
     # Inside the call's own timeout when the executor gives one, so this error is what
     # the model reads rather than a bare timeout.
     call_timeout = kw.get("timeout")
@@ -199,12 +192,9 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
         seconds = min(seconds, max(0.5, call_timeout * 0.5))
     deadline = Deadline(float(kw.get("search_seconds") or seconds))
     try:
-        found = _grep(root, compiled, glob, cwd, args, limit, offset, deadline)
-        if glob is not None and _nothing(found):
-            anywhere = {**args, "file_glob": None}
-            wide = _grep(root, compiled, None, cwd, anywhere, limit, 0, deadline)
-            return _beyond_glob(wide, args["file_glob"])
-        return found
+        if (args.get("target") or "content") == "files":
+            return _find_files(root, args["pattern"], cwd, limit, offset, deadline)
+        return _search_contents(root, args, cwd, limit, offset, deadline)
     except SearchTooSlow as exc:
         return tool_error(
             f"search_files gave up in {_display(exc.where, cwd)}: the pattern "
@@ -213,6 +203,22 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
             "or narrow path or file_glob.",
             status="timeout",
         )
+
+
+def _search_contents(
+    root: Path, args: dict[str, Any], cwd: Path, limit: int, offset: int, deadline: Deadline
+) -> str:
+    try:
+        compiled = compile_pattern(args["pattern"])
+    except (regex.error, re.error, ValueError) as exc:
+        return tool_error(f"Invalid regex {args['pattern']!r}: {exc}")
+    glob = _glob_matcher(args["file_glob"]) if args.get("file_glob") else None
+    found = _grep(root, compiled, glob, cwd, args, limit, offset, deadline)
+    if glob is not None and _nothing(found):
+        anywhere = {**args, "file_glob": None}
+        wide = _grep(root, compiled, None, cwd, anywhere, limit, 0, deadline)
+        return _beyond_glob(wide, args["file_glob"])
+    return found
 
 
 def _nothing(result: str) -> bool:
@@ -234,7 +240,9 @@ def _beyond_glob(wide: str, file_glob: str) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def _find_files(root: Path, pattern: str, cwd: Path, limit: int, offset: int) -> str:
+def _find_files(
+    root: Path, pattern: str, cwd: Path, limit: int, offset: int, deadline: Deadline
+) -> str:
     matcher = _glob_matcher(pattern)
     hits = []
     for entry in walk_files(root) if root.is_dir() else ():
@@ -245,7 +253,39 @@ def _find_files(root: Path, pattern: str, cwd: Path, limit: int, offset: int) ->
                 continue
     hits.sort(key=lambda h: (-h[0], h[1]))
     page = [_display(p, cwd) for _, p in hits[offset : offset + limit]]
-    return tool_result(files=page, total=len(hits), truncated=offset + limit < len(hits))
+    if hits or offset:
+        return tool_result(files=page, total=len(hits), truncated=offset + limit < len(hits))
+    if _GLOB.intersection(pattern):
+        return tool_result(files=[], total=0, truncated=False, hint=_no_name_hint(pattern))
+    return _files_mentioning(root, pattern, cwd, limit, deadline)
+
+
+_GLOB = frozenset("*?[")
+
+
+def _no_name_hint(pattern: str) -> str:
+    return (
+        f"No file name matches {pattern!r}. target='files' matches names (a glob such as "
+        "'*.md'); to find the files that mention a word, search with target='content'."
+    )
+
+
+def _files_mentioning(root: Path, word: str, cwd: Path, limit: int, deadline: Deadline) -> str:
+    """A file-name search for a word that names no file: the files whose text holds it. A
+    model asked which file mentions a flamingo searched names for "flamingo", found none
+    and said no file mentions it."""
+    try:
+        compiled = compile_pattern(word)
+    except (regex.error, re.error, ValueError):
+        return tool_result(files=[], total=0, truncated=False, hint=_no_name_hint(word))
+    found = json.loads(_grep(root, compiled, None, cwd, {"pattern": word}, limit, 0, deadline))
+    files = list(dict.fromkeys(m["path"] for m in found.get("matches", [])))
+    if not files:
+        hint = f"No file name matches {word!r}, and no file's text holds it; do not guess."
+        return tool_result(files=[], total=0, truncated=False, hint=hint)
+    what = "hold the most of its words, in any order or case" if "note" in found else "mention it"
+    note = f"No file name matches {word!r}; these files {what}."
+    return tool_result(files=files, total=len(files), truncated=found["truncated"], note=note)
 
 
 def _candidates(root: Path, glob: re.Pattern[str] | None) -> Iterator[str]:
