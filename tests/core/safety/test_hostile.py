@@ -666,3 +666,57 @@ def test_git_pointed_at_settings_the_session_wrote_asks(tmp_path, command: str) 
     verdict = analyze_command(command, cwd=str(tmp_path), recent_writes=written)
     assert "run-written" in verdict.rules, (command, verdict.reasons)
     assert not analyze_command(command, cwd=str(tmp_path)).dangerous
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "man -P 'rm -rf build' ls",
+        "man --pager='rm -rf build' ls",
+        "zip -T -TT 'rm -rf build' x.zip a",
+        "rsync -e 'sh -c \"rm -rf build\"' a host:b",
+        "rsync --rsh='rm -rf build' a host:b",
+        "ssh -o ProxyCommand='rm -rf build' host",
+        "ssh -oProxyCommand='rm -rf build' host",
+        "scp -o 'ProxyCommand rm -rf build' a host:b",
+        "ssh -o PermitLocalCommand=yes -o LocalCommand='rm -rf build' host",
+        "sort --compress-program=sh a",
+        "gdb -batch -ex 'shell rm -rf build'",
+        "lldb -o 'platform shell rm -rf build'",
+        "wget -e 'output_document=notes.txt' http://example.com",
+        "perf record rm -rf build",
+        "perf stat -e cycles rm -rf build",
+        "xterm -e 'rm -rf build'",
+        "go test -exec 'rm -rf build' ./...",
+        "cargo --config 'target.x86_64-unknown-linux-gnu.runner=\"rm -rf build\"' run",
+        "RUSTC_WRAPPER='rm -rf build' cargo build",
+        "CC='rm -rf build' make",
+        "make CC='rm -rf build'",
+        "make SHELL='rm -rf build'",
+        "npm config set script-shell /tmp/evil",
+        "npm run --script-shell='rm -rf build' test",
+    ],
+)
+def test_an_option_whose_value_runs_is_judged(command: str) -> None:
+    assert judged(command).dangerous, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "man ls",
+        "rsync -e ssh -av src/ host:dst/",
+        "rsync -e 'ssh -p 2222' -av src/ host:dst/",
+        "ssh -o StrictHostKeyChecking=no host uptime",
+        "ssh -o ProxyCommand='ssh -W %h:%p bastion' host",
+        "sort -o sorted.txt words.txt",
+        "perf stat ls",
+        "go test -v ./...",
+        "CC=clang make",
+        "make CC=gcc -j4",
+        "npm config get registry",
+    ],
+)
+def test_those_options_with_harmless_values_stay_free(command: str) -> None:
+    verdict = judged(command)
+    assert not verdict.dangerous or verdict.rules == {"overwrite"}, (command, verdict.reasons)

@@ -31,6 +31,7 @@ from workbench.core.safety.commands import (
 from workbench.core.safety.databases import DB_CLIENTS
 from workbench.core.safety.harmless import harmless
 from workbench.core.safety.inline_code import language_of
+from workbench.core.safety.options import judge_options
 from workbench.core.safety.parser import (
     WORD_TYPES,
     Source,
@@ -648,6 +649,7 @@ class Analyzer:
         if inner.name == "find":
             self._find_exec(inner)
         judge_runner(self, inner)
+        judge_options(self, inner)
 
     def code(self, node: Node, program: str, language: str, code: str | None) -> None:
         code_finding(self, node, program, language, code)

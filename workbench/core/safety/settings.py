@@ -40,6 +40,23 @@ COMMAND_VARIABLES = frozenset(
         "LESSOPEN",
         "LESSCLOSE",
         "PROMPT_COMMAND",
+        # the programs build tools run (`CC='rm -rf x' make`)
+        "CC",
+        "CXX",
+        "CPP",
+        "LD",
+        "AR",
+        "AS",
+        "FC",
+        "NM",
+        "RANLIB",
+        "STRIP",
+        "OBJCOPY",
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "RUSTDOC",
+        "CARGO_BUILD_RUSTC_WRAPPER",
+        "CARGO_BUILD_RUSTC",
     }
 )
 # Files a shell runs when it starts (bash's BASH_ENV, sh's ENV).
@@ -74,6 +91,10 @@ def judge_setting(ctx: Context, node: Node, name: str, value: str | None) -> Non
             ctx.flag("run-written", reason, node, contextual=contextual)
     elif name in _LOADED and value != "":
         ctx.flag("inline-code", f"{name} loads a library into every program it starts", node)
+    elif re.fullmatch(r"CARGO_TARGET_\w+_RUNNER", name) and value:
+        ctx.shell_payload(node, value)
+    elif name == "GOFLAGS" and (value is None or "exec" in value):
+        ctx.flag("inline-code", "GOFLAGS gives go a program to run (-exec, -toolexec)", node)
     elif name == "GIT_CONFIG_PARAMETERS" and value != "":
         ctx.flag("git-config", "GIT_CONFIG_PARAMETERS gives git settings", node)
     elif re.fullmatch(r"GIT_CONFIG_KEY_\d+", name):
