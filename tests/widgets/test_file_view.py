@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 from workbench.widgets import file_view
-from workbench.widgets.file_view import LineIndex, find_lines
+from workbench.widgets.file_view import LineIndex, MemoryBytes, find_lines
 
 
 def indexed(data: bytes, step: int = 7) -> LineIndex:
@@ -79,3 +81,34 @@ def test_search_reads_block_by_block_and_finds_a_match_across_two(monkeypatch) -
     index = indexed(b"0123456NEEDLE and needle\nnone\nxx NeEdLe\n")
     assert find_lines(index, "needle") == ([0, 2], [7, 3], 3)
     assert find_lines(index, "needle", cancelled=lambda: True) == ([], [], 0)
+
+
+def test_lines_drawn_while_the_worker_is_inside_a_step_stay_right_after_it(monkeypatch) -> None:
+    """The worker counts lines and sets marks block by block, and says how far it has read
+    only at the end of a step: lines drawn from the screen's thread in between must read
+    right, and leave no wrong line start in the index's cache for later."""
+    monkeypatch.setattr(file_view, "MARK_LINES", 3)
+    monkeypatch.setattr(file_view, "READ_BLOCK", 64)
+    data = b"".join(b"line %d\n" % n for n in range(60))
+    worker_inside, go_on = threading.Event(), threading.Event()
+
+    class Held(MemoryBytes):
+        def read(self, start: int, end: int) -> bytes:
+            if threading.current_thread() is worker and start >= 64:
+                worker_inside.set()  # one block scanned, `indexed` not moved yet
+                go_on.wait(30)
+            return super().read(start, end)
+
+    index = LineIndex(Held(data))
+    worker = threading.Thread(target=index.extend, args=(index.size,))
+    worker.start()
+    try:
+        assert worker_inside.wait(30)
+        seen = index.newlines
+        assert seen > 2 * file_view.MARK_LINES and index.indexed == 0
+        assert [index.line(n) for n in range(seen)] == [f"line {n}" for n in range(seen)]
+    finally:
+        go_on.set()
+        worker.join(30)
+    assert index.complete
+    assert [index.line(n) for n in range(60)] == [f"line {n}" for n in range(60)]

@@ -217,20 +217,25 @@ class LineIndex:
         self.newlines += count
 
     def _segment(self, mark: int) -> list[int]:
-        """The line starts from mark `mark` to the next (all within MARK_BYTES of it)."""
+        """The line starts from mark `mark` to the next (all within MARK_BYTES of it).
+
+        The worker may be adding marks and lines meanwhile, and says how far it has read
+        (`indexed`) only at the end of a step: the lines counted are read whole, whatever
+        `indexed` says, and a mark's line number (added after its offset) says it is there."""
         cached = self._segments.get(mark)
         if cached is not None:
             return cached
         base, first = self.marks[mark], self.mark_lines[mark]
-        last = self.mark_lines[mark + 1] if mark + 1 < len(self.marks) else self.newlines + 1
-        block = self.source.read(base, min(base + MARK_BYTES, self.indexed))
+        grows = mark + 1 >= len(self.mark_lines)  # the last segment: more lines may come
+        last = self.newlines + 1 if grows else self.mark_lines[mark + 1]
+        block = self.source.read(base, base + MARK_BYTES)
         starts, at = [base], -1
         while len(starts) < last - first:
             at = block.find(b"\n", at + 1)
             if at < 0:
                 break  # changed under us since indexed
             starts.append(base + at + 1)
-        if mark + 1 < len(self.marks):  # the last segment still grows
+        if not grows:
             if len(self._segments) >= 256:
                 self._segments.clear()
             self._segments[mark] = starts
