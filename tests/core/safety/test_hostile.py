@@ -720,3 +720,21 @@ def test_an_option_whose_value_runs_is_judged(command: str) -> None:
 def test_those_options_with_harmless_values_stay_free(command: str) -> None:
     verdict = judged(command)
     assert not verdict.dangerous or verdict.rules == {"overwrite"}, (command, verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "PATH=.:$PATH x",
+        "export PATH=$PWD:$PATH; x",
+        "PATH=:$PATH x",
+        "env PATH=.:/usr/bin x",
+        "cd sub && PATH=..:$PATH x",
+    ],
+)
+def test_a_written_file_found_on_a_path_the_command_set_asks(wrote, command: str) -> None:
+    (wrote / "x").write_text("rm -rf data\n")
+    written = _written(wrote) | {str(wrote / "x")}
+    verdict = analyze_command(command, cwd=str(wrote), recent_writes=written)
+    assert "run-written" in verdict.rules, (command, verdict.reasons)
+    assert "run-written" not in judged("PATH=./node_modules/.bin:$PATH jest").rules

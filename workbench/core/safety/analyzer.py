@@ -204,6 +204,7 @@ class Analyzer:
         self._cmds: dict[tuple, Cmd | None] = {}
         self.written: set[str] = set()
         self.ran: list[tuple[str | None, ...]] = []  # every command judged, payloads' too
+        self.path: list[str] = []  # folders a PATH set in the command puts before the rest
         self.source: Source | None = None
 
     # -- entry --------------------------------------------------------------------------
@@ -485,6 +486,14 @@ class Analyzer:
         if value:
             self.written.add(path or value)
 
+    def search_path(self, value: str | None) -> None:
+        """PATH set in the command: its folders before the system's are searched first."""
+        if value is None:
+            return
+        self.path = [
+            d or "." for d in value.split(":") if not d.startswith(("/usr/", "/bin", "/sbin"))
+        ][:16]
+
     def ran_written_file(self, value: str | None) -> tuple[bool, bool]:
         """Whether `value` was written earlier in this command, or in this session (also
         through a link, on disk or made earlier in the command)."""
@@ -511,7 +520,7 @@ class Analyzer:
             base=None,
             fallback=self._map((0, len(self.text))),
         )
-        inner.ran = self.ran
+        inner.ran, inner.path = self.ran, self.path
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
             self.links,
@@ -549,7 +558,7 @@ class Analyzer:
             fallback=self._map((start, end)),
         )
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
-        inner.ran = self.ran
+        inner.ran, inner.path = self.ran, self.path
         inner.vars = self.vars
         for finding in inner.run():
             self._add(finding)
@@ -583,6 +592,8 @@ class Analyzer:
             new = word_value(value, self.vars) if value is not None else ""
             # assigned twice (in two branches, say): which one holds is known at run time
             self.vars[text] = new if self.vars.get(text, new) == new else None
+            if text == "PATH" and new is None and value is not None:
+                new = _path_folders(value.text.decode("utf-8", errors="replace"))
             judge_setting(self, node, text, new)
 
     def to_cmd(self, node: Node) -> Cmd | None:
@@ -618,6 +629,9 @@ class Analyzer:
         return Cmd(name.rsplit("/", 1)[-1], values[1:], parts[1:], node, name)
 
     def command(self, node: Node) -> None:
+        for child in node.children:  # `PATH=.:$PATH ls`: set for the command it comes before
+            if child.type == "variable_assignment":
+                self.assign(child)
         cmd = self.to_cmd(node)
         if cmd is not None:
             self.judge(cmd)
@@ -641,6 +655,9 @@ class Analyzer:
             return
         if "/" in inner.program:  # `./x.sh`: a file run by its path
             ran_file(self, inner, inner.program)
+        elif inner.program:  # found on a PATH the command set: `PATH=.:$PATH x`
+            for folder in self.path:
+                ran_file(self, inner, posixpath.join(folder, inner.program))
         if harmless(inner):
             return  # help, a version or a dry run: the program changes nothing
         rule = RULES.get(inner.name) or (RULES["mkfs"] if inner.name.startswith("mkfs.") else None)
@@ -909,6 +926,17 @@ class Analyzer:
 _NET_CLIENTS = frozenset({"nc", "ncat", "netcat", "telnet", "socat"})
 _STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _SUBSTITUTED = frozenset({"process_substitution", "command_substitution"})
+
+
+def _path_folders(raw: str) -> str:
+    """The folders a PATH written with variables names for sure: `.:$PATH` is `.`, and
+    `$PWD` is the working directory (what only run time knows is left out)."""
+    folders = []
+    for part in raw.strip("'\"").split(":"):
+        part = re.sub(r"^\$(?:PWD|\{PWD\})", ".", part)
+        if "$" not in part and "`" not in part:
+            folders.append(part)
+    return ":".join(folders)
 
 
 def _commands_in(node: Node) -> list[Node]:

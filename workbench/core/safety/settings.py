@@ -69,7 +69,9 @@ _LOADED = frozenset({"LD_PRELOAD", "LD_AUDIT"})
 
 def judge_setting(ctx: Context, node: Node, name: str, value: str | None) -> None:
     """What setting `name` to `value` makes the programs started after it run."""
-    if name in COMMAND_VARIABLES:
+    if name == "PATH":
+        ctx.search_path(value)
+    elif name in COMMAND_VARIABLES:
         if value:
             ctx.shell_payload(node, value)
         elif value is None:
