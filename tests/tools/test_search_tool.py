@@ -12,6 +12,7 @@ import pytest
 from workbench.core.agent.guards import RETRY_NUDGE, nudge
 from workbench.core.tools.invoke import call_tool
 from workbench.core.tools.registry import registry
+from workbench.tools import search_tool
 
 
 @pytest.fixture
@@ -165,6 +166,26 @@ def test_the_best_lines_are_kept_across_many_files_that_tie(tmp_path: Path) -> N
     out = search(tmp_path, pattern="keep staging cluster backups")
     assert sorted(m["line"] for m in out["matches"][:6]) == [210, 210, 210, 261, 261, 261]
     assert "backups" not in out["matches"][6]["text"] and len(out["matches"]) == 50
+
+
+def test_many_near_matching_files_cost_a_page_of_lines_not_every_line(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A tree where every line holds some of the phrase's words: once a page of lines as good
+    as a file can give is kept, later files that cannot beat it are not split into lines
+    (a 100 MB tree of such lines gave up at the search's 60 s limit, blaming the pattern),
+    and one that can still comes first."""
+    rota = "".join(f"the staging cluster rota {n}\n" for n in range(2000))
+    for n in range(60):
+        (tmp_path / f"f{n:02d}.md").write_text(rota)
+    (tmp_path / "last.md").write_text("x\nstaging cluster backups\n")
+    built = []
+    item = search_tool._item
+    monkeypatch.setattr(search_tool, "_item", lambda *a: built.append(a) or item(*a))
+    out = search(tmp_path, pattern="keep staging cluster backups")
+    assert (out["matches"][0]["path"], out["matches"][0]["line"]) == ("last.md", 2)
+    assert all("rota" in m["text"] for m in out["matches"][1:]) and len(out["matches"]) == 50
+    assert len(built) < 200  # a page, and a little: not 2,000 lines a file
 
 
 def test_search_a_single_file(tree: Path) -> None:

@@ -349,9 +349,11 @@ def grep_texts(
         if _search(pattern, text, deadline, path) is None:
             if loose is not None and not matches:
                 deadline.left(path)
-                for count, item in loose(text, shown, context):
+                # Once a page is kept, a line must hold more words than its worst to count.
+                floor = -near[-1][0] if len(near) > wanted else 0
+                for count, item in loose(text, shown, context, wanted, floor):
                     near.append((-count, next(order), item))  # the most words, then the first
-                near = heapq.nsmallest(wanted + 1, near) if len(near) > 4 * wanted else near
+                near = heapq.nsmallest(wanted + 1, near)
             continue
         if mode == "count":
             counts[shown] = sum(1 for _ in _finditer(pattern, text, deadline, path))
@@ -409,7 +411,9 @@ _FILLER = frozenset(
 )
 
 
-def _loose(pattern: str) -> Callable[[str, str, int], list[tuple[int, dict[str, Any]]]] | None:
+def _loose(
+    pattern: str,
+) -> Callable[[str, str, int, int, int], list[tuple[int, dict[str, Any]]]] | None:
     """For plain text that matches no line word for word: the lines that hold the most of
     its words, in any order and case, each with how many it holds. A model searches a
     phrase of the question ("keep backups of the staging cluster") where the file says
@@ -422,20 +426,28 @@ def _loose(pattern: str) -> Callable[[str, str, int], list[tuple[int, dict[str, 
     words = [w for w in every if w not in _FILLER] or every
     need = len(words) if len(words) <= 2 else max(2, -(-len(words) // 2))
 
-    def lines(text: str, shown: str, context: int) -> list[tuple[int, dict[str, Any]]]:
+    def lines(
+        text: str, shown: str, context: int, room: int, floor: int
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The file's best lines (at most room + 1) holding more than `floor` words: a file
+        that cannot beat the page kept so far is not split into lines."""
         lower = text.lower()
         present = [w for w in words if w in lower]  # cheaply, whether the file can have any
-        if len(present) < need:
+        if len(present) < max(need, floor + 1):
             return []
-        held = []
+        held, best = [], 0
         for number, line in enumerate(lower.splitlines(), 1):
             count = sum(w in line for w in present)
-            if count >= need:
-                held.append((count, number))
+            if count >= need and count > floor:
+                held.append((-count, number))
+                best += count == len(present)
+                if best > room:
+                    break  # a page of lines no later one in this file can beat
         if not held:
             return []
         found = text.splitlines()
-        return [(count, _item(found, number, shown, context)) for count, number in held]
+        best_lines = heapq.nsmallest(room + 1, held)
+        return [(-count, _item(found, number, shown, context)) for count, number in best_lines]
 
     return lines
 
