@@ -97,6 +97,17 @@ def test_a_name_search_for_a_word_no_file_is_named_gives_the_files_that_mention_
     assert search(tree, pattern="(", target="files")["files"] == []  # no regex: no error
 
 
+def test_a_name_search_falling_back_to_text_lists_every_file_not_the_lines_of_one(
+    tmp_path: Path,
+) -> None:
+    # a file that mentions the word more times than a page of lines must not hide the others
+    (tmp_path / "a.md").write_text("flamingo\n" * 60)
+    (tmp_path / "b.md").write_text("one flamingo\n")
+    out = search(tmp_path, pattern="flamingo", target="files", limit=5)
+    assert sorted(out["files"]) == ["a.md", "b.md"] and out["total"] == 2
+    assert out["truncated"] is False
+
+
 def test_errors(tree: Path) -> None:
     assert "Invalid regex" in search(tree, pattern="(unclosed")["error"]
     assert "Path not found" in search(tree, pattern="x", path="nowhere")["error"]

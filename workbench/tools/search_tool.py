@@ -278,8 +278,14 @@ def _files_mentioning(root: Path, word: str, cwd: Path, limit: int, deadline: De
         compiled = compile_pattern(word)
     except (regex.error, re.error, ValueError):
         return tool_result(files=[], total=0, truncated=False, hint=_no_name_hint(word))
-    found = json.loads(_grep(root, compiled, None, cwd, {"pattern": word}, limit, 0, deadline))
-    files = list(dict.fromkeys(m["path"] for m in found.get("matches", [])))
+    # The files that hold it as written, one entry a file (a file that mentions it a page of
+    # times must not hide the rest); failing those, the lines that hold most of its words.
+    exact = {"pattern": word, "output_mode": "files_only"}
+    found = json.loads(_grep(root, compiled, None, cwd, exact, limit, 0, deadline))
+    files = found.get("files", [])
+    if not files:
+        found = json.loads(_grep(root, compiled, None, cwd, {"pattern": word}, limit, 0, deadline))
+        files = list(dict.fromkeys(m["path"] for m in found.get("matches", [])))
     if not files:
         hint = f"No file name matches {word!r}, and no file's text holds it; do not guess."
         return tool_result(files=[], total=0, truncated=False, hint=hint)
