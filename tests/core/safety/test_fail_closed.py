@@ -182,3 +182,17 @@ def test_another_hermes_tui_run_from_the_terminal_asks(scratch, capsys) -> None:
     assert (scratch.project / "d" / "kept").exists()
     out = terminal(capsys, f"{binary} toolsets enable web", scratch.project)
     assert out.status == "blocked", out.stdout
+
+
+def test_an_archive_holding_a_git_hook_asks_before_it_is_unpacked(scratch, capsys) -> None:
+    import io
+    import tarfile
+
+    (scratch.project / ".git" / "hooks").mkdir(parents=True)
+    with tarfile.open(scratch.project / "x.tgz", "w:gz") as archive:
+        info = tarfile.TarInfo(".git/hooks/post-checkout")
+        info.size, info.mode = 9, 0o755
+        archive.addfile(info, io.BytesIO(b"rm -rf ~\n"))
+    out = terminal(capsys, "tar -xzf x.tgz", scratch.project)
+    assert out.status == "denied", out.stdout
+    assert not (scratch.project / ".git" / "hooks" / "post-checkout").exists()

@@ -738,3 +738,58 @@ def test_a_written_file_found_on_a_path_the_command_set_asks(wrote, command: str
     verdict = analyze_command(command, cwd=str(wrote), recent_writes=written)
     assert "run-written" in verdict.rules, (command, verdict.reasons)
     assert "run-written" not in judged("PATH=./node_modules/.bin:$PATH jest").rules
+
+
+def _archive(tmp_path, kind: str, names: list[str], link: tuple[str, str] | None = None):
+    import io
+    import tarfile
+    import zipfile
+
+    path = tmp_path / f"x.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w") as z:
+            for name in names:
+                z.writestr(name, "rm -rf ~\n")
+        return path
+    with tarfile.open(path, "w:gz") as t:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 9
+            t.addfile(info, io.BytesIO(b"rm -rf ~\n"))
+        if link is not None:
+            info = tarfile.TarInfo(link[0])
+            info.type, info.linkname = tarfile.SYMTYPE, link[1]
+            t.addfile(info)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "names", "link", "command"),
+    [
+        ("tgz", [".git/hooks/post-checkout"], None, "tar -xzf x.tgz"),
+        ("tgz", ["src/a.py", ".hermes/approvals.yaml"], None, "tar xf x.tgz"),
+        ("tgz", ["../../.bashrc"], None, "tar -xf x.tgz"),
+        ("tgz", ["a.py"], ("h", "/home"), "tar -xf x.tgz"),
+        ("zip", [".git/hooks/pre-commit"], None, "unzip x.zip"),
+        ("zip", ["hooks/pre-commit"], None, "unzip x.zip -d .git"),
+        ("zip", [".env"], None, "unzip -o x.zip"),
+    ],
+)
+def test_an_archive_is_judged_by_what_it_holds(tmp_path, kind, names, link, command) -> None:
+    _archive(tmp_path, kind, names, link)
+    verdict = analyze_command(command, cwd=str(tmp_path), write_roots=(str(tmp_path),))
+    assert verdict.dangerous and verdict.severity >= Severity.HIGH, (command, verdict.reasons)
+
+
+def test_an_archive_of_ordinary_files_unpacks_unasked(tmp_path) -> None:
+    _archive(tmp_path, "tgz", ["src/a.py", "README.md"])
+    _archive(tmp_path, "zip", ["src/a.py"])
+    for command in ("tar -xzf x.tgz", "unzip x.zip", "tar -tzf x.tgz", "unzip -l x.zip"):
+        verdict = analyze_command(command, cwd=str(tmp_path), write_roots=(str(tmp_path),))
+        assert not verdict.dangerous, (command, verdict.reasons)
+
+
+def test_a_link_inside_an_archive_that_stays_inside_unpacks_unasked(tmp_path) -> None:
+    _archive(tmp_path, "tgz", ["lib/a.py"], ("pkg/lib", "../lib"))
+    verdict = analyze_command("tar -xzf x.tgz", cwd=str(tmp_path), write_roots=(str(tmp_path),))
+    assert not verdict.dangerous, verdict.reasons

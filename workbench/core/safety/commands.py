@@ -8,12 +8,13 @@ string, a grep pattern, a commit message) is data, never a command.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
 from typing import Any
 
-from workbench.core.safety import cloud, databases, hermes
+from workbench.core.safety import archives, cloud, databases, hermes
 from workbench.core.safety.inline_code import judge_code, language_of
 from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 from workbench.core.safety.settings import judge_setting
@@ -1232,6 +1233,21 @@ def _tar(ctx: Context, cmd: Cmd) -> None:
             )
     if mode == "x" and directory is not None:
         ctx.place(cmd.node, directory, "tar extracts into", tree=())
+    if mode == "x" and archive not in (None, "-"):
+        _unpacked(ctx, cmd, archive, directory or ".")
+
+
+def _unpacked(ctx: Context, cmd: Cmd, archive: str, folder: str) -> None:
+    """Each member of an archive there to read, judged where unpacking puts it."""
+    path = ctx.resolve(archive)
+    found = archives.members(path) if path is not None and os.path.isfile(path) else None
+    for name, link in found or ():
+        if archives.escapes(name) or (link and archives.escapes(link)):
+            what = f"{name} -> {link}" if link else name
+            reason = f"{cmd.name} unpacks {what}, outside the folder it unpacks into"
+            ctx.flag("overwrite", reason, cmd.node, Severity.HIGH)
+            continue
+        ctx.place(cmd.node, posixpath.join(folder, name), f"{cmd.name} unpacks", tree=())
 
 
 def _tar_parts(cmd: Cmd) -> tuple[str, str | None, str | None]:
@@ -1426,9 +1442,14 @@ def _editor(ctx: Context, cmd: Cmd) -> None:
 
 @rule("unzip")
 def _unzip(ctx: Context, cmd: Cmd) -> None:
+    folder = "."
     for i, arg in enumerate(cmd.args[:-1]):
         if arg == "-d":
+            folder = cmd.args[i + 1] or "."
             ctx.place(cmd.node, cmd.args[i + 1], "unzip extracts into", tree=())
+    archive = next((a for a in cmd.args if a is not None and not a.startswith("-")), None)
+    if archive is not None and not cmd.has(short="lvtZp"):
+        _unpacked(ctx, cmd, archive, folder)
     if cmd.has(short="o") and not cmd.has(short="l"):
         ctx.flag("overwrite", "unzip -o overwrites existing files without asking", cmd.node)
 
