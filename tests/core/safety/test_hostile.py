@@ -793,3 +793,23 @@ def test_a_link_inside_an_archive_that_stays_inside_unpacks_unasked(tmp_path) ->
     _archive(tmp_path, "tgz", ["lib/a.py"], ("pkg/lib", "../lib"))
     verdict = analyze_command("tar -xzf x.tgz", cwd=str(tmp_path), write_roots=(str(tmp_path),))
     assert not verdict.dangerous, verdict.reasons
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pandoc notes.md -o ~/.bashrc",
+        "gcc x.c -o ~/.local/bin/ls",
+        "jq . a.json --output ~/.hermes/config.yaml",
+        "some-tool --output=.git/hooks/pre-commit",
+        "base64 -d -o .git/hooks/pre-commit blob",
+    ],
+)
+def test_a_programs_output_file_is_judged_where_it_lands(command: str) -> None:
+    verdict = judged(command)
+    assert verdict.dangerous and verdict.severity >= Severity.HIGH, (command, verdict.reasons)
+
+
+def test_output_files_in_the_project_stay_free() -> None:
+    for command in ("gcc x.c -o build/x", "pandoc a.md -o a.html", "grep -o foo a", "ps -o pid"):
+        assert not judged(command).dangerous, command

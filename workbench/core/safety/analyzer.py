@@ -357,6 +357,7 @@ class Analyzer:
         follow: bool = True,
         contents: bool = True,
         tree: tuple[str | None, ...] | None = None,
+        remember: bool = True,
     ) -> PathRisk | None:
         """Judge where a write lands: the app's state, credentials, outside the roots.
 
@@ -366,7 +367,7 @@ class Analyzer:
         folder holds is judged, and where each source lands under it by its name.
         """
         found = None
-        if contents and not delete:
+        if contents and not delete and remember:
             self.wrote(value)  # running it later in the command runs what was written
         text = node.text.decode("utf-8", errors="replace") if node is not None else ""
         if value is None and names_app_state(text):  # `cp x "$(echo ~/.hermes)/config.yaml"`

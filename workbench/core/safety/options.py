@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from workbench.core.safety.runners import COMPILERS
 from workbench.core.safety.settings import COMMAND_VARIABLES, judge_setting
 from workbench.core.safety.words import Cmd, Context
 
@@ -52,7 +53,39 @@ _SSH_COMMANDS = frozenset(
 _GO_EXEC = frozenset({"run", "test", "build", "generate", "vet"})
 
 
+# Programs whose -o names the file they write (for any program, --output does).
+_WRITES_O = frozenset(
+    {"cc", "gcc", "g++", "c++", "clang", "clang++", "tcc", "rustc", "ld", "as", "pandoc"}
+    | {"nasm", "javac", "kotlinc", "swiftc", "zig", "protoc", "wkhtmltopdf", "jq", "yq"}
+    | {"base64", "xz", "zstd", "lz4", "openssl", "gpg", "pdftotext", "magick", "cmake"}
+)
+_OUTPUT = re.compile(r"--(?:output|output-file|outfile|out-file|out)(?:=(.*))?", re.DOTALL)
+
+
+def _outputs(ctx: Context, cmd: Cmd) -> None:
+    """The file an option names for a program's output is judged where it lands
+    (`pandoc x.md -o ~/.bashrc`, `gcc -o ~/.local/bin/ls`)."""
+    if cmd.name in ("sort", "uniq", "shuf", "curl", "wget", "tar", "find"):
+        return  # their rules judge their outputs
+    for i, arg in enumerate(cmd.args):
+        following = cmd.args[i + 1] if i + 1 < len(cmd.args) else None
+        match = _OUTPUT.fullmatch(arg or "")
+        if match:
+            target = match.group(1) if match.group(1) is not None else following
+        elif cmd.name in _WRITES_O and arg == "-o":
+            target = following
+        elif cmd.name in _WRITES_O and arg and arg.startswith("-o") and len(arg) > 2:
+            target = arg[2:]
+        else:
+            continue
+        if target and target != "-":  # a compiler's program counts as written only when
+            # its source was (see runners): building and running one's own code is free
+            remember = cmd.name not in COMPILERS
+            ctx.place(cmd.node, target, f"{cmd.name} writes its output to", remember=remember)
+
+
 def judge_options(ctx: Context, cmd: Cmd) -> None:
+    _outputs(ctx, cmd)
     options = _OPTIONS.get(cmd.name, {})
     for i, arg in enumerate(cmd.args):
         if arg is None or not arg.startswith("-"):

@@ -48,7 +48,7 @@ _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 # Runners of a source file named after a subcommand (`deno run x.ts`) or first.
 _SOURCE_AFTER = {"deno": "run", "bun": "run", "go": "run"}
 _SOURCE_FIRST = frozenset({"tsx", "ts-node", "esno", "vite-node", "babel-node"})
-_COMPILERS = frozenset({"cc", "gcc", "g++", "c++", "clang", "clang++", "tcc", "rustc"})
+COMPILERS = frozenset({"cc", "gcc", "g++", "c++", "clang", "clang++", "tcc", "rustc"})
 
 
 def judge_runner(ctx: Context, cmd: Cmd) -> None:
@@ -63,7 +63,7 @@ def judge_runner(ctx: Context, cmd: Cmd) -> None:
             _ran(ctx, cmd, source)
     elif cmd.name in _SOURCE_FIRST and cmd.operands:
         _ran(ctx, cmd, cmd.operands[0])
-    elif cmd.name in _COMPILERS:
+    elif cmd.name in COMPILERS:
         _compiled(ctx, cmd)
 
 
