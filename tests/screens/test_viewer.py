@@ -294,23 +294,28 @@ async def test_a_file_deleted_while_open_stays_shown_raw_and_pretty(tmp_path: Pa
         assert shown(screen.view, 0).lstrip().startswith('1 │ {"items": [0, 1, 2')
 
 
-async def test_a_file_cut_short_while_open_is_shown_as_it_can_be(tmp_path: Path) -> None:
+async def test_a_file_cut_short_while_open_is_read_again_as_it_is_now(tmp_path: Path) -> None:
     """A mapped file cut short kills the process (SIGBUS) when a page past its new end is
-    touched; read by position, the lines gone read empty and the index ends where it does."""
+    touched; read by position, the lines gone read empty, and at the next look the file is
+    read again from its start: ten lines, the cursor on the last."""
     path = numbered_file(tmp_path / "log", 300_000)  # 3.3 MB: past the first chunk
     app = ViewerHost(path)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         screen = app.screen
-        os.truncate(path, 110)  # ten lines left
-        await wait_until(pilot, lambda: screen.view.index.complete, timeout=20)
-        await ask_line(pilot, screen, "50000")  # indexed before the cut: now empty
+        await ask_line(pilot, screen, "50000")
+        await wait_until(pilot, lambda: screen.view.cursor == 49_999, timeout=20)
+        os.truncate(path, 13 * 10)  # ten lines left
+        screen.view._texts.clear()  # drawn again before the next look: the lines gone
         rows = [shown(screen.view, y) for y in range(screen.view.size.height)]
         assert any(row.lstrip().startswith("50000 │ ") for row in rows)
         assert not any("line" in row for row in rows)
+        await wait_until(pilot, lambda: screen.view.index.count == 10, timeout=20)
+        assert screen.view.cursor == 9 and screen.view.index.complete
         await pilot.press("g")
         assert shown(screen.view, 0).lstrip().startswith("1 │ line 0000001")
-        assert screen.view.index.count <= 300_000
+        await ask_line(pilot, screen, "50000")
+        assert screen.view.cursor == 9  # past the end now: said, and the last line shown
 
 
 async def test_a_file_written_to_while_open_is_read_on_as_it_grows(tmp_path: Path) -> None:
@@ -332,3 +337,35 @@ async def test_a_file_written_to_while_open_is_read_on_as_it_grows(tmp_path: Pat
         await wait_until(
             pilot, lambda: "12 lines" in str(app.screen.query_one("#viewer-title").render())
         )
+
+
+async def test_a_file_cut_short_and_written_again_while_open_is_read_again(
+    tmp_path: Path,
+) -> None:
+    """A log emptied in place (logrotate's copytruncate, `> log`) and written past its old
+    size between two looks: read on from the old end, its lines split where the old ones
+    did and the new ones before it were never counted. It is read again from its start, and
+    a search made before is made again on what it holds now."""
+    path = tmp_path / "rotated.log"
+    path.write_bytes(b"".join(b"old %d\n" % n for n in range(40)))
+    app = ViewerHost(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
+        screen = app.screen
+        await pilot.press("slash", *"old 3", "enter")
+        await wait_until(pilot, lambda: screen.match_total == 11)
+        fresh = b"".join(b"fresh line %03d\n" % n for n in range(60))  # longer than before
+        with path.open("r+b") as out:
+            out.truncate(0)
+            out.write(fresh)
+        await wait_until(pilot, lambda: screen.view.index.count == 60, timeout=10)
+        assert [screen.view.index.line(n) for n in range(60)] == fresh.decode().splitlines()
+        await wait_until(pilot, lambda: screen.match_total == 0 and "no match" in title(screen))
+        assert "60 lines" in title(screen)
+        os.truncate(path, 15 * 10)  # cut short again, and left so: ten lines
+        await wait_until(pilot, lambda: screen.view.index.count == 10, timeout=10)
+        assert shown(screen.view, 9).lstrip().startswith("10 │ fresh line 009")
+
+
+def title(screen: ViewerScreen) -> str:
+    return str(screen.query_one("#viewer-title").render())

@@ -97,6 +97,15 @@ class ViewerScreen(Screen[None]):
         if self.waiting_for is None:
             self._title()
 
+    @on(FileView.Rewritten)
+    def _rewritten(self) -> None:
+        """The lines are not those the matches were found in: search what it holds now."""
+        self.matches, self.match_offsets, self.match_total = [], [], 0
+        if self.needle:
+            self.search(self.needle)
+        else:
+            self._title()
+
     # -- search and go to --------------------------------------------------------------
 
     def action_ask(self, what: str) -> None:

@@ -4,8 +4,8 @@ The first megabyte is indexed before the first frame and the rest of the line in
 built in a worker thread, so a 500 MB file opens instantly. The file is read with pread,
 never mapped: what stays in memory is a sparse index (a line start every few hundred lines)
 and the parts on screen, so a gigabyte of lines, or one line of 500 MB, keeps the memory
-small, and a file cut short while open reads short instead of killing the process (SIGBUS);
-one written to while open is read on as it grows.
+small, and a file cut short while open reads short instead of killing the process (SIGBUS)
+and is then read again; one written to while open is read on as it grows.
 A line longer than a part is drawn a part at a time, with markers saying what is left out
 (`[` and `]` move along it); search reads the file in blocks, so it finds text anywhere in
 such a line without holding it. A line cursor (with a shift-extended selection) drives copy
@@ -42,6 +42,7 @@ MARK_BYTES = 16 << 10  # ... or every MARK_BYTES bytes: a line is found by readi
 PART = 64 << 10  # bytes of one line drawn at once (unwrapped); a longer line is cut
 MAX_MATCHES = 1_000_000
 FOLLOW_EVERY = 1.0  # seconds between looks at whether the file has grown
+TAIL = 256  # bytes before the end read again at each look: changed, the file was rewritten
 GUTTER = Style(dim=True)
 CURSOR = Style(bgcolor="grey23")
 SELECTED = Style(bgcolor="dark_blue")
@@ -72,6 +73,7 @@ class FileBytes:
             raise
         self._fd = fd
         self._lock = threading.Lock()  # a read never meets a close (the number could be reused)
+        self._tail = self._last_bytes(self.size)
 
     def __len__(self) -> int:
         return self.size
@@ -88,17 +90,28 @@ class FileBytes:
             except OSError:
                 return b""  # unreadable now: as if cut short
 
-    def grown(self) -> bool:
-        """Whether the file is longer than it was (written to while open): its new end is
-        then the one read to."""
+    def look(self) -> str:
+        """How the file changed since it was last looked at: "grown" (written on: its new
+        end is then the one read to), "rewritten" (cut short, or its last bytes are no
+        longer what they were: emptied in place and written again, as logrotate's
+        copytruncate does; it must be read again from its start), or "" (as it was)."""
         with self._lock:
             if self._fd < 0:
-                return False
+                return ""
             size = os.fstat(self._fd).st_size
-        if size <= self.size:
-            return False
-        self.size = size
-        return True
+            tail = self._last_bytes(self.size) if size >= self.size else None
+            if size == self.size and tail == self._tail:
+                return ""
+            change = "grown" if tail == self._tail else "rewritten"
+            self.size, self._tail = size, self._last_bytes(size)
+        return change
+
+    def _last_bytes(self, size: int) -> bytes:
+        """The bytes just before `size`: what says whether the file was rewritten."""
+        try:
+            return os.pread(self._fd, min(size, TAIL), max(0, size - TAIL))
+        except OSError:
+            return b""
 
     def close(self) -> None:
         with self._lock:
@@ -119,8 +132,8 @@ class MemoryBytes:
     def read(self, start: int, end: int) -> bytes:
         return self.data[start:end]
 
-    def grown(self) -> bool:
-        return False
+    def look(self) -> str:
+        return ""
 
 
 def _kind(mode: int) -> str:
@@ -322,6 +335,9 @@ class FileView(ScrollView, can_focus=True):
     class Indexed(Message):
         """The whole file is indexed."""
 
+    class Rewritten(Message):
+        """The file was cut short or rewritten while open: its lines are read again."""
+
     def __init__(self, source: FileBytes | MemoryBytes | bytes, **kw) -> None:
         super().__init__(**kw)
         self.index = LineIndex(source)
@@ -346,10 +362,26 @@ class FileView(ScrollView, can_focus=True):
         self.set_interval(FOLLOW_EVERY, self._follow)
 
     def _follow(self) -> None:
-        """A file written to while open (a log, say) is read on as it grows."""
-        if self.index.complete and self.index.source.grown():
+        """A file written to while open (a log, say) is read on as it grows; one cut short or
+        rewritten in place is read again from its start."""
+        if not self.index.complete:
+            return
+        change = self.index.source.look()
+        if change == "grown":
             self.index.size = len(self.index.source)
             self.index_rest()
+        elif change == "rewritten":
+            self.index = LineIndex(self.index.source)
+            self.index.extend(min(self.index.size, FIRST_CHUNK))
+            self.skips.clear()
+            self.anchor, self.widest = None, 0
+            self.cursor = min(self.cursor, self.index.count - 1)
+            self._grown()
+            self.post_message(self.Rewritten())
+            if self.index.complete:
+                self.post_message(self.Indexed())
+            else:
+                self.index_rest()
 
     @work(thread=True, exclusive=True, group="index")
     def index_rest(self) -> None:
