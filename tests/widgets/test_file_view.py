@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
+
+import pytest
 
 from workbench.widgets import file_view
-from workbench.widgets.file_view import LineIndex, MemoryBytes, find_lines
+from workbench.widgets.file_view import (
+    FileBytes,
+    LineIndex,
+    MemoryBytes,
+    NotViewable,
+    cannot_view,
+    find_lines,
+)
 
 
 def indexed(data: bytes, step: int = 7) -> LineIndex:
@@ -112,3 +123,32 @@ def test_lines_drawn_while_the_worker_is_inside_a_step_stay_right_after_it(monke
         worker.join(30)
     assert index.complete
     assert [index.line(n) for n in range(60)] == [f"line {n}" for n in range(60)]
+
+
+def test_what_is_not_a_regular_file_is_refused_without_being_opened(tmp_path: Path) -> None:
+    """Opening a device or a FIFO does something (a FIFO's waiting writer is let through and
+    then meets a closed pipe; a watchdog device starts its countdown): what its stat says is
+    not a regular file is refused before any open. A writer trying all along finds no reader."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    stop, met = threading.Event(), []
+
+    def writer() -> None:  # opening to write without waiting fails until someone reads
+        while not stop.is_set():
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                met.append(True)
+            except OSError:
+                pass
+
+    trying = threading.Thread(target=writer)
+    trying.start()
+    try:
+        for _ in range(200):
+            assert cannot_view(fifo).startswith(f"{fifo} is a FIFO")
+            with pytest.raises(NotViewable):
+                FileBytes(fifo)
+    finally:
+        stop.set()
+        trying.join(30)
+    assert met == []

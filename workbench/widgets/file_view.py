@@ -59,14 +59,16 @@ class FileBytes:
     short while open reads short (the index then ends there), one deleted stays readable."""
 
     def __init__(self, path: Path) -> None:
-        # O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is refused
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # Refused from its stat, unopened: opening a FIFO lets its waiting writer through,
+        # opening a device can act (a watchdog starts counting down).
+        _regular(path, os.stat(path).st_mode)
+        # O_NONBLOCK and O_NOCTTY: if it was swapped for a FIFO or a terminal since, the open
+        # neither waits for a writer nor takes a terminal, and the check below refuses it.
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+        fd = os.open(path, flags)
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise NotViewable(
-                    f"{path} is {_kind(info.st_mode)}, not a regular file; the viewer shows files"
-                )
+            _regular(path, info.st_mode)
             self.size = info.st_size
         except BaseException:
             os.close(fd)
@@ -134,6 +136,11 @@ class MemoryBytes:
 
     def look(self) -> str:
         return ""
+
+
+def _regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise NotViewable(f"{path} is {_kind(mode)}, not a regular file; the viewer shows files")
 
 
 def _kind(mode: int) -> str:
