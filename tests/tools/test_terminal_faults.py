@@ -109,6 +109,15 @@ def test_exit_status_and_signals(tmp_path: Path) -> None:
     assert run("no-such-command-xyz", tmp_path)["exit_code"] == 127
 
 
+def test_a_command_the_system_cannot_take_says_why(tmp_path: Path) -> None:
+    # A NUL byte cannot be in an argument or the environment: the reaper's child used to end
+    # with its own internal status (70) and not a word.
+    out = run("echo a\0b", tmp_path)
+    assert out["exit_code"] == 127 and "cannot run bash: embedded null byte" in out["output"]
+    odd = json.loads(terminal_tool.run_process(["echo"], tmp_path, 30, env={"A\0": "b"}))
+    assert odd["exit_code"] == 127 and "embedded null byte" in odd["output"]
+
+
 def test_yes_into_head_ends_quietly_on_sigpipe(tmp_path: Path) -> None:
     # The command gets the shell's default SIGPIPE, not Python's ignored one.
     out = run("yes | head -c 10", tmp_path)

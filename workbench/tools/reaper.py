@@ -173,8 +173,9 @@ def _start(request: dict, out: int) -> int:
                 os.chdir(cwd)
                 doing = f"cannot run {argv[0]}"
             os.execvpe(argv[0], argv, env)
-        except OSError as exc:
-            os.write(2, f"{doing}: {exc.strerror or exc}\n".encode())
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            message = exc.strerror if isinstance(exc, OSError) else None
+            os.write(2, f"{doing}: {message or exc}\n".encode(errors="replace"))
         os._exit(127)
     try:
         os.setpgid(pid, pid)  # also here: whichever runs first, the group exists
