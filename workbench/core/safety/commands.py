@@ -1288,6 +1288,38 @@ def _zip(ctx: Context, cmd: Cmd) -> None:
 def _7z(ctx: Context, cmd: Cmd) -> None:
     if "-sdel" in cmd.args:
         ctx.flag("archive-delete", "7z -sdel deletes the files it archives", cmd.node)
+    for arg in cmd.args:  # -oDIR, no space: where x and e unpack
+        if arg and arg.startswith("-o") and len(arg) > 2:
+            ctx.place(cmd.node, arg[2:], f"{cmd.name} extracts into", tree=())
+
+
+@rule("cpio")
+def _cpio(ctx: Context, cmd: Cmd) -> None:
+    """Copy-in (-i) writes each member where its name says, an absolute one too, unless told
+    --no-absolute-filenames; -D names the folder, and pass-through (-p) copies a tree into
+    the folder it is given."""
+    folder = None
+    for i, arg in enumerate(cmd.args):
+        if arg in ("-D", "--directory") and i + 1 < len(cmd.args):
+            folder = cmd.args[i + 1]
+        elif arg and arg.startswith("--directory="):
+            folder = arg.split("=", 1)[1]
+    if cmd.has("--pass-through", short="p"):
+        operands = [a for a in cmd.args if a is None or not a.startswith("-")]
+        if operands and operands[-1] != folder:
+            ctx.place(cmd.node, operands[-1], "cpio copies into", tree=())
+        return
+    if not cmd.has("--extract", short="i") or cmd.has("--list", short="t"):
+        return
+    if folder is not None:
+        ctx.place(cmd.node, folder, "cpio extracts into", tree=())
+    if "--no-absolute-filenames" not in cmd.args:
+        ctx.flag(
+            "outside-write",
+            "cpio -i unpacks each member where its name says, absolute names too "
+            "(--no-absolute-filenames keeps them in the folder)",
+            cmd.node,
+        )
 
 
 @rule("nc", "ncat", "netcat", "socat")
