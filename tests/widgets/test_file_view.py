@@ -152,3 +152,23 @@ def test_what_is_not_a_regular_file_is_refused_without_being_opened(tmp_path: Pa
         stop.set()
         trying.join(30)
     assert met == []
+
+
+def test_a_search_over_a_file_growing_meanwhile_gives_no_line_it_cannot_number(
+    tmp_path: Path,
+) -> None:
+    """The view reads on as a file grows (its size first, the lines after, in the worker): a
+    search meanwhile reports the lines indexed, never a match past them under another line's
+    number."""
+    path = tmp_path / "growing.log"
+    path.write_bytes(b"one\ntwo\n")
+    index = LineIndex(FileBytes(path))
+    index.extend(index.size)
+    with path.open("ab") as out:
+        out.write(b"three\n" * 100 + b"needle here\n")
+    assert index.source.look() == "grown"
+    index.size = len(index.source)  # as the view does, before its worker indexes on
+    assert find_lines(index, "needle") == ([], [], 0)
+    assert find_lines(index, "two") == ([1], [0], 1)
+    index.extend(index.size)
+    assert find_lines(index, "needle") == ([102], [0], 1)

@@ -568,8 +568,11 @@ def find_lines(
     lines: list[int] = []
     firsts: list[int] = []
     total = position = 0
-    while position < index.size and total < MAX_MATCHES and not cancelled():
-        end = min(index.size, position + READ_BLOCK)
+    # What is indexed now: a file growing meanwhile has bytes past it that no line number
+    # can be given yet (they are searched when the search is made again).
+    size = index.indexed
+    while position < size and total < MAX_MATCHES and not cancelled():
+        end = min(size, position + READ_BLOCK)
         block = index.source.read(position, end + len(wanted) - 1).lower()
         at = block.find(wanted)
         while 0 <= at < end - position and total < MAX_MATCHES:
