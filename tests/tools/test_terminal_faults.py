@@ -118,6 +118,16 @@ def test_a_command_the_system_cannot_take_says_why(tmp_path: Path) -> None:
     assert odd["exit_code"] == 127 and "embedded null byte" in odd["output"]
 
 
+def test_a_command_holds_no_descriptor_of_ours_but_its_input_and_output(tmp_path: Path) -> None:
+    """The call's socket and the pipe's writer reach the reaper server as descriptors of its
+    own (SCM_RIGHTS): a command that inherited the socket could write a status of its own
+    choosing on it, and kept it open past its reaper's end, so the call waited its whole
+    timeout while what the command started lived on."""
+    assert run("ls /proc/$$/fd; :", tmp_path)["output"].split() == ["0", "1", "2"]  # bash's
+    forged = run("echo 0 >&3 && sleep 5; exit 9", tmp_path)
+    assert forged["exit_code"] == 9 and "Bad file descriptor" in forged["output"]  # its own
+
+
 def test_yes_into_head_ends_quietly_on_sigpipe(tmp_path: Path) -> None:
     # The command gets the shell's default SIGPIPE, not Python's ignored one.
     out = run("yes | head -c 10", tmp_path)

@@ -56,11 +56,13 @@ def serve(fd: int) -> int:
     _prctl(PR_SET_CHILD_SUBREAPER, 0)  # loads the C library here, once
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(control, 1, 2, socket.MSG_CMSG_CLOEXEC)
+            message, fds, _, _ = socket.recv_fds(control, 1, 2)
         except OSError:
             return 0
         if not message:
             return 0  # the tool's process is gone
+        for each in fds:  # recv_fds drops its flags (MSG_CMSG_CLOEXEC): never into a command
+            os.set_inheritable(each, False)
         if len(fds) == 2 and _fork(fds[1]) == 0:
             code = 70
             try:
