@@ -813,3 +813,30 @@ def test_a_programs_output_file_is_judged_where_it_lands(command: str) -> None:
 def test_output_files_in_the_project_stay_free() -> None:
     for command in ("gcc x.c -o build/x", "pandoc a.md -o a.html", "grep -o foo a", "ps -o pid"):
         assert not judged(command).dangerous, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd $(echo ~/.hermes) && truncate -s0 config.yaml",
+        "for d in ~/.hermes; do rm $d/config.yaml; done",
+        "for d in /tmp ~/.hermes; do rm -rf $d; done",
+        "H=$(echo ~/.hermes); rm -f $H/config.yaml",
+        'python3 -c \'import pathlib; (pathlib.Path.home()/".her" "mes"/"config.yaml").write_text("")\'',
+        'python3 -c \'import os; p = os.environ["HOME"] + "/.herm" + "es"; open(p + "/config.yaml", "w")\'',
+        'awk \'BEGIN{print "x" > ENVIRON["HOME"] "/.hermes/config.yaml"}\'',
+        "$EDITOR ~/.hermes/config.yaml",
+    ],
+)
+def test_what_only_run_time_knows_never_runs_when_it_names_the_state(command: str) -> None:
+    # each asked, so `--yes` let it change hermes-tui's own state
+    assert judged(command).hardline, (command, judged(command).reasons)
+
+
+def test_a_pattern_that_matches_the_state_names_it(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / ".hermes"))
+    (tmp_path / ".hermes").mkdir()
+    (tmp_path / ".hermes" / "config.yaml").write_text("x: 1\n")
+    assert judged("perl -e 'unlink glob \"~/.her*/config.yaml\"'").hardline
+    assert not judged("rm -rf build/.hermes-cache-$X").hardline

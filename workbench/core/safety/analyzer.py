@@ -205,6 +205,7 @@ class Analyzer:
         self.written: set[str] = set()
         self.ran: list[tuple[str | None, ...]] = []  # every command judged, payloads' too
         self.path: list[str] = []  # folders a PATH set in the command puts before the rest
+        self.state_vars: set[str] = set()  # variables that may hold hermes-tui's state
         self.source: Source | None = None
 
     # -- entry --------------------------------------------------------------------------
@@ -258,7 +259,23 @@ class Analyzer:
         contextual: bool = False,
     ) -> None:
         span = self._map(self.source.span(node)) if self.source else (0, len(self.text))
+        unknown = rule in ("dynamic-command", "inline-code") or (
+            rule in _UNKNOWN_RULES and ("computed" in reason or "run time" in reason)
+        )
+        if unknown and severity < Severity.HARDLINE and self._names_state(node):
+            # what it does is known only at run time, and its text names hermes-tui's state
+            rule, severity = "app-state", Severity.HARDLINE
+            reason += ", and it names hermes-tui's own state"
         self._add(Finding(rule, reason, span, severity, writes, contextual))
+
+    def _names_state(self, node: Node) -> bool:
+        """The command's text names hermes-tui's own state, or a variable that may hold it."""
+        while node is not None and node.type in ("command_name", "word") and node.parent:
+            node = node.parent  # `$EDITOR ~/.hermes/x`: the whole command, not its name
+        text = node.text.decode("utf-8", errors="replace") if node is not None else self.text
+        if names_app_state(text):
+            return True
+        return any(re.search(rf"\$\{{?{re.escape(v)}\b", text) for v in self.state_vars)
 
     def _add(self, finding: Finding) -> None:
         if finding not in self.findings:
@@ -582,6 +599,8 @@ class Analyzer:
             self.function(node)
         elif kind == "variable_assignment":
             self.assign(node)
+        elif kind == "for_statement":
+            self.loop(node)
         for child in node.children:
             self.visit(child)
 
@@ -593,9 +612,24 @@ class Analyzer:
             new = word_value(value, self.vars) if value is not None else ""
             # assigned twice (in two branches, say): which one holds is known at run time
             self.vars[text] = new if self.vars.get(text, new) == new else None
+            raw = value.text.decode("utf-8", errors="replace") if value is not None else ""
+            if raw and names_app_state(raw):
+                self.state_vars.add(text)
             if text == "PATH" and new is None and value is not None:
                 new = _path_folders(value.text.decode("utf-8", errors="replace"))
             judge_setting(self, node, text, new)
+
+    def loop(self, node: Node) -> None:
+        """`for d in ~/.hermes; do rm $d/x; done`: the variable takes each value in turn."""
+        name = next((c for c in node.children if c.type == "variable_name"), None)
+        if name is None:
+            return
+        var = name.text.decode("utf-8", errors="replace")
+        values = [c for c in node.children if c.type in WORD_TYPES]
+        known = [word_value(c, self.vars) for c in values]
+        self.vars[var] = known[0] if len(known) == 1 and known[0] is not None else None
+        if any(names_app_state(c.text.decode("utf-8", errors="replace")) for c in values):
+            self.state_vars.add(var)
 
     def to_cmd(self, node: Node) -> Cmd | None:
         """The simple command at `node` (read once: pipelines and redirections ask again)."""
@@ -653,6 +687,8 @@ class Analyzer:
             return
         if inner.name in ("cd", "pushd"):
             self.set_cwd(inner.operands[0] if inner.operands else "~")
+            if self.cwd is None and self._names_state(inner.node):  # `cd $(echo ~/.hermes)`
+                self.cwd = self.state[0] if self.state else None
             return
         if "/" in inner.program:  # `./x.sh`: a file run by its path
             ran_file(self, inner, inner.program)
@@ -925,6 +961,8 @@ class Analyzer:
 
 
 _NET_CLIENTS = frozenset({"nc", "ncat", "netcat", "telnet", "socat"})
+# Findings about what only run time knows: hardline when the command names the state.
+_UNKNOWN_RULES = frozenset({"overwrite", "delete", "truncate", "move", "destroy"})
 _STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _SUBSTITUTED = frozenset({"process_substitution", "command_substitution"})
 

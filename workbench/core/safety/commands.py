@@ -7,6 +7,7 @@ string, a grep pattern, a commit message) is data, never a command.
 
 from __future__ import annotations
 
+import glob
 import os
 import posixpath
 import re
@@ -16,6 +17,8 @@ from typing import Any
 
 from workbench.core.safety import archives, cloud, databases, hermes
 from workbench.core.safety.inline_code import judge_code, language_of
+from workbench.core.safety.places import within
+from workbench.core.safety.python_code import python_strings
 from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Severity
@@ -552,11 +555,30 @@ def _in_place_option(arg: str | None) -> bool:
     return False
 
 
+_HERMES = re.compile(r"\.hermes(?![\w.-])")  # the folder, not `.hermes-cache`
+
+
 def names_app_state(code: str) -> bool:
-    """Whether text names hermes-tui's own state (its folder's name, its variable or path)."""
+    """Whether text names hermes-tui's own state (its folder's name, its variable or path),
+    also as a pattern (`~/.her*/config.yaml`) or, in Python, strings put together
+    (`".her" "mes"`, `".herm" + "es"`)."""
     from workbench.core.safety.places import state_roots
 
-    return "HERMES_HOME" in code or ".hermes" in code or any(r in code for r in state_roots())
+    roots = state_roots()
+    if "HERMES_HOME" in code or _HERMES.search(code) or any(r in code for r in roots):
+        return True
+    if any(_HERMES.search(text) for text in python_strings(code)):
+        return True
+    patterns = [
+        t
+        for t in re.split(r"[\s'\"(),;=<>|&`]+", code)
+        if t[:1] in "~/" and any(c in t for c in "*?[")
+    ]
+    for pattern in patterns[:16] if len(code) <= 65536 else ():
+        expanded = os.path.expanduser(pattern)
+        if any(within(os.path.realpath(m), r) for m in glob.glob(expanded)[:64] for r in roots):
+            return True
+    return False
 
 
 def code_finding(ctx: Context, node: Node, program: str, language: str, code: str | None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import shlex
 from dataclasses import dataclass
 
@@ -471,6 +472,45 @@ _DELETES = frozenset(
 _HTTP_DELETES = frozenset(
     {"requests.delete", "httpx.delete", "requests.Session().delete", "httpx.Client().delete"}
 )
+
+
+@functools.lru_cache(maxsize=64)
+def python_strings(code: str) -> tuple[str, ...]:
+    """The strings Python code holds, with those it adds together (`".herm" + "es"`) added
+    (adjacent literals are one string to the parser already). Not Python: none."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return ()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append(node.value)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            found += _joined(node)
+        elif isinstance(node, ast.JoinedStr):
+            found.append("".join(v.value for v in node.values if isinstance(v, ast.Constant)))
+    return tuple(found[:4096])
+
+
+def _joined(node: ast.BinOp) -> list[str]:
+    """`a + "/.herm" + "es"`: the runs of strings added next to each other."""
+    parts: list[ast.AST] = []
+    stack: list[ast.AST] = [node]
+    while stack and len(parts) < 256:
+        current = stack.pop()
+        if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+            stack += [current.right, current.left]
+        else:
+            parts.append(current)
+    runs, run = [], ""
+    for part in parts:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            run += part.value
+        elif run:
+            runs.append(run)
+            run = ""
+    return [*runs, run] if run else runs
 
 
 def python_imports(code: str) -> list[str]:
