@@ -840,3 +840,23 @@ def test_a_pattern_that_matches_the_state_names_it(tmp_path, monkeypatch) -> Non
     (tmp_path / ".hermes" / "config.yaml").write_text("x: 1\n")
     assert judged("perl -e 'unlink glob \"~/.her*/config.yaml\"'").hardline
     assert not judged("rm -rf build/.hermes-cache-$X").hardline
+
+
+def test_a_bind_mount_asks_highly() -> None:
+    # writes through the mount point land in its source, which no path resolution shows
+    for command in ("mount --bind ~/.hermes x", "mount -o bind,ro /etc x", "mount -B / x"):
+        verdict = judged(command)
+        assert verdict.dangerous and verdict.severity >= Severity.HIGH, command
+    assert not judged("mount").dangerous
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "docker run -v ~/.hermes:/h alpine rm -rf /h",
+        "podman run --volume ~/.hermes:/h:rw alpine sh",
+        "docker run --mount type=bind,source=$HOME/.hermes,target=/h alpine true",
+    ],
+)
+def test_a_container_given_the_state_never_runs(command: str) -> None:
+    assert judged(command).hardline, (command, judged(command).reasons)

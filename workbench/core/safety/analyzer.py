@@ -479,6 +479,11 @@ class Analyzer:
             places = self._read_candidates(value)
             if "/" in value:  # `hh/plugins/x` where hh links into the state: nothing there yet
                 places = list(dict.fromkeys([*places, *self.candidates(value)]))
+            # a container's volume: `-v ~/.hermes:/h`, `--mount type=bind,source=...`
+            sources = [value.split(":", 1)[0]] if ":" in value else []
+            sources += re.findall(r"(?:^|,)(?:source|src)=([^,]+)", value)
+            for source in (s for s in sources if s[:1] in ("/", "~", ".")):
+                places = list(dict.fromkeys([*places, *self.candidates(source)]))
             if cmd_name not in _STATE_READERS and any(
                 within(p, root) for p in places for root in self.state
             ):

@@ -1547,6 +1547,13 @@ def _passwords(ctx: Context, cmd: Cmd) -> None:
 
 @rule("mount", "umount", "swapoff")
 def _mounts(ctx: Context, cmd: Cmd) -> None:
+    bind = cmd.has("--bind", "--rbind", short="B") or any(
+        a and re.search(r"(?:^|,)r?bind(?:,|$)", a) for a in cmd.args
+    )
+    if cmd.name == "mount" and bind:  # writes through the mount point land in its source,
+        reason = "mount --bind puts one folder over another: writes there land in the first"
+        ctx.flag("mounts", reason, cmd.node, Severity.HIGH)  # which no path shows
+        return
     if (
         cmd.name == "mount"
         and not any(a and "remount" in a for a in cmd.args)
