@@ -413,3 +413,21 @@ async def test_a_first_reply_that_names_a_tool_it_did_not_call_is_asked_once(
     assert (await session.turn("which tool reads a file?")).text == "read_file reads a file"
     assert len(fake.requests) == 5
     await session.close()
+
+
+async def test_a_lean_request_that_names_a_file_there_is_must_look_first(
+    make_session, fake: FakeOpenAI
+) -> None:
+    # the 1.5B, asked what manual.md says, twice wrote how one would search it and answered
+    # without a call: a request about a file the project holds needs a look at it
+    fake.add(tools(READ_A), text("alpha"), text("hello"), text("none"), text("hi"))
+    session, events = await make_session(lean=True, max_rounds=8)
+    assert (await session.turn("What does a.txt say?")).text == "alpha"
+    assert fake.requests[0]["tool_choice"] == "required" and ran(events) == ["read_file"]
+    assert "tool_choice" not in fake.requests[1]  # after the look, free to answer
+    await session.turn("Say hello.")  # names no file
+    await session.turn("Is there a missing.txt?")  # names one that is not there
+    assert [r.get("tool_choice") for r in fake.requests[2:]] == [None, None]
+    full, _ = await make_session(lean=False)
+    await full.turn("What does a.txt say?")  # a full-size model decides for itself
+    assert fake.requests[-1].get("tool_choice") is None

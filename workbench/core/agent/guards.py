@@ -8,7 +8,8 @@ differently; the same write again is still refused.
 
 A small model (the bundled one) gets a lean profile: a short system prompt that says how
 to work, only the shared tools (it misuses the agent's own: clarify, memory, todo,
-delegate_task, session_search) without their numeric and boolean options, one tool call a
+delegate_task, session_search) without their numeric and boolean options, a first round
+that must call a tool when the request names a file the project holds, one tool call a
 round, after tool results a one-line nudge to answer if it can, and one more round, told
 why, when it answers without writing a file its request asked to be written, or, in the
 first round, names a tool it did not call.
@@ -73,8 +74,13 @@ def to_write(request: str, exists: Callable[[str], bool]) -> list[str]:
     often answers with it and never writes the file."""
     if not WRITE_WORDS.search(request):
         return []
+    return [n for n in file_names(request) if not exists(n)]
+
+
+def file_names(request: str) -> list[str]:
+    """The file names a request gives (`notes.md`, `src/app.py`), each once."""
     names = dict.fromkeys(m.group(1) for m in FILE_NAME.finditer(request))
-    return [n for n in names if n.lower() not in NOT_FILES and not exists(n)]
+    return [n for n in names if n.lower() not in NOT_FILES]
 
 
 def unwritten(names: list[str]) -> str:

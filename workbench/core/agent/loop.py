@@ -41,6 +41,7 @@ from workbench.core.agent.guards import (
     LEAN_SYSTEM,
     RepeatGuard,
     described_call,
+    file_names,
     nudge,
     to_write,
     unwritten,
@@ -134,6 +135,7 @@ class Agent:
         self._first_round = False
         self._final = False  # this round must answer: tool_choice "none"
         self._to_write: list[str] = []  # lean: files the request asks for that do not exist
+        self._must_look = False  # lean: the request names a file there is: look first
         self.window = window or Window.for_model(
             settings.model, settings.context_window, settings.max_tokens, None
         )
@@ -175,6 +177,7 @@ class Agent:
             self._context = await asyncio.to_thread(self._bounded_context, context)
         self._append({"role": "user", "content": prompt})
         self._to_write = self._files_to_write(prompt)
+        self._must_look = self.settings.lean and bool(self._files_named(prompt))
         rounds, text, reason, error = 0, "", "answered", ""
         try:
             for rounds in range(1, self.settings.max_rounds + 2):
@@ -225,8 +228,13 @@ class Agent:
     def _files_to_write(self, prompt: str) -> list[str]:
         if not self.settings.lean:
             return []
-        cwd = self.executor.cwd
-        return to_write(prompt, lambda name: os.path.lexists(os.path.join(cwd, name)))
+        return to_write(prompt, self._exists)
+
+    def _files_named(self, prompt: str) -> list[str]:
+        return [name for name in file_names(prompt) if self._exists(name)]
+
+    def _exists(self, name: str) -> bool:
+        return os.path.lexists(os.path.join(self.executor.cwd, name))
 
     def _follow_up(self, text: str, first: bool) -> bool:
         """Lean: an answer given without looking gets one more round, told why: a first
@@ -336,7 +344,8 @@ class Agent:
             request["tools"] = definitions
             if self._final:
                 request["tool_choice"] = "none"
-            elif self.settings.require_tool and self._first_round:  # look before answering
+            elif self._first_round and (self.settings.require_tool or self._must_look):
+                # look before answering: asked to, or (lean) the request names a file there is
                 request["tool_choice"] = "required"
             request["messages"] += self._nudge()
         return request
