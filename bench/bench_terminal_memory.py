@@ -12,12 +12,9 @@ Target: growth under 300 MB for any output size (the bound the README states).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
+
+from harness import child_figures
 
 GB_OUTPUT = "yes | head -c 1000000000"
 ENDLESS = "cat /dev/zero"
@@ -65,18 +62,7 @@ print(json.dumps({"growth_mb": vm("VmHWM") - before, "seconds": took,
 
 
 def measure(mode: str, command: str, timeout: float) -> dict | str:
-    with tempfile.TemporaryDirectory(prefix="bench-terminal-") as tmp:
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, mode, command, str(timeout), tmp],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parents[1],
-            env={**os.environ, "HERMES_HOME": str(Path(tmp) / "home")},  # never ~/.hermes
-        )
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        return lines[-1] if lines else f"exit {done.returncode}"
-    return json.loads(done.stdout)
+    return child_figures(CHILD, mode, command, str(timeout))
 
 
 def line(name: str, ours: dict | str, peer: dict | str | None, peer_name: str) -> bool:

@@ -12,15 +12,10 @@ Target: within 1.5× of Hermes's figure, or under 25 ms where Hermes is not inst
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-from harness import fmt, report
+from harness import child_figures, fmt, report
 
 RUNS = 20
 ROUNDS = 3
@@ -50,18 +45,7 @@ print(json.dumps(times))
 
 
 def times(side: str) -> list[float] | str:
-    with tempfile.TemporaryDirectory(prefix="bench-terminal-") as tmp:
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, side, str(RUNS), tmp],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parents[1],
-            env={**os.environ, "HERMES_HOME": str(Path(tmp) / "home")},  # never ~/.hermes
-        )
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        return lines[-1] if lines else f"exit {done.returncode}"
-    return json.loads(done.stdout)
+    return child_figures(CHILD, side, str(RUNS))
 
 
 def main() -> int:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
+import sys
+import tempfile
 import time
 import timeit
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 
 def per_call(fn: Callable[[], object], number: int, repeat: int = 7) -> float:
@@ -59,3 +63,21 @@ def raise_priority(pid: int | str = "self") -> str:
     except OSError:
         return f"nice {nice}"
     return f"nice {nice}, autogroup nice {nice}"
+
+
+def child_figures(code: str, *args: str) -> object | str:
+    """Run `code` in a fresh interpreter from the repository root, with its own temporary
+    HERMES_HOME (never ~/.hermes) passed as its last argument; its stdout is JSON. On failure,
+    the last line of its stderr (or its exit status) instead."""
+    with tempfile.TemporaryDirectory(prefix="bench-child-") as tmp:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args, tmp],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            env={**os.environ, "HERMES_HOME": str(Path(tmp) / "home")},
+        )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return lines[-1] if lines else f"exit {done.returncode}"
+    return json.loads(done.stdout)
