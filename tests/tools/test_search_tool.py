@@ -229,3 +229,15 @@ def test_a_search_never_reads_the_apps_state_or_credentials(
         )
     )
     assert "key" not in json.dumps(names) and "a.jsonl" not in json.dumps(names), names
+
+
+def test_a_match_shows_the_text_of_the_line_its_number_names(tmp_path: Path) -> None:
+    # numbered by newlines, as read_file numbers them: a form feed, a \x85 or a \u2028 in a
+    # line once shifted the text shown against the number given
+    (tmp_path / "odd.txt").write_text("one\x0cpage\r\nsee\x85two\nTARGET here\r\nlast\u2028x\n")
+    (match,) = search(tmp_path, pattern="TARGET")["matches"]
+    assert (match["line"], match["text"]) == (3, "TARGET here")
+    (near,) = search(tmp_path, pattern="here target")["matches"]  # the words, any order
+    assert (near["line"], near["text"]) == (3, "TARGET here")
+    (context,) = search(tmp_path, pattern="TARGET", context=1)["matches"]
+    assert context["context"] == ["2|see\x85two", "3|TARGET here", "4|last\u2028x"]

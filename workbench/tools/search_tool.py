@@ -442,7 +442,7 @@ def _loose(
         if len(present) < max(need, floor + 1):
             return []
         held, best = [], 0
-        for number, line in enumerate(lower.splitlines(), 1):
+        for number, line in enumerate(_lines(lower), 1):
             count = sum(w in line for w in present)
             if count >= need and count > floor:
                 held.append((-count, number))
@@ -451,7 +451,7 @@ def _loose(
                     break  # a page of lines no later one in this file can beat
         if not held:
             return []
-        found = text.splitlines()
+        found = _lines(text)
         best_lines = heapq.nsmallest(room + 1, held)
         return [(-count, _item(found, number, shown, context)) for count, number in best_lines]
 
@@ -494,7 +494,7 @@ def _finditer(pattern, text: str, deadline: Deadline, path: str):
 
 
 def _line_matches(text: str, found, path: str, context: int, room: int) -> list[dict[str, Any]]:
-    lines = text.splitlines()
+    lines = _lines(text)
     out, seen = [], set()
     starts = _line_starts(text)
     for match in found:
@@ -532,8 +532,17 @@ def _line_of(starts: list[int], position: int) -> int:
     return bisect_right(starts, position)
 
 
+def _lines(text: str) -> list[str]:
+    """The text's lines, numbered as read_file numbers them: split at newlines only (not at
+    the form feeds and Unicode separators `splitlines` also splits at)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    return lines
+
+
 def _clip(lines: list[str], number: int) -> str:
-    line = lines[number - 1] if 0 < number <= len(lines) else ""
+    line = lines[number - 1].removesuffix("\r") if 0 < number <= len(lines) else ""
     return line if len(line) <= MAX_MATCH_LINE else line[:MAX_MATCH_LINE] + "..."
 
 
