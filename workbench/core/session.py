@@ -166,6 +166,9 @@ class ChatSession:
         executor = self.runtime.executor(broker=self.broker, session_id=self.id, cwd=self.cwd)
         executor.registry, executor.label, executor.parent = tools, task.name, task.call_id
         executor.budget = self.executor.budget
+        # one session, one memory of the files it wrote: a script a sub-agent wrote asks when
+        # its parent (or another sub-agent) runs it, and the other way round
+        executor.written = self.executor.written
         self._limit_delegation(executor)
         agent = Agent(
             self.settings,

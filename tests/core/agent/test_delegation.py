@@ -252,3 +252,25 @@ async def test_a_toolset_switched_off_while_a_subagent_works_is_no_longer_offere
     assert not [e for e in events if isinstance(e, ToolCallFinished) and e.status == "ok"
                 and e.name == "read_file"]  # fmt: skip
     await session.close()
+
+
+async def test_a_script_a_subagent_wrote_asks_when_its_parent_runs_it(
+    make_session, fake: FakeOpenAI, workdir: Path
+) -> None:
+    # the sub-agent's executor kept its own list of written files: the parent ran it unasked
+    (workdir / "data").mkdir()
+    script = {"path": "cleanup.sh", "content": "rm -rf data\n"}
+    fake.add(
+        tools(("delegate_task", {"goal": "write the script"})),
+        tools(("terminal", {"command": "bash cleanup.sh"})),
+        text("done"),
+    )
+    fake.route("write the script", tools(("write_file", script)), text("written"))
+    asked = []
+    broker = ApprovalBroker()
+    broker.attach(lambda request: (asked.append(request.reason), broker.answer(request.id, "d")))
+    session, _ = await make_session(broker=broker)
+    await session.turn("clean up")
+    assert (workdir / "cleanup.sh").exists() and (workdir / "data").is_dir()
+    assert any("cleanup.sh, which was written" in reason for reason in asked), asked
+    await session.close()
