@@ -14,6 +14,7 @@ from workbench.core.agent.guards import (
     LEAN_SYSTEM,
     NUDGE,
     RETRY_NUDGE,
+    UNLOOKED,
     RepeatGuard,
     call_key,
     described_call,
@@ -431,3 +432,21 @@ async def test_a_lean_request_that_names_a_file_there_is_must_look_first(
     full, _ = await make_session(lean=False)
     await full.turn("What does a.txt say?")  # a full-size model decides for itself
     assert fake.requests[-1].get("tool_choice") is None
+
+
+async def test_a_lean_answer_about_a_named_file_given_without_a_look_is_asked_once(
+    make_session, fake: FakeOpenAI
+) -> None:
+    # llama.cpp takes tool_choice "required" with our template as a strong request only:
+    # the 0.5B answered "0.0.0.0…" about config.py without a call
+    fake.add(text("It says beta."), tools(READ_A), text("alpha"))
+    fake.add(text("It says beta."), text("Still beta."))
+    session, events = await make_session(lean=True, max_rounds=8)
+    assert (await session.turn("What does a.txt say?")).text == "alpha"
+    asked = fake.requests[1]["messages"][-1]
+    assert asked == {"role": "user", "content": UNLOOKED.format(names="a.txt")}
+    assert [r.get("tool_choice") for r in fake.requests] == ["required", "required", None]
+    # asked once a turn: a second answer without a look is the answer
+    assert (await session.turn("And a.txt now?")).text == "Still beta."
+    assert [r.get("tool_choice") for r in fake.requests[3:]] == ["required", "required"]
+    assert ran(events) == ["read_file"] and len(fake.requests) == 5

@@ -88,6 +88,18 @@ def unwritten(names: list[str]) -> str:
     return UNWRITTEN.format(names=" and ".join(names))
 
 
+UNLOOKED = (
+    "[You answered without looking at {names}. Call a tool to look at it first (read_file, "
+    "or search_files for a word in it), then answer from what it says.]"
+)
+
+
+def unlooked(names: list[str]) -> str:
+    """The line that asks, once, for a look at the files a request named and a first reply
+    answered about without a call."""
+    return UNLOOKED.format(names=" and ".join(names))
+
+
 DESCRIBED = (
     "[You wrote about {name} but called no tool. If a tool is needed, call it now; if not, "
     "give your answer again.]"

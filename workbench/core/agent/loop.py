@@ -44,6 +44,7 @@ from workbench.core.agent.guards import (
     file_names,
     nudge,
     to_write,
+    unlooked,
     unwritten,
 )
 from workbench.core.agent.offered import offered as offered_tools
@@ -135,7 +136,7 @@ class Agent:
         self._first_round = False
         self._final = False  # this round must answer: tool_choice "none"
         self._to_write: list[str] = []  # lean: files the request asks for that do not exist
-        self._must_look = False  # lean: the request names a file there is: look first
+        self._must_look: list[str] = []  # lean: files the request names that exist: look first
         self.window = window or Window.for_model(
             settings.model, settings.context_window, settings.max_tokens, None
         )
@@ -177,7 +178,7 @@ class Agent:
             self._context = await asyncio.to_thread(self._bounded_context, context)
         self._append({"role": "user", "content": prompt})
         self._to_write = self._files_to_write(prompt)
-        self._must_look = self.settings.lean and bool(self._files_named(prompt))
+        self._must_look = self._files_named(prompt) if self.settings.lean else []
         rounds, text, reason, error = 0, "", "answered", ""
         try:
             for rounds in range(1, self.settings.max_rounds + 2):
@@ -188,6 +189,8 @@ class Agent:
                 )
                 reply = await self._round(rounds, final, tokens)
                 text = reply.text
+                if reply.calls or rounds > 1:
+                    self._must_look = []  # it looked, or had its second chance
                 if not reply.calls and not final and self._follow_up(reply.text, rounds == 1):
                     continue
                 if not reply.calls:
@@ -238,13 +241,17 @@ class Agent:
 
     def _follow_up(self, text: str, first: bool) -> bool:
         """Lean: an answer given without looking gets one more round, told why: a first
-        reply that names a tool it did not call, or a turn that wrote nothing although its
-        request asked for a file to be written (each once a turn)."""
+        reply that names a tool it did not call or calls none although the request names a
+        file there is, or a turn that wrote nothing although its request asked for a file
+        to be written (each once a turn)."""
         if not self.settings.lean:
             return False
         named = described_call(text, self.last_offered) if first else None
         if named is not None:
             self._append({"role": "user", "content": DESCRIBED.format(name=named)})
+            return True
+        if first and self._must_look:
+            self._append({"role": "user", "content": unlooked(self._must_look)})
             return True
         if not self._to_write or self.guard.wrote_any:
             return False
@@ -344,8 +351,10 @@ class Agent:
             request["tools"] = definitions
             if self._final:
                 request["tool_choice"] = "none"
-            elif self._first_round and (self.settings.require_tool or self._must_look):
-                # look before answering: asked to, or (lean) the request names a file there is
+            elif self._must_look or (self._first_round and self.settings.require_tool):
+                # look before answering: asked to, or (lean) the request names a file there
+                # is. With our template llama.cpp takes it as a strong request, not a rule:
+                # a reply without a call is asked once more (_follow_up)
                 request["tool_choice"] = "required"
             request["messages"] += self._nudge()
         return request
