@@ -110,7 +110,19 @@ def test_a_name_search_falling_back_to_text_lists_every_file_not_the_lines_of_on
 
 def test_errors(tree: Path) -> None:
     assert "Invalid regex" in search(tree, pattern="(unclosed")["error"]
-    assert "Path not found" in search(tree, pattern="x", path="nowhere")["error"]
+    assert "Path not found" in search(tree, pattern="x", path=str(tree / "nowhere"))["error"]
+
+
+def test_a_relative_path_that_is_not_there_searches_the_working_directory(tree: Path) -> None:
+    # the 1.5B searched `src` of a project without one, repeated it, then guessed the answer
+    out = search(tree / "docs", pattern="TODO write", path="lib")
+    assert [m["path"] for m in out["matches"]] == ["guide.md"]
+    assert "'lib' does not exist" in out["note"] and "whole working directory" in out["note"]
+    names = search(tree, pattern="*.md", target="files", path="nowhere/deeper")
+    assert names["files"] == ["docs/guide.md"] and "does not exist" in names["note"]
+    nothing = search(tree, pattern="zebra", path="lib")
+    assert nothing["matches"] == [] and "hint" in nothing and "does not exist" in nothing["note"]
+    assert "Path not found" in search(tree, pattern="x", path="~/no-such-dir-here")["error"]
 
 
 def test_a_search_that_finds_nothing_says_what_to_try(tree: Path) -> None:

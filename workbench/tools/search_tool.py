@@ -172,8 +172,11 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
         return elsewhere
     cwd = Path(kw.get("cwd") or os.getcwd())
     root = resolve_path(args.get("path") or ".", cwd)
+    guessed = None  # a relative path that is not there: the working directory is searched
     if not root.exists():
-        return tool_error(f"Path not found: {root}")
+        if Path(os.path.expanduser(args.get("path") or ".")).is_absolute() or not cwd.is_dir():
+            return tool_error(f"Path not found: {root}")
+        guessed, root = args.get("path"), cwd
     if never_searched(root):
         return tool_error(
             f"search_files does not search {', '.join(NEVER_SEARCHED)}: reading their files "
@@ -193,8 +196,10 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
     deadline = Deadline(float(kw.get("search_seconds") or seconds))
     try:
         if (args.get("target") or "content") == "files":
-            return _find_files(root, args["pattern"], cwd, limit, offset, deadline)
-        return _search_contents(root, args, cwd, limit, offset, deadline)
+            found = _find_files(root, args["pattern"], cwd, limit, offset, deadline)
+        else:
+            found = _search_contents(root, args, cwd, limit, offset, deadline)
+        return found if guessed is None else _beyond_path(found, guessed)
     except SearchTooSlow as exc:
         return tool_error(
             f"search_files gave up in {_display(exc.where, cwd)}: the pattern "
@@ -236,6 +241,20 @@ def _beyond_glob(wide: str, file_glob: str) -> str:
     data["note"] = (
         f"Nothing matched in the files matching file_glob {file_glob!r}; "
         "these matches are from other files. " + data.get("note", "")
+    ).strip()
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _beyond_path(found: str, path: str) -> str:
+    """What a search of the working directory found, for a relative path that is not there:
+    a model guesses folders (the 1.5B searched `src` in a project without one, and repeated
+    that search until made to answer, then guessed)."""
+    data = json.loads(found)
+    if "error" in data:
+        return found
+    data["note"] = (
+        f"The path {path!r} does not exist; these results are from the whole working "
+        "directory. " + data.get("note", "")
     ).strip()
     return json.dumps(data, ensure_ascii=False)
 
