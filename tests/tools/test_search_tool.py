@@ -253,3 +253,15 @@ def test_a_match_shows_the_text_of_the_line_its_number_names(tmp_path: Path) -> 
     assert (near["line"], near["text"]) == (3, "TARGET here")
     (context,) = search(tmp_path, pattern="TARGET", context=1)["matches"]
     assert context["context"] == ["2|see\x85two", "3|TARGET here", "4|last\u2028x"]
+
+
+def test_only_the_first_words_of_a_long_phrase_are_looked_for_line_by_line(
+    tmp_path: Path,
+) -> None:
+    # each word is looked for in every line: a pattern of thousands of words must not make
+    # that work thousands of times larger
+    words = [f"word{n}" for n in range(40)]
+    (tmp_path / "a.txt").write_text(" ".join(words[:6]) + "\n" + " ".join(words[20:]) + "\n")
+    out = search(tmp_path, pattern=" ".join(words))
+    assert [m["line"] for m in out["matches"]] == [1]  # line 2 holds only words past the 12th
+    assert search(tmp_path, pattern=" ".join(words[:3]))["matches"][0]["line"] == 1
