@@ -35,6 +35,7 @@ class CodeFinding:
     command: str | None = None
     path: str | None = None
     recursive: bool = False
+    unreadable: bool = False  # code it cannot follow: what it does is known when it runs
 
 
 # Code that builds what it runs at run time: it cannot be read, so it asks.
@@ -65,7 +66,7 @@ def judge_code(language: str, code: str) -> list[CodeFinding]:
     as shell code), or code it cannot follow."""
     if language == "python":
         found = [
-            CodeFinding(f.what, f.fork_bomb, f.kind, f.command, f.path, f.recursive)
+            CodeFinding(f.what, f.fork_bomb, f.kind, f.command, f.path, f.recursive, f.unreadable)
             for f in python_effects(code)
         ]
         return found + [  # judged by the caller, who knows which files the session wrote

@@ -9,6 +9,7 @@ has that line judged as shell code.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Severity
@@ -421,8 +422,36 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
         if re.search(r"\s|[;&|<>()$`]", inner.name):  # `watch "rm f"`: a command line
             ctx.shell_payload(cmd.node, " ".join(a for a in cmd.args[start:] if a))
             return None
-        cmd = inner
+        cmd = _xargs_items(ctx, cmd, inner) if cmd.name == "xargs" else inner
     return cmd
+
+
+def _xargs_items(ctx: Context, xargs: Cmd, inner: Cmd) -> Cmd:
+    """The command xargs runs, with the items it reads put where xargs puts them: at the end,
+    or in place of -I's replacement string. An item is known only at run time (None) unless
+    what feeds xargs is a search inside the working directory (see `computed_operand`)."""
+    item = ctx.computed_operand(xargs.node)
+    replace = None
+    for i, arg in enumerate(xargs.args):
+        if arg in ("-I", "--replace") and i + 1 < len(xargs.args):
+            replace = xargs.args[i + 1]
+        elif arg is not None and arg.startswith(("--replace=", "-i")) and arg != "-i":
+            replace = arg.split("=", 1)[1] if "=" in arg else arg[2:]
+        elif arg in ("-i", "--replace"):
+            replace = "{}"
+    if replace:
+        words = [
+            a if a is not None else _text(n) for a, n in zip(inner.args, inner.nodes, strict=False)
+        ]
+        args = [item if replace in w else a for a, w in zip(inner.args, words, strict=True)]
+        return Cmd(inner.name, args, inner.nodes, inner.node, inner.program)
+    return Cmd(
+        inner.name, [*inner.args, item], [*inner.nodes, xargs.node], inner.node, inner.program
+    )
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None else ""
 
 
 def _bwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
