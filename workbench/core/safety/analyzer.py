@@ -209,7 +209,7 @@ class Analyzer:
         self.ran: list[tuple[str | None, ...]] = []  # every command judged, payloads' too
         self.path: list[str] = []  # folders a PATH set in the command puts before the rest
         self.state_vars: set[str] = set()  # variables that may hold hermes-tui's state
-        self.fed: dict[int, list[str | None]] = {}  # commands fed by `find ROOTS |`: the roots
+        self.fed_by: dict[int, list[str | None]] = {}  # commands fed by `find ROOTS |`: the roots
         self.source: Source | None = None
 
     # -- entry --------------------------------------------------------------------------
@@ -465,7 +465,7 @@ class Analyzer:
         hands on. None: it may be anything."""
         if node is None:
             return None
-        fed = self.fed.get(node.id)
+        fed = self.fed_by.get(node.id)
         if fed is not None:
             return self.found_under(fed)
         subs = [c for c in _walk(node) if c.type == "command_substitution"]
@@ -866,7 +866,7 @@ class Analyzer:
         for before, cmd in itertools.pairwise(cmds):
             roots = _search_roots(before) if before is not None else None
             if cmd is not None and roots is not None:  # `find src | xargs X`: files in src
-                self.fed[cmd.node.id] = roots
+                self.fed_by[cmd.node.id] = roots
         for position, cmd in enumerate(cmds):
             if position == 0 or cmd is None:
                 continue
@@ -1064,7 +1064,12 @@ def _walk(node: Node) -> list[Node]:
 
 
 def _search_roots(cmd: Cmd) -> list[str | None] | None:
-    """The folders `find` searches when it only lists (None: not such a find)."""
+    """The folders a listing searches: `find` when it only lists, `git ls-files`, which
+    lists files under the working directory (None: not such a listing)."""
+    if cmd.name == "git" and cmd.args[:1] == ["ls-files"]:
+        paths = [a for a in cmd.args[1:] if a is None or not a.startswith("-")]
+        inside = all(a is not None and not a.startswith(("/", "~", "..")) for a in paths)
+        return ["."] if inside and "--" not in cmd.args else None
     if cmd.name != "find" or _only_reads(cmd) is cmd:
         return None
     return _find_roots(cmd)
