@@ -130,3 +130,24 @@ async def test_executor_in_the_sandbox_runs_it_with_yes(work: Path, home: Path) 
     assert outcome.status == "ok", outcome.content
     assert outcome.decision is not None and outcome.decision.choice is Choice.ONCE
     assert not (work / "build").exists()
+
+
+async def test_yes_never_answers_for_a_deny_rule_the_command_may_hide_from(
+    tmp_path: Path,
+) -> None:
+    # `git $SUB origin main` may be the `git push` a deny rule forbids: confined or not, the
+    # sandbox enforces no rule, so only a person may approve it
+    deny = Rule(Action.DENY, "command_prefix", "git push")
+    command = "git $SUB origin main"
+    for confined in (False, True):
+        broker = ApprovalBroker(mode="off", rules=[deny])
+        decision = await broker.decide(
+            "terminal", command, verdict(command, tmp_path), cwd="/w", confined=confined
+        )
+        assert not decision.approved
+        assert decision.reason.startswith("denied: not understood: a deny rule may apply")
+        assert "approve it in person" in decision.reason and "sandbox" not in decision.reason
+    broker = ApprovalBroker(mode="off", rules=[deny])
+    asked = answering_once(broker)
+    decision = await broker.decide("terminal", command, verdict(command, tmp_path), cwd="/w")
+    assert decision.choice is Choice.ONCE and asked[0].reason.startswith("not understood:")

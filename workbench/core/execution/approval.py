@@ -228,13 +228,14 @@ class ApprovalBroker:
                 Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
             )
         fail_closed = self.book.policy.fail_closed
-        unread = "" if confined else not_understood(verdict)
+        unread = not_understood(verdict, ruling, confined)
         if self.mode == "off" and not fail_closed and not unread:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         if not self._front_ends and fail_closed:  # --yes answers for rules it can read only
             return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
         if not self._front_ends and self.mode == "off":  # --yes answers for what it read only
-            return Decision(Choice.DENY, unread_denial(unread, tool))
+            confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
+            return Decision(Choice.DENY, unread_denial(unread, tool, confining))
         if not self._front_ends:
             return Decision(Choice.DENY, NO_ONE)
         reason = ruling.reason if ruling.rule or not reason else reason
@@ -353,20 +354,26 @@ class ApprovalBroker:
         logger.info("approvals closed (%s): %d pending denied", why, len(self._pending))
 
 
-def not_understood(verdict: Verdict | None) -> str:
-    """What the gate could not read in this call ("" when it read everything it found)."""
-    if verdict is None or not verdict.opaque:
-        return ""
-    return "; ".join(verdict.opaque_reasons)
+def not_understood(verdict: Verdict | None, ruling: Ruling, confined: bool) -> str:
+    """What the gate could not read in this call, that approvals being off do not answer for
+    ("" when nothing): the detector's opaque findings unless the call runs confined, and a
+    rule that may apply to what the command hides, confined or not."""
+    found = [] if confined or verdict is None else verdict.opaque_reasons
+    if ruling.opaque:
+        found.append(ruling.reason)
+    return "; ".join(found)
 
 
-def unread_denial(unread: str, tool: str) -> str:
-    """Why `--yes` did not approve a call whose effect the gate could not read, and what to do."""
-    if tool == "terminal":
+def unread_denial(unread: str, tool: str, confining: bool) -> str:
+    """Why `--yes` did not approve a call whose effect the gate could not read, and what to do
+    (`confining`: the sandbox would let --yes run it)."""
+    if confining:
         what = (
             "this command would run outside the sandbox: turn on terminal.sandbox (there it "
             "runs confined, and --yes runs it) or approve it in person"
         )
+    elif tool == "terminal":
+        what = "a rule may apply to what it hides: approve it in person"
     else:
         what = f"{tool} does not run in the sandbox: approve it in person"
     return (

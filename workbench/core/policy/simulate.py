@@ -29,7 +29,8 @@ class Simulation:
     def unread(self) -> list[str]:
         """What the gate could not read: --yes runs it only confined."""
         verdict = self.ruling.verdict
-        return verdict.opaque_reasons if verdict is not None else []
+        found = verdict.opaque_reasons if verdict is not None else []
+        return [*found, self.ruling.reason] if self.ruling.opaque else found
 
     @property
     def outcome(self) -> Outcome:
@@ -40,7 +41,7 @@ class Simulation:
     @property
     def held_back(self) -> bool:
         """Approvals are off, but they do not answer for this: a person still may."""
-        return self.mode_off and bool(self.unread) and not self.confined
+        return self.mode_off and (self.ruling.opaque or (bool(self.unread) and not self.confined))
 
     @property
     def exit_code(self) -> int:
@@ -60,10 +61,14 @@ class Simulation:
         if self.unread:
             out.append(f"  not understood: {'; '.join(self.unread)}")
         if self.held_back and self.ruling.outcome is Outcome.ASK:
+            fix = (
+                "a rule may apply to what it hides"
+                if self.ruling.opaque
+                else "unconfined (terminal.sandbox: true lets it run confined)"
+            )
             out.append(
                 "  approvals are off (approvals.mode: off or --yes), but they approve only what "
-                "was understood: unconfined, a person must approve it (headless: denied); "
-                "terminal.sandbox: true lets it run confined"
+                f"was understood; {fix}: a person must approve it (headless: denied)"
             )
         elif self.mode_off and self.ruling.outcome is Outcome.ASK:
             out.append("  approvals are off (approvals.mode: off or --yes): it runs unasked")
