@@ -184,3 +184,12 @@ STAY_FREE = [
 def test_everyday_reading_and_work_inside_stay_free(tree: Path, command: str) -> None:
     verdict = judged(command, tree)
     assert not verdict.dangerous, verdict.as_dict()
+
+
+def test_a_place_that_appears_later_is_judged_when_it_is_there(tree: Path) -> None:
+    # the verdict looked at the filesystem: it is not cached as it was
+    later = tree.parent / "outside" / "later.txt"
+    command = f"somefrobber {later}"
+    assert not judged(command, tree).dangerous
+    later.write_text("x\n")
+    assert judged(command, tree).dangerous

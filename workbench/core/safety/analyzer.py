@@ -443,6 +443,11 @@ class Analyzer:
             self._real_roots = [os.path.realpath(r).rstrip("/") for r in self.write_roots or ()]
         return not any(real == r or real.startswith(r + "/") for r in self._real_roots)
 
+    def exists(self, path: str) -> bool:
+        """Something is at `path` now (the verdict then depends on the filesystem)."""
+        self.looked = True
+        return os.path.lexists(path)
+
     def found_under(self, roots: list[str | None]) -> str | None:
         """What stands for each file a search under `roots` finds (`find ROOTS -exec X {}`,
         `find ROOTS | xargs X`): a name in the first root when every root lies inside the

@@ -639,7 +639,10 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
                 _overwrite(ctx, node, found.path, f"{program} code overwrites")
         else:
             opaque = _unread(language, found)
-            ctx.flag("inline-code", f"{program} code: {found.what}", node, opaque=opaque)
+            what = found.what
+            if found.kind in ("delete", "write") and found.path is None:
+                what += " of a path computed at run time"
+            ctx.flag("inline-code", f"{program} code: {what}", node, opaque=opaque)
 
 
 def _unread(language: str, found: Any) -> bool:

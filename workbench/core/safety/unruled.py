@@ -103,7 +103,7 @@ def judge_unruled(ctx: Context, cmd: Cmd) -> None:
         if arg.startswith("-") or arg in ("-", ""):
             continue
         path = ctx.resolve(arg)
-        if path is None or not os.path.lexists(path):
+        if path is None or not ctx.exists(path):
             continue  # nothing there to change (a name, a URL, a file it would create)
         tree = () if recursive and os.path.isdir(path) else None
         ctx.place(cmd.node, arg, verb, tree=tree, remember=False, possible=True)
