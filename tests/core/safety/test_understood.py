@@ -193,3 +193,10 @@ def test_a_place_that_appears_later_is_judged_when_it_is_there(tree: Path) -> No
     assert not judged(command, tree).dangerous
     later.write_text("x\n")
     assert judged(command, tree).dangerous
+
+
+def test_xargs_fed_by_a_listing_inside_is_understood_and_one_outside_is_not(tree: Path) -> None:
+    assert not judged("ls *.bak | xargs rm", tree).opaque
+    assert not judged("git ls-files -z '*.orig' | xargs -0 rm", tree).opaque
+    for command in ("ls -a | xargs rm -rf", "ls .. | xargs rm", "find ~ | xargs rm"):
+        assert judged(command, tree).opaque, command

@@ -1071,10 +1071,12 @@ def _walk(node: Node) -> list[Node]:
 def _search_roots(cmd: Cmd) -> list[str | None] | None:
     """The folders a listing searches: `find` when it only lists, `git ls-files`, which
     lists files under the working directory (None: not such a listing)."""
+    paths = [a for a in cmd.args if a is None or not a.startswith("-")]
+    inside = all(a is not None and not a.startswith(("/", "~", "..")) for a in paths)
     if cmd.name == "git" and cmd.args[:1] == ["ls-files"]:
-        paths = [a for a in cmd.args[1:] if a is None or not a.startswith("-")]
-        inside = all(a is not None and not a.startswith(("/", "~", "..")) for a in paths)
         return ["."] if inside and "--" not in cmd.args else None
+    if cmd.name == "ls" and not cmd.has("--all", short="af"):  # -a would list `..`
+        return ["."] if inside and not cmd.has(short="R") else None
     if cmd.name != "find" or _only_reads(cmd) is cmd:
         return None
     return _find_roots(cmd)

@@ -92,7 +92,7 @@ def _targets_finding(
     what = _shown(list(targets)) if targets else "files given on standard input"
     reason = f"{verb} {what}" + (f" ({'; '.join(dict.fromkeys(labels))})" if labels else "")
     writes = tuple(t for t in targets if t)
-    opaque = not targets or any(t is None for t in targets)  # which files: known when it runs
+    opaque = any(t is None for t in targets)  # which files: known only when it runs
     ctx.flag(rule_id, reason, cmd.node, severity, writes, opaque=opaque)
 
 
