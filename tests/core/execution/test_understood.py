@@ -151,3 +151,19 @@ async def test_yes_never_answers_for_a_deny_rule_the_command_may_hide_from(
     asked = answering_once(broker)
     decision = await broker.decide("terminal", command, verdict(command, tmp_path), cwd="/w")
     assert decision.choice is Choice.ONCE and asked[0].reason.startswith("not understood:")
+
+
+async def test_in_the_sandbox_a_person_is_still_told_what_was_not_understood(
+    tmp_path: Path,
+) -> None:
+    # with approvals on, the modal offers to let the command out of the sandbox: say why
+    broker = ApprovalBroker()
+    asked = answering_once(broker)
+    command = f"{OPAQUE} && git push --force"
+    await broker.decide(
+        "terminal", command, verdict(command, tmp_path), cwd="/w", confined=True, can_leave=True
+    )
+    assert asked[0].reason == (
+        "not understood: recursively deletes <computed> (a path computed at run time); "
+        "git push: rewrites or deletes remote history"
+    )

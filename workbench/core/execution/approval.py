@@ -239,7 +239,7 @@ class ApprovalBroker:
         if not self._front_ends:
             return Decision(Choice.DENY, NO_ONE)
         reason = ruling.reason if ruling.rule or not reason else reason
-        reason = f"not understood: {unread}; {reason}" if unread else reason
+        reason = told(reason, verdict, ruling)
         request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
         request.diff = diff
         return await self._ask(request)
@@ -362,6 +362,16 @@ def not_understood(verdict: Verdict | None, ruling: Ruling, confined: bool) -> s
     if ruling.opaque:
         found.append(ruling.reason)
     return "; ".join(found)
+
+
+def told(reason: str, verdict: Verdict | None, ruling: Ruling) -> str:
+    """The reason a person is shown: what was not understood first (also in the sandbox,
+    which the person may let the command out of), then the rest."""
+    unread = not_understood(verdict, ruling, confined=False)
+    if not unread:
+        return reason
+    rest = [r for r in reason.split("; ") if r and r not in unread]
+    return "; ".join([f"not understood: {unread}", *rest])
 
 
 def unread_denial(unread: str, tool: str, confining: bool) -> str:
