@@ -200,3 +200,20 @@ def test_xargs_fed_by_a_listing_inside_is_understood_and_one_outside_is_not(tree
     assert not judged("git ls-files -z '*.orig' | xargs -0 rm", tree).opaque
     for command in ("ls -a | xargs rm -rf", "ls .. | xargs rm", "find ~ | xargs rm"):
         assert judged(command, tree).opaque, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find src | xargs -I{} mv {} old/",
+        "find src | xargs -I {} rm {}",
+        "find src | xargs -i rm {}",
+        "find src | xargs --replace rm {}",
+        "find src -name '*.tmp' -print0 | xargs -0 rm -f",
+    ],
+)
+def test_xargs_replacement_strings_are_read_as_xargs_reads_them(tree: Path, command: str) -> None:
+    # `-I{}` once read as a program computed at run time; `-i` once swallowed the program
+    verdict = judged(command, tree)
+    assert verdict.dangerous and not verdict.opaque, verdict.as_dict()
+    assert "dynamic-command" not in verdict.rules

@@ -45,24 +45,19 @@ _WRAPPER_VALUE_OPTIONS = {
     "taskset": frozenset(),
     "xargs": frozenset(
         [
+            # -i, -l, -e, --replace, --max-lines and --eof take their value only attached
             "-n",
             "-I",
-            "-i",
             "-P",
             "-d",
             "-L",
-            "-l",
             "-a",
             "-E",
-            "-e",
             "-s",
             "--max-args",
-            "--replace",
             "--max-procs",
             "--delimiter",
-            "--max-lines",
             "--arg-file",
-            "--eof",
             "--max-chars",
         ]
     ),
@@ -429,25 +424,31 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
 def _xargs_items(ctx: Context, xargs: Cmd, inner: Cmd) -> Cmd:
     """The command xargs runs, with the items it reads put where xargs puts them: at the end,
     or in place of -I's replacement string. An item is known only at run time (None) unless
-    what feeds xargs is a search inside the working directory (see `computed_operand`)."""
+    what feeds xargs is a listing inside the working directory (see `computed_operand`)."""
     item = ctx.computed_operand(xargs.node)
+    own = _words(xargs)[: len(xargs.args) - len(inner.args) - 1]  # xargs's options only
     replace = None
-    for i, arg in enumerate(xargs.args):
-        if arg in ("-I", "--replace") and i + 1 < len(xargs.args):
-            replace = xargs.args[i + 1]
-        elif arg is not None and arg.startswith(("--replace=", "-i")) and arg != "-i":
-            replace = arg.split("=", 1)[1] if "=" in arg else arg[2:]
-        elif arg in ("-i", "--replace"):
+    for i, word in enumerate(own):
+        if word in ("-I", "--replace") and i + 1 < len(own):
+            replace = own[i + 1]
+        elif word.startswith(("--replace=", "-I", "-i")) and len(word) > 2:
+            replace = word.split("=", 1)[1] if word.startswith("--") else word[2:]
+        elif word in ("-i", "--replace"):
             replace = "{}"
     if replace:
-        words = [
-            a if a is not None else _text(n) for a, n in zip(inner.args, inner.nodes, strict=False)
-        ]
+        words = _words(inner)
         args = [item if replace in w else a for a, w in zip(inner.args, words, strict=True)]
         return Cmd(inner.name, args, inner.nodes, inner.node, inner.program)
     return Cmd(
         inner.name, [*inner.args, item], [*inner.nodes, xargs.node], inner.node, inner.program
     )
+
+
+def _words(cmd: Cmd) -> list[str]:
+    """Each argument as written where its value is not known (`{}` reads as a brace
+    expansion, so its value is None)."""
+    nodes = [*cmd.nodes, *[None] * (len(cmd.args) - len(cmd.nodes))]
+    return [a if a is not None else _text(n) for a, n in zip(cmd.args, nodes, strict=False)]
 
 
 def _text(node: Any) -> str:
@@ -717,6 +718,8 @@ def _after_options(cmd: Cmd, with_values: frozenset[str], ctx: Context | None = 
             skip = False
             continue
         if arg is None:
+            if cmd.name == "xargs" and i < len(cmd.nodes) and _text(cmd.nodes[i])[:1] == "-":
+                continue  # `-I{}`: an option whose value reads as a brace expansion
             return i
         if cmd.name == "env" and (arg == "-" or ("=" in arg and not arg.startswith("-"))):
             name, _, value = arg.partition("=")
