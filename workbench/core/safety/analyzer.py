@@ -257,7 +257,9 @@ class Analyzer:
         severity: Severity = Severity.NORMAL,
         writes: tuple[str, ...] = (),
         contextual: bool = False,
+        opaque: bool = False,
     ) -> None:
+        """Record a finding; `opaque` when the gate could not read what it acts on."""
         span = self._map(self.source.span(node)) if self.source else (0, len(self.text))
         unknown = rule in ("dynamic-command", "inline-code") or (
             rule in _UNKNOWN_RULES and ("computed" in reason or "run time" in reason)
@@ -266,7 +268,7 @@ class Analyzer:
             # what it does is known only at run time, and its text names hermes-tui's state
             rule, severity = "app-state", Severity.HARDLINE
             reason += ", and it names hermes-tui's own state"
-        self._add(Finding(rule, reason, span, severity, writes, contextual))
+        self._add(Finding(rule, reason, span, severity, writes, contextual, opaque))
 
     def _names_state(self, node: Node) -> bool:
         """The command's text names hermes-tui's own state, or a variable that may hold it."""

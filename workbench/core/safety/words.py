@@ -22,6 +22,7 @@ class Context(Protocol):
         severity: Severity = ...,
         writes: tuple[str, ...] = ...,
         contextual: bool = ...,
+        opaque: bool = ...,
     ) -> None: ...
     def classify(self, value: str | None, recursive: bool) -> tuple[Severity, str]: ...
     def place(
