@@ -15,7 +15,7 @@ import re
 import shlex
 from typing import Any
 
-from workbench.core.safety import databases
+from workbench.core.safety import databases, evaluated
 from workbench.core.safety.commands import (
     DOWNLOADERS,
     RULES,
@@ -207,6 +207,7 @@ class Analyzer:
         self.path: list[str] = []  # folders a PATH set in the command puts before the rest
         self.state_vars: set[str] = set()  # variables that may hold hermes-tui's state
         self.source: Source | None = None
+        self.evaluated: evaluated.Table | None = None  # the command's assignments, by name
 
     # -- entry --------------------------------------------------------------------------
 
@@ -592,6 +593,7 @@ class Analyzer:
     # -- the walk -----------------------------------------------------------------------
 
     def visit(self, node: Node) -> None:
+        evaluated.judge(self, node)  # text bash evaluates again: arithmetic, names, prompts
         kind = node.type
         if kind == "command":
             self.command(node)
