@@ -58,6 +58,7 @@ _CONTEXTS = frozenset(
         "declaration_command",
         "unset_command",
         "variable_assignment",
+        "array",
     }
 )
 
@@ -128,6 +129,12 @@ def judge(ctx: Ctx, node: Node) -> None:
         for word in node.children[1:]:
             if word.is_named and not word.text.startswith(b"-"):
                 _evaluate(ctx, word, NAME, node)
+    elif kind == "array":  # `( [i]=v )`: each key is an arithmetic expression
+        for element in node.children:
+            parts = element.children if element.type == "concatenation" else []
+            if parts and parts[0].text == b"[":
+                for part in itertools.takewhile(lambda p: p.text != b"]", parts[1:]):
+                    _evaluate(ctx, part, ARITH, element)
     elif kind == "variable_assignment":
         name = _assigned_name(node)
         value = _assigned_value(node)
@@ -163,6 +170,7 @@ def _operands(node: Node) -> Iterator[Node]:
             stack.extend(c for c in current.children if c.is_named)
 
 
+_SPLIT = frozenset({"word", "concatenation", "brace_expression"})
 _SCOPES = frozenset({"arithmetic_expansion", "c_style_for_statement", "compound_statement"})
 _OPERANDS = frozenset(
     {
@@ -511,6 +519,8 @@ def _texts(ctx: Ctx, node: Node, seen: set[str]) -> list[Text]:
         return [Text(output)]
     if kind in ("string", "concatenation"):
         parts = [c for c in node.children if c.type not in ('"', "$")]
+        if len(parts) == 1 and parts[0].type != "string_content":
+            return _texts(ctx, parts[0], seen)  # `"$x"`: x's values, where they are written
         choices = [[t.value for t in _texts(ctx, p, seen)] or ["0"] for p in parts]
         if any(len(c) > 1 for c in choices):
             if _count(choices) > _MAX_TEXTS:
@@ -727,7 +737,7 @@ def _record_loop(node: Node, table: Table) -> None:
         if word.type == "word" and any(c in word.text for c in b"*?["):
             _add(table, name, Unknown("file names a glob matches"))
             continue
-        split = split_word(word) if word.type in ("word", "concatenation") else [None]
+        split = split_word(word) if word.type in _SPLIT else [None]
         if len(split) > 1 and all(v is not None for v in split):
             for value in split:
                 _add(table, name, value)

@@ -1,0 +1,34 @@
+"""Each class of evaluation the gate reads, run for real through `hermes-tui call terminal`
+headless (no one to ask, so an ask is a refusal): the file the payload deletes is still there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run
+
+EVALUATED = [
+    "x='a[$(rm f)]'; echo $((x))",
+    "x='$(rm f)'; echo ${x@P}",
+    "printf -v 'a[$(rm f)]' %s 1",
+    "compgen -C 'rm f' x",
+    "read x <<< 'a[$(rm f)]'; echo $((x))",
+]
+
+
+@pytest.mark.parametrize("command", EVALUATED)
+def test_text_bash_evaluates_is_refused_headless(cli_env, tmp_path: Path, command: str) -> None:
+    (tmp_path / "f").write_text("keep")
+    out = run(cli_env, "call", "terminal", "--args", json.dumps({"command": command}), cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert (tmp_path / "f").read_text() == "keep"
+
+
+def test_plain_arithmetic_runs_headless(cli_env, tmp_path: Path) -> None:
+    command = "i=2; for ((j=0; j<3; j++)); do i=$((i+j)); done; echo $i"
+    out = run(cli_env, "call", "terminal", "--args", json.dumps({"command": command}), cwd=tmp_path)
+    assert out.returncode == 0 and json.loads(out.stdout)["output"] == "5\n"
