@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from workbench.core.safety import xargs
 from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
@@ -373,6 +374,12 @@ def _judged_programs() -> frozenset[str]:
 def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
     """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
     for _ in range(16):
+        if cmd.name == "xargs":  # what it reads from its input stands for unknown words
+            xargs_inner = xargs.command(ctx, cmd)
+            if xargs_inner is None:
+                return None
+            cmd = xargs_inner
+            continue
         if cmd.name in _RUNNERS:
             start = _runner(cmd, _judged_programs())
             if start is None:
