@@ -43,18 +43,15 @@ _WRAPPER_VALUE_OPTIONS = {
     "exec": frozenset({"-a"}),
     "chrt": frozenset(),
     "taskset": frozenset(),
-    "xargs": frozenset(
+    "xargs": frozenset(  # -i, -l and -e take a value only when it is attached (`-i{}`)
         [
             "-n",
             "-I",
-            "-i",
             "-P",
             "-d",
             "-L",
-            "-l",
             "-a",
             "-E",
-            "-e",
             "-s",
             "--max-args",
             "--replace",
@@ -374,12 +371,11 @@ def _judged_programs() -> frozenset[str]:
 def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
     """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
     for _ in range(16):
-        if cmd.name == "xargs":  # what it reads from its input stands for unknown words
-            xargs_inner = xargs.command(ctx, cmd)
-            if xargs_inner is None:
+        if cmd.name == "xargs":  # a program, code or script taken from its input asks
+            checked = xargs.check(ctx, cmd)
+            if checked is None:
                 return None
-            cmd = xargs_inner
-            continue
+            cmd = checked
         if cmd.name in _RUNNERS:
             start = _runner(cmd, _judged_programs())
             if start is None:

@@ -1,5 +1,4 @@
-"""xargs: the command it runs, with the words it reads from its input standing for what only
-run time knows.
+"""xargs given a program, shell code or a script by its input.
 
 `xargs CMD ARGS` runs CMD with ARGS and words read from its input after them; with `-I R`
 (or `-i`, `--replace`) each R in CMD and ARGS is a line of input instead. When the input
@@ -28,28 +27,25 @@ _LONG_VALUES = frozenset(
 _INPUT = "\0input"  # stands for the words xargs reads, while the command is peeled
 
 
-def command(ctx: Context, cmd: Cmd) -> Cmd | None:
-    """The command `cmd` (an xargs) runs, input words as unknown operands; None when there
-    is nothing more to judge (it only echoes, or what it runs is known only at run time)."""
+def check(ctx: Context, cmd: Cmd) -> Cmd | None:
+    """`cmd` (an xargs) with its `-I{}`-like words read as the text they are, or None when
+    what it runs is taken from its input (then it asks: a command known only at run time).
+    Where the input's items go in the command it runs is left to the wrapper peeling."""
     args = [
         a if a is not None else _brace_word(n) for a, n in zip(cmd.args, cmd.nodes, strict=False)
     ]
     start, replace = _options(args)
     if start is None:
-        return None  # `xargs` alone runs echo
+        return cmd  # `xargs` alone runs echo
     program = args[start]
     if program is None or (replace and replace in program):
         _flag(ctx, cmd, "xargs runs a program taken from its input")
         return None
-    words: list[str | None] = list(args[start + 1 :])
-    if replace:
-        words = [None if w is None or replace in w else w for w in words]
     why = _runs_input(ctx, cmd, program, args[start + 1 :], replace)
     if why:
         _flag(ctx, cmd, why)
         return None
-    name = program.rsplit("/", 1)[-1]
-    return Cmd(name, words, cmd.nodes[start + 1 :], cmd.node, program)
+    return Cmd(cmd.name, [*args[:start], *cmd.args[start:]], cmd.nodes, cmd.node, cmd.program)
 
 
 def _options(args: list[str | None]) -> tuple[int | None, str | None]:
