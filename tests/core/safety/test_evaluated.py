@@ -57,6 +57,8 @@ def payload_named(command: str) -> None:
         f"x={PAYLOAD}; y=abc; echo ${{y:1:x}}",
         # prompt expansion and indirect expansion
         "x='$(rm f)'; echo ${x@P}",
+        "PS4='$(rm f)'; set -x; echo",
+        "declare -ai a=(1 'b[$(rm f)]')",
         "x='`rm f`'; echo \"${x@P}\"",
         f"x={PAYLOAD}; echo ${{!x}}",
         # names given as text to builtins
@@ -102,6 +104,8 @@ def test_evaluated_text_is_judged_as_the_command_it_runs(command: str) -> None:
         ("x=$(cat n); echo ${x@P}", "a command's output"),
         ('read x; printf -v "$x" %s 1', "what read reads"),
         ("x=$(cat n); echo ${!x}", "a command's output"),
+        (". ./vars.sh; echo $((x))", "a file the command sources"),
+        ("declare -i n; read n <<< 1", "integer variable n"),
     ],
 )
 def test_a_value_only_run_time_knows_asks_as_code_built_at_run_time(command: str, why: str) -> None:
@@ -146,6 +150,9 @@ def test_a_value_only_run_time_knows_asks_as_code_built_at_run_time(command: str
         "x='\\u@\\h'; echo ${x@P}",
         "x=HOME; echo ${!x}",
         "echo $(( $(echo 2) * 3 ))",
+        "declare -ai a=(1 2); echo ${a[0]}",
+        "source .venv/bin/activate; for ((i=0; i<3; i++)); do echo $i; done",
+        "x=1; x=2; eval 'echo $((x))'",
     ],
 )
 def test_plain_arithmetic_and_names_stay_free(command: str) -> None:

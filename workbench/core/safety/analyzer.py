@@ -547,6 +547,7 @@ class Analyzer:
             fallback=self._map((0, len(self.text))),
         )
         inner.ran, inner.path = self.ran, self.path
+        evaluated.nest(self, inner)
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
             self.links,
@@ -586,6 +587,7 @@ class Analyzer:
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
         inner.ran, inner.path = self.ran, self.path
         inner.vars = self.vars
+        evaluated.nest(self, inner)
         for finding in inner.run():
             self._add(finding)
         self.looked = self.looked or inner.looked

@@ -45,6 +45,7 @@ _READ_VALUE_OPTIONS = frozenset("dinNptu")  # read's options that take a value
 _MAX_TEXTS = 32
 _MAX_DEPTH = 6  # as the analyser's own nesting limit
 _BUDGET = 256  # texts judged for one context, nested values included
+_PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS4"})  # prompt-expanded when shown
 _DECLARERS = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _CONTEXTS = frozenset(
     {
@@ -90,6 +91,7 @@ class Table:
     owner: Ctx | None = None  # the analyser whose parse tree the nodes are in
     collected: bool = False
     parent: Table | None = None  # the table of the text this one was read out of
+    sourced: bool = False  # the command sources a file, which may set any variable
 
     def lookup(self, name: str) -> tuple[list[Node | str | Unknown], Ctx] | None:
         table: Table | None = self
@@ -101,6 +103,15 @@ class Table:
 
     def integer(self, name: str) -> bool:
         return name in self.integers or bool(self.parent and self.parent.integer(name))
+
+    def any_sourced(self) -> bool:
+        return self.sourced or bool(self.parent and self.parent.any_sourced())
+
+
+def nest(outer: Ctx, inner: Ctx) -> None:
+    """`inner` reads a payload of `outer`'s command (`eval`, `bash -c`, a trap): the
+    variables `outer`'s command line assigns are followed into it."""
+    inner.evaluated = Table(owner=inner, parent=_table(outer) if outer.source else None)
 
 
 # -- finding the contexts -------------------------------------------------------------------
@@ -138,8 +149,11 @@ def judge(ctx: Ctx, node: Node) -> None:
     elif kind == "variable_assignment":
         name = _assigned_name(node)
         value = _assigned_value(node)
-        if name and value is not None and _table(ctx).integer(name):
-            _evaluate(ctx, value, ARITH, node)
+        if name and value is not None and name in _PROMPTS:
+            _evaluate(ctx, value, PROMPT, node)  # `PS4='$(rm f)'; set -x` runs it
+        elif name and value is not None and _table(ctx).integer(name):
+            for element in _elements(value):
+                _evaluate(ctx, element, ARITH, node)
 
 
 def _double_parens(node: Node) -> bool:
@@ -242,9 +256,11 @@ def _command(ctx: Ctx, node: Node) -> None:
     elif program == "printf":
         for word in _option_values(args, nodes, "v"):
             _evaluate(ctx, word, NAME, node)
+            _integer_target(ctx, word, node)
     elif program == "read":
         for word in _read_names(args, nodes):
             _evaluate(ctx, word, NAME, node)
+            _integer_target(ctx, word, node)
     elif program in ("compgen", "complete"):
         for word in _option_values(args, nodes, "C"):
             _evaluate(ctx, word, CODE, node)
@@ -255,6 +271,17 @@ def _command(ctx: Ctx, node: Node) -> None:
     elif program in ("mapfile", "readarray"):
         for word in _option_values(args, nodes, "C"):
             _evaluate(ctx, word, CODE, node)
+
+
+def _integer_target(ctx: Ctx, word: Node, where: Node) -> None:
+    """`declare -i n; read n`: what is read into an integer variable is evaluated."""
+    name = (_literal(word) or "").partition("[")[0]
+    if name and _table(ctx).integer(name):
+        reason = (
+            f"bash evaluates what {_literal(where.children[0]) or 'it'} puts in the integer "
+            f"variable {name} as an arithmetic expression: code built at run time"
+        )
+        ctx.flag("evaluated-code", reason, where, opaque=True)
 
 
 def _declaration(ctx: Ctx, node: Node) -> None:
@@ -269,9 +296,15 @@ def _declaration(ctx: Ctx, node: Node) -> None:
             if value is not None and "n" in flags:
                 _evaluate(ctx, value, NAME, node)
             elif value is not None and "i" in flags:
-                _evaluate(ctx, value, ARITH, node)
+                for element in _elements(value):
+                    _evaluate(ctx, element, ARITH, node)
         elif child.is_named and child.type != "variable_name":
             _evaluate(ctx, child, NAME, node)  # a name given as a quoted or computed word
+
+
+def _elements(value: Node) -> list[Node]:
+    """The words an assigned value is: each element of `(a b)`, or the one word."""
+    return [c for c in value.children if c.is_named] if value.type == "array" else [value]
 
 
 def _option_values(args: list[str | None], nodes: list[Node], letters: str) -> list[Node]:
@@ -588,6 +621,8 @@ def _variable(ctx: Ctx, name: str, seen: set[str]) -> list[Text]:
             if value is None:
                 raise Unknown("assigned a value only run time knows")
             return [Text(value)]
+        if _table(ctx).any_sourced():
+            raise Unknown("a file the command sources may set it")
         return []  # the shell's environment: set by the session, not by the command
     assigned, owner = found
     texts: list[Text] = []
@@ -673,6 +708,8 @@ def _collect(root: Node, table: Table) -> None:
                         table.integers.add(name)
         elif kind == "command":
             _record_reads(node, table)
+            name = node.children[0].text if node.children else b""
+            table.sourced = table.sourced or name in (b"source", b".")
 
 
 def _add(table: Table, name: str, item: Node | str | Unknown) -> None:
