@@ -33,7 +33,6 @@ Ctx = Any  # the Analyzer; typed loosely to keep this module free of an import c
 ARITH, NAME, PROMPT, CODE = "an arithmetic expression", "a name", "a prompt", "a command"
 _IDENT = re.compile(r"(?<![\w#])[A-Za-z_]\w*")
 _SUBSCRIPTED = re.compile(r"\[([^]]*)\]")
-_SUBSTITUTION = re.compile(r"\$\((?!\()|`|[<>]\(")
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 # Parameters whose value is a number or the shell's own (never text the model wrote).
 _SPECIAL = frozenset("#?$!-0")
@@ -46,7 +45,6 @@ _MAX_TEXTS = 32
 _MAX_DEPTH = 6  # as the analyser's own nesting limit
 _BUDGET = 256  # texts judged for one context, nested values included
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS4"})  # prompt-expanded when shown
-_DECLARERS = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _CONTEXTS = frozenset(
     {
         "arithmetic_expansion",
@@ -413,7 +411,10 @@ def _judge_value(
             unquoted = re.sub(r"\\([$`\\])", r"\1", inner)
             judged = _run(ctx, unquoted, at if unquoted == inner else Place(None, place.span))
             if mode != PROMPT:
-                raise Unknown(f"what `{unquoted.strip()}` prints is evaluated in turn")
+                output = _output(judged, judged.source.root)
+                if output is None:
+                    raise Unknown(f"what `{unquoted.strip()}` prints is evaluated in turn")
+                _judge_value(ctx, output, place, ARITH, where, budget)
         else:  # `$((...))`, `${...}`: read as an expression, which covers what they expand
             _judge_value(ctx, inner, at, ARITH, where, budget)
     blank = _blank(value, pieces)
@@ -508,6 +509,8 @@ def _string_end(value: str, i: int) -> int:
 
 def _run(ctx: Ctx, code: str, place: Place) -> Ctx:
     """Judge `code` as a command line written at `place`; the analyser that judged it."""
+    if ctx.depth >= _MAX_DEPTH:
+        raise Unknown("shell code nested too deeply to check")
     inner = type(ctx)(
         code,
         cwd=ctx.cwd,
@@ -517,11 +520,9 @@ def _run(ctx: Ctx, code: str, place: Place) -> Ctx:
         base=place.start,
         fallback=place.span,
     )
-    if ctx.depth >= _MAX_DEPTH:
-        raise Unknown("shell code nested too deeply to check")
     inner.written, inner.links, inner.aliases = ctx.written, ctx.links, ctx.aliases
     inner.ran, inner.path, inner.vars = ctx.ran, ctx.path, ctx.vars
-    inner.evaluated = Table(owner=inner, parent=_table(ctx), collected=False)
+    inner.evaluated = Table(owner=inner, parent=_table(ctx))
     for finding in inner.run():
         ctx._add(finding)
     ctx.looked = ctx.looked or inner.looked
@@ -784,7 +785,7 @@ def _record_loop(node: Node, table: Table) -> None:
 
 def _record_reads(node: Node, table: Table) -> None:
     """`read x`, `mapfile a`, `getopts o opt`, `printf -v x`: values run time decides."""
-    words = [c for c in node.children if c.is_named and c.type not in ("variable_assignment",)]
+    words = [c for c in node.children if c.type in WORD_TYPES or c.type == "command_name"]
     values = [_literal(w) for w in words]
     if not values:
         return
