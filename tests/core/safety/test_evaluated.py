@@ -45,6 +45,8 @@ def payload_named(command: str) -> None:
         f"x={PAYLOAD}; y=x; echo $((y))",
         f"x={PAYLOAD}; y='b[x]'; echo $((y))",
         f"x={PAYLOAD}; declare -n r=x; echo $((r))",
+        f"declare -n r=x; r={PAYLOAD}; echo $((x))",
+        f"x={PAYLOAD}; declare -n r; r=x; echo $((r))",
         f"x={PAYLOAD}; declare -i y; y=x",
         f"x={PAYLOAD}; local -i y=x",
         f"echo $(( {PAYLOAD} ))",
@@ -105,6 +107,7 @@ def test_evaluated_text_is_judged_as_the_command_it_runs(command: str) -> None:
         ('read x; printf -v "$x" %s 1', "what read reads"),
         ("x=$(cat n); echo ${!x}", "a command's output"),
         (". ./vars.sh; echo $((x))", "a file the command sources"),
+        ("declare -n r=$1; r=$2; echo $((x))", "a name reference"),
         ("declare -i n; read n <<< 1", "integer variable n"),
     ],
 )
@@ -153,6 +156,7 @@ def test_a_value_only_run_time_knows_asks_as_code_built_at_run_time(command: str
         "declare -ai a=(1 2); echo ${a[0]}",
         "source .venv/bin/activate; for ((i=0; i<3; i++)); do echo $i; done",
         "x=1; x=2; eval 'echo $((x))'",
+        "declare -n r=x; x=1; echo $((r))",
     ],
 )
 def test_plain_arithmetic_and_names_stay_free(command: str) -> None:

@@ -89,21 +89,29 @@ class Table:
     owner: Ctx | None = None  # the analyser whose parse tree the nodes are in
     collected: bool = False
     parent: Table | None = None  # the table of the text this one was read out of
-    sourced: bool = False  # the command sources a file, which may set any variable
+    # why any variable may be set where this text cannot see (a sourced file, a name
+    # reference to a name only run time knows); "" when none may be
+    anything: str = ""
+    refs: dict[str, set[str]] = field(default_factory=dict)  # `declare -n r=x`: x -> {r}
 
-    def lookup(self, name: str) -> tuple[list[Node | str | Unknown], Ctx] | None:
+    def lookup(self, name: str) -> list[tuple[Node | str | Unknown, Ctx]] | None:
+        """What the command line assigns to `name`, and through name references to it."""
+        found: list[tuple[Node | str | Unknown, Ctx]] = []
+        assigned = False
         table: Table | None = self
         while table is not None:
-            if name in table.values:
-                return table.values[name], table.owner
+            for each in (name, *table.refs.get(name, ())):
+                if each in table.values:
+                    assigned = True
+                    found += [(item, table.owner) for item in table.values[each]]
             table = table.parent
-        return None
+        return found if assigned else None
 
     def integer(self, name: str) -> bool:
         return name in self.integers or bool(self.parent and self.parent.integer(name))
 
-    def any_sourced(self) -> bool:
-        return self.sourced or bool(self.parent and self.parent.any_sourced())
+    def set_anywhere(self) -> str:
+        return self.anything or (self.parent.set_anywhere() if self.parent else "")
 
 
 def nest(outer: Ctx, inner: Ctx) -> None:
@@ -386,7 +394,13 @@ def _place(ctx: Ctx, text: Text, where: Node) -> Place:
 
 
 def _judge_value(
-    ctx: Ctx, value: str, place: Place, mode: str, where: Node, budget: list[int]
+    ctx: Ctx,
+    value: str,
+    place: Place,
+    mode: str,
+    where: Node,
+    budget: list[int],
+    seen: frozenset[str] = frozenset(),
 ) -> None:
     """Judge `value` as bash evaluates it in `mode`: each substitution in it is run (and
     in an arithmetic expression or a name its output is evaluated too), and each variable
@@ -424,9 +438,10 @@ def _judge_value(
         names = [n for inner in _SUBSCRIPTED.findall(blank) for n in _IDENT.findall(inner)]
     else:
         return
-    for name in dict.fromkeys(names):
+    for name in dict.fromkeys(n for n in names if n not in seen):  # bash stops a cycle too
         for text in _variable(ctx, name, set()):
-            _judge_value(ctx, text.value, _place(ctx, text, where), ARITH, where, budget)
+            place = _place(ctx, text, where)
+            _judge_value(ctx, text.value, place, ARITH, where, budget, seen | {name})
 
 
 def _blank(value: str, pieces: list[tuple[str, int, int, int, int]]) -> str:
@@ -622,12 +637,12 @@ def _variable(ctx: Ctx, name: str, seen: set[str]) -> list[Text]:
             if value is None:
                 raise Unknown("assigned a value only run time knows")
             return [Text(value)]
-        if _table(ctx).any_sourced():
-            raise Unknown("a file the command sources may set it")
+        anywhere = _table(ctx).set_anywhere()
+        if anywhere:
+            raise Unknown(f"{anywhere} may set it")
         return []  # the shell's environment: set by the session, not by the command
-    assigned, owner = found
     texts: list[Text] = []
-    for item in assigned:
+    for item, owner in found:
         if isinstance(item, Unknown):
             raise item
         if isinstance(item, str):
@@ -707,10 +722,26 @@ def _collect(root: Node, table: Table) -> None:
                         name = child.text.decode()
                     if name:
                         table.integers.add(name)
+            if "n" in flags:
+                _record_references(node, table)
         elif kind == "command":
             _record_reads(node, table)
             name = node.children[0].text if node.children else b""
-            table.sourced = table.sourced or name in (b"source", b".")
+            if name in (b"source", b"."):
+                table.anything = "a file the command sources"
+
+
+def _record_references(node: Node, table: Table) -> None:
+    """`declare -n r=x`: what is assigned to r is assigned to x. A reference whose target is
+    not written out may make any variable's value anything."""
+    for child in node.children:
+        target = _assigned_value(child) if child.type == "variable_assignment" else None
+        name = _assigned_name(child) if child.type == "variable_assignment" else None
+        value = word_value(target) if target is not None else None
+        if name and value and re.fullmatch(r"[A-Za-z_]\w*", value):
+            table.refs.setdefault(value, set()).add(name)
+        elif child.type in ("variable_name", "variable_assignment"):
+            table.anything = "a name reference"
 
 
 def _add(table: Table, name: str, item: Node | str | Unknown) -> None:
