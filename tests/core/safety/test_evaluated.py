@@ -51,6 +51,8 @@ def payload_named(command: str) -> None:
         f"x={PAYLOAD}; local -i y=x",
         f"echo $(( {PAYLOAD} ))",
         "x='a[`rm f`]'; echo $((x))",
+        f"x={PAYLOAD}; cat <<EOF\n$((x))\nEOF",
+        f"x={PAYLOAD}; if (( x > 1 )); then :; fi",
         # array subscripts and substring offsets are arithmetic too
         f"x={PAYLOAD}; echo ${{b[x]}}",
         f'x={PAYLOAD}; echo "${{b[$x]}}"',

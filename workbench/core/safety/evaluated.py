@@ -58,6 +58,7 @@ _CONTEXTS = frozenset(
         "unset_command",
         "variable_assignment",
         "array",
+        "command_substitution",
     }
 )
 
@@ -152,6 +153,10 @@ def judge(ctx: Ctx, node: Node) -> None:
             if parts and parts[0].text == b"[":
                 for part in itertools.takewhile(lambda p: p.text != b"]", parts[1:]):
                     _evaluate(ctx, part, ARITH, element)
+    elif kind == "command_substitution":  # `$((x))` in a here-document reads as `$( (x) )`
+        text = node.text.decode("utf-8", errors="replace")
+        if text.startswith("$((") and text.endswith("))"):
+            _evaluate_value(ctx, text[3:-2], ARITH, node)
     elif kind == "variable_assignment":
         name = _assigned_name(node)
         value = _assigned_value(node)
@@ -361,6 +366,18 @@ def _evaluate(ctx: Ctx, node: Node, mode: str, where: Node, *, indirect: bool = 
         reason = (
             f"bash evaluates {'the value of ' if indirect else ''}{shown} as {mode}, "
             f"and it is known only at run time ({unknown.why}): code built at run time"
+        )
+        ctx.flag("evaluated-code", reason, where, opaque=True)
+
+
+def _evaluate_value(ctx: Ctx, value: str, mode: str, where: Node) -> None:
+    """Judge `value`, text written at `where`, as bash evaluates it in `mode`."""
+    try:
+        _judge_text(ctx, Text(value), mode, where, [_BUDGET])
+    except Unknown as unknown:
+        reason = (
+            f"bash evaluates {value} as {mode}, and it is known only at run time "
+            f"({unknown.why}): code built at run time"
         )
         ctx.flag("evaluated-code", reason, where, opaque=True)
 
