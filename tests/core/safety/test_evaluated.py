@@ -74,6 +74,7 @@ def payload_named(command: str) -> None:
         f"f() {{ local {PAYLOAD[:-1]}=1'; }}; f",
         f"declare -n r={PAYLOAD}; echo $r",
         f"unset {PAYLOAD}",
+        f"sleep 0 & wait -n -p {PAYLOAD}",
         f"test -v {PAYLOAD}",
         f"[ -v {PAYLOAD} ]",
         f"x={PAYLOAD}; [[ -v $x ]]",

@@ -5,7 +5,7 @@ Bash evaluates text in more places than `eval`: an arithmetic context (`$((x))`,
 `let`, `for ((...))`, `[[ a -eq b ]]`, an array subscript, an integer variable's assignment)
 evaluates the *value* of each variable it names as an expression, and an array subscript in
 that expression is expanded, so `x='a[$(rm f)]'; echo $((x))` runs `rm f`. So does a name
-given as text (`printf -v`, `read`, `declare`, `unset`, `test -v`, `${!x}`), prompt
+given as text (`printf -v`, `read`, `wait -p`, `declare`, `unset`, `test -v`, `${!x}`), prompt
 expansion (`${x@P}`), and `compgen`/`complete`/`mapfile` given a command (`-C`, `-F`).
 
 Each such context is found in the parse tree. Its text is judged as code: a literal is read
@@ -264,6 +264,9 @@ def _command(ctx: Ctx, node: Node) -> None:
         for i, arg in enumerate(args[:-1]):
             if arg == "-v":
                 _evaluate(ctx, nodes[i + 1], NAME, node)
+    elif program == "wait":  # `wait -n -p NAME`
+        for word in _option_values(args, nodes, "p"):
+            _evaluate(ctx, word, NAME, node)
     elif program == "printf":
         for word in _option_values(args, nodes, "v"):
             _evaluate(ctx, word, NAME, node)
