@@ -191,3 +191,12 @@ def test_bash_really_runs_what_is_judged(tmp_path) -> None:
         assert (tmp_path / "ran").exists(), command
         (tmp_path / "ran").unlink()
         assert judged(command.replace("touch ran", "rm f")).dangerous
+
+
+def test_a_counter_assigned_in_many_loops_is_one_value_to_judge() -> None:
+    """Four hundred loops on `j` and a chain of sums: plain arithmetic, not too much to read."""
+    script = "\n".join(
+        f"x{i}=$((x{i - 1} + {i})); for ((j=0; j<x{i}; j++)); do echo ${{a[j]}} $((j*2)); done"
+        for i in range(1, 400)
+    )
+    assert not judged(script).dangerous

@@ -61,6 +61,9 @@ class Table:
     # reference to a name only run time knows); "" when none may be
     anything: str = ""
     refs: dict[str, set[str]] = field(default_factory=dict)  # `declare -n r=x`: x -> {r}
+    # what judging a variable's values found, by name and the names it was reached through:
+    # None when they are plain, else why they are known only at run time
+    judged: dict[tuple[str, frozenset[str]], Any] = field(default_factory=dict)
 
     def lookup(self, name: str) -> list[tuple[Node | str | Unknown, Ctx]] | None:
         """What the command line assigns to `name`, and through name references to it."""
@@ -232,7 +235,8 @@ def variable(ctx: Ctx, name: str, seen: set[str]) -> list[Text]:
             texts.append(Text(item))
         else:
             texts += values_of(owner, item, seen)
-    return texts
+    unique = {(t.value, t.node.id if t.node is not None else None): t for t in reversed(texts)}
+    return list(reversed(unique.values()))  # `i=0` in ten loops is one value to judge
 
 
 def output(ctx: Ctx, node: Node) -> str | None:

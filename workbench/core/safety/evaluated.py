@@ -374,9 +374,25 @@ def _judge_value(
     else:
         return
     for name in dict.fromkeys(n for n in names if n not in seen):  # bash stops a cycle too
-        for text in variable(ctx, name, set()):
-            place = _place(ctx, text, where)
-            _judge_value(ctx, text.value, place, ARITH, where, budget, seen | {name})
+        _judge_variable(ctx, name, where, budget, seen)
+
+
+def _judge_variable(
+    ctx: Ctx, name: str, where: Node, budget: list[int], seen: frozenset[str]
+) -> None:
+    """Judge each value of `name` as an arithmetic expression, once per command line."""
+    judged = table_of(ctx).judged
+    key = (name, seen)
+    if key not in judged:
+        try:
+            for text in variable(ctx, name, set()):
+                place = _place(ctx, text, where)
+                _judge_value(ctx, text.value, place, ARITH, where, budget, seen | {name})
+            judged[key] = None
+        except Unknown as unknown:
+            judged[key] = unknown
+    if judged[key] is not None:
+        raise judged[key]
 
 
 def _blank(value: str, pieces: list[tuple[str, int, int, int, int]]) -> str:
