@@ -16,7 +16,7 @@ import re
 import shlex
 from typing import Any
 
-from workbench.core.safety import databases
+from workbench.core.safety import databases, evaluated
 from workbench.core.safety.commands import (
     DOWNLOADERS,
     RULES,
@@ -211,6 +211,7 @@ class Analyzer:
         self.state_vars: set[str] = set()  # variables that may hold hermes-tui's state
         self.fed_by: dict[int, list[str | None]] = {}  # commands fed by `find ROOTS |`: the roots
         self.source: Source | None = None
+        self.evaluated: evaluated.Table | None = None  # the command's assignments, by name
 
     # -- entry --------------------------------------------------------------------------
 
@@ -594,6 +595,7 @@ class Analyzer:
             fallback=self._map((0, len(self.text))),
         )
         inner.ran, inner.path = self.ran, self.path
+        evaluated.nest(self, inner)
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
             self.links,
@@ -633,6 +635,7 @@ class Analyzer:
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
         inner.ran, inner.path = self.ran, self.path
         inner.vars = self.vars
+        evaluated.nest(self, inner)
         for finding in inner.run():
             self._add(finding)
         self.looked = self.looked or inner.looked
@@ -640,6 +643,7 @@ class Analyzer:
     # -- the walk -----------------------------------------------------------------------
 
     def visit(self, node: Node) -> None:
+        evaluated.judge(self, node)  # text bash evaluates again: arithmetic, names, prompts
         kind = node.type
         if kind == "command":
             self.command(node)

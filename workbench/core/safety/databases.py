@@ -269,6 +269,8 @@ def judge_sql_text(
         elif effect.writes is not None:
             ctx.place(node, effect.writes, f"{client} writes")
             ctx.flag("overwrite", f"{client}: {effect.what}", node, writes=(effect.writes,))
+        elif effect.reads is not None:
+            ctx.reads(node, client, [effect.reads])  # `readfile('~/.ssh/id_rsa')`
         elif readonly and not effect.unknown:
             continue  # a read-only connection: the statement fails before it changes anything
         else:

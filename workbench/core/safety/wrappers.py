@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workbench.core.safety import xargs
 from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
@@ -43,7 +44,7 @@ _WRAPPER_VALUE_OPTIONS = {
     "exec": frozenset({"-a"}),
     "chrt": frozenset(),
     "taskset": frozenset(),
-    "xargs": frozenset(
+    "xargs": frozenset(  # -i, -l and -e take a value only when it is attached (`-i{}`)
         [
             # -i, -l, -e, --replace, --max-lines and --eof take their value only attached
             "-n",
@@ -369,6 +370,11 @@ def _judged_programs() -> frozenset[str]:
 def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
     """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
     for _ in range(16):
+        if cmd.name == "xargs":  # a program, code or script taken from its input asks
+            checked = xargs.check(ctx, cmd)
+            if checked is None:
+                return None
+            cmd = checked
         if cmd.name in _RUNNERS:
             start = _runner(cmd, _judged_programs())
             if start is None:
