@@ -580,6 +580,8 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         config_state = "ok" if runtime.config.path.exists() else "missing (defaults in use)"
     except OSError as exc:
         config_state = f"cannot be read: {exc.strerror or exc}"
+    if runtime.config.untrusted:
+        config_state = "NOT TRUSTED (see the problems below)"
     _out(f"config    {runtime.config.path}: {runtime.config.error or config_state}")
     model_line, model_problems = _model_report(runtime)
     _out(model_line)
