@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run
+from tests.support.fake_openai import text, tools
 from workbench.tools.terminal_tool import run_command
 
 
@@ -55,3 +56,15 @@ def test_a_config_owned_by_another_user_makes_yes_calls_denied(
     assert (project / "victim.txt").read_text() == "precious", denied
     doctor = run(cli_env, "doctor", cwd=project)
     assert "owned by uid 4242" in doctor.stdout
+
+
+def test_a_chat_says_its_calls_all_ask_and_why(
+    cli_env: dict[str, str], home: Path, project: Path, fake
+) -> None:
+    os.link(home / "config.yaml", project / "cfg.txt")
+    fake.add(tools(("terminal", {"command": "rm victim.txt"})), text("could not"))
+    out = run(cli_env, "chat", "go", "--yes", "--base-url", fake.url, "--api-key", fake.api_key,
+              cwd=project)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "every call asks" in out.stderr and "2 hard links" in out.stderr
+    assert (project / "victim.txt").read_text() == "precious"
