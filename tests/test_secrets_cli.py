@@ -101,7 +101,7 @@ def test_a_key_file_that_cannot_be_read_is_a_usage_error(
 
 HOLD = """
 import sys
-from workbench.core.backends.own_process import harden, hide_arguments
+from workbench.core.own_process import harden, hide_arguments
 harden()
 hide_arguments(sys.argv[2:3])  # argv[0] is "-c"
 print("ready", flush=True)

@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # this process's own arguments: it is hermes-tui (not a test calling)
-        from workbench.core.backends.own_process import harden
+        from workbench.core.own_process import harden
 
         harden()  # its secrets out of /proc before anything starts a child
     if not (sys.argv[1:] if argv is None else argv):  # the workbench: no commands to parse

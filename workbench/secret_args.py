@@ -13,7 +13,7 @@ import os
 import stat
 import sys
 
-from workbench.core.backends import own_process
+from workbench.core import own_process
 
 SECRET_OPTIONS = ("api_key", "token")  # dests of options that carry a secret
 FROM_STDIN = "-"

@@ -262,7 +262,7 @@ def _serve(config: dict) -> None:
 
 
 if __name__ == "__main__":
-    from workbench.core.backends.own_process import harden, hide_arguments
+    from workbench.core.own_process import harden, hide_arguments
 
     harden()
     _config = json.loads(sys.argv[1])

@@ -6,7 +6,7 @@ started with, `cmdline` (what `ps` shows) our arguments, `mem` our memory. So at
 * we are made non-dumpable: processes of the same (non-root) user can read neither our
   `environ` nor our memory (`cmdline` stays readable by everyone);
 * the values of every variable the environment allowlist would not give a child (API keys,
-  tokens, anything unknown: see backends/environment.py) are overwritten in the original
+  tokens, anything unknown: see env_names.py) are overwritten in the original
   block, which root can still read. Python copied the environment into `os.environ` before;
   each such variable is then set again, so the C library's copy (what `getenv` and a child
   started without `env=` see) points to a fresh string, and nothing but `/proc` changes;
@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Iterable
 
-from workbench.core.backends.environment import allowed
+from workbench.core.env_names import allowed
 
 PR_SET_DUMPABLE = 4
 # Fields of /proc/self/stat (1-based, as proc(5) numbers them).
