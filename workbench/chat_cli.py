@@ -61,7 +61,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--api-key",
         default=unset,
         help="API key for the endpoint (overrides the configured one); `-` reads it from "
-        "stdin (one line). Hidden from `ps` once parsed; --api-key-file or `-` never show it",
+        "stdin (one line; asked without echo at a terminal). Hidden from `ps` once parsed; "
+        "--api-key-file or `-` never show it",
     )
     from workbench.secret_args import add_key_file_argument
 

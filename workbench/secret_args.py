@@ -62,7 +62,12 @@ def _from_file(path: str, parser: argparse.ArgumentParser) -> str:
 
 
 def _from_stdin(parser: argparse.ArgumentParser) -> str:
-    key = sys.stdin.readline().strip()  # one line: the rest stays for the conversation
+    if sys.stdin.isatty():  # typed: not echoed
+        import getpass
+
+        key = getpass.getpass("API key: ", stream=sys.stderr).strip()
+    else:
+        key = sys.stdin.readline().strip()  # one line: the rest stays for the conversation
     if not key:
         parser.error("--api-key -: no key on the first line of stdin")
     return key
