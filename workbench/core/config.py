@@ -123,8 +123,8 @@ def untrusted_file(path: Path) -> str:
         return ""  # missing: nothing is read from it
     if info.st_nlink > 1:
         return (
-            f"{path} has {info.st_nlink} hard links: it could be rewritten through another "
-            "name (remove the other link, or copy the file over itself)"
+            f"{path} has {info.st_nlink} hard links: it could have been rewritten through "
+            f"another name (check it, then remove the other: `find / -xdev -samefile {path}`)"
         )
     if info.st_uid != os.geteuid():
         return f"{path} is owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
@@ -166,6 +166,8 @@ def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError as RuamelError
 
+    if why := untrusted_file(path):  # rewritten by us it would be trusted, whoever wrote it
+        raise ConfigError(f"{why}: not changed until you have checked its content")
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.config import load_config, set_path, update_config
+from workbench.core.config import ConfigError, load_config, set_path, update_config
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.policy import Action, CallFacts, Outcome, RuleBook
 from workbench.core.policy.store import PROJECT_FILE
@@ -70,13 +70,18 @@ async def test_yes_and_mode_off_do_not_answer_for_an_untrusted_config(tmp_path: 
 
 def test_our_own_writes_keep_the_config_trusted(tmp_path: Path) -> None:
     path = write_config(tmp_path)
-    update_config(lambda doc: set_path(doc, "display.theme", "dark"), path)
-    assert load_config(path).untrusted == ""
-    # a linked config rewritten by us is a new file: the other name no longer reaches it
+    for theme in ("dark", "light"):
+        update_config(lambda doc, t=theme: set_path(doc, "display.theme", t), path)
+        assert load_config(path).untrusted == "" and os.stat(path).st_nlink == 1
+
+
+def test_an_untrusted_config_is_not_rewritten_into_a_trusted_one(tmp_path: Path) -> None:
+    # our write (a new file, by rename) would make trusted what the other name wrote
+    path = write_config(tmp_path)
     os.link(path, tmp_path / "k.txt")
-    update_config(lambda doc: set_path(doc, "display.theme", "light"), path)
-    assert load_config(path).untrusted == ""
-    assert "dark" in (tmp_path / "k.txt").read_text()
+    with pytest.raises(ConfigError, match=r"hard links.*not changed"):
+        update_config(lambda doc: set_path(doc, "display.theme", "dark"), path)
+    assert os.stat(path).st_nlink == 2 and "dark" not in path.read_text()
 
 
 def test_a_hard_linked_project_rules_file_fails_closed(tmp_path: Path) -> None:
