@@ -73,6 +73,7 @@ def test_reading_a_folder_of_credentials_or_linking_one_asks(fake_home: Path, co
     "command",
     [
         "ls -la ~/.ssh",
+        "tree -a ~",
         "du -sh ~",
         "stat ~/.ssh/id_rsa",
         "find ~ -name '*.py'",

@@ -140,10 +140,12 @@ _STATE_READERS = frozenset(
         "tac",
     ]
 )
-# Programs that take a credential file's name without showing its contents to anyone.
+# Programs that take a credential file's name without showing its contents to anyone (nor
+# those of a folder holding credentials).
 _KEY_USERS = frozenset(
     {
         "ls",
+        "tree",
         "stat",
         "test",
         "[",
