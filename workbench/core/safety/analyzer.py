@@ -46,7 +46,9 @@ from workbench.core.safety.places import (
     SINKS,
     PathRisk,
     credential,
+    credential_dir,
     holds_credentials,
+    linked_credential,
     place_risk,
     resolved,
     sensitive_path,
@@ -141,10 +143,12 @@ _STATE_READERS = frozenset(
         "tac",
     ]
 )
-# Programs that take a credential file's name without showing its contents to anyone.
+# Programs that take a credential file's name without showing its contents to anyone (nor
+# those of a folder holding credentials).
 _KEY_USERS = frozenset(
     {
         "ls",
+        "tree",
         "stat",
         "test",
         "[",
@@ -546,12 +550,10 @@ class Analyzer:
                 )
             if option:
                 continue
-            if any(credential(p) for p in places):
+            what = _credential_read(places)
+            if what:
                 self.flag(
-                    "credential-read",
-                    f"{cmd_name} reads {value}: a credential file",
-                    node,
-                    Severity.HIGH,
+                    "credential-read", f"{cmd_name} reads {value}: {what}", node, Severity.HIGH
                 )
                 return
 
@@ -1126,6 +1128,18 @@ def _printed(cmds: list[Cmd | None]) -> str | None:
             text = text.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
         parts.append(text)
     return "\n".join(parts)
+
+
+def _credential_read(places: list[str]) -> str:
+    """What a program given these places (one operand, as written and resolved) may read
+    of credentials: a credential file, a hard link to one, or a folder holding them; ""."""
+    if any(credential(p) for p in places):
+        return "a credential file"
+    if any(linked_credential(p) for p in places):
+        return "a hard link to a credential file"
+    if any(credential_dir(p) for p in places):
+        return "a directory holding credential files"
+    return ""
 
 
 def _only_reads(cmd: Cmd) -> Cmd:
