@@ -344,7 +344,8 @@ def credential_dir(path: str) -> bool:
     """A folder from which a program reading everything under it reads credentials: one of
     `holds_credentials`, or any folder above a credential file known to be there."""
     real = resolved(path)
-    if os.path.isfile(real):  # a file in such a folder is judged as itself (`id_rsa.pub`)
+    # A file in such a folder is judged as itself (`id_rsa.pub`); what is not there reads nothing.
+    if os.path.isfile(real) or not os.path.lexists(real):
         return False
     if holds_credentials(real):
         return True
