@@ -2,7 +2,8 @@
 
 Only a command that failed (a non-zero exit) counts, and only for a reason the sandbox
 made: a write refused as read-only (everything outside the working directory and the write
-roots is), a network failure while the sandbox has no network, a hidden place reported
+roots is), a network failure while the sandbox has no network (a connection refused too: with
+`--unshare-net`, a server on 127.0.0.1 is in another namespace), a hidden place reported
 missing or refused, or ssh failing to log in while the sandbox hides `~/.ssh`. The answer
 names the cause in words a person can judge; the executor then asks that person whether to
 run that one command outside (see `Executor._sandbox_refused`). A wrong "yes" here only
@@ -18,7 +19,8 @@ READ_ONLY = re.compile(r"read-only file system|\bEROFS\b", re.IGNORECASE)
 NETWORK = re.compile(
     r"network is unreachable|temporary failure in name resolution|could not resolve host"
     r"|name or service not known|\bEAI_AGAIN\b|\bENETUNREACH\b|no address associated with"
-    r"|failed to establish a new connection",
+    r"|failed to establish a new connection|connection refused|couldn't connect to server"
+    r"|failed to connect to|unable to connect to",
     re.IGNORECASE,
 )
 MISSING = re.compile(r"no such file or directory|permission denied|\bENOENT\b|\bEACCES\b", re.I)
