@@ -66,7 +66,7 @@ def _hidden_in(line: str, hidden: list[str]) -> str | None:
         at = line.find(place)
         while at >= 0:
             after = line[at + len(place) : at + len(place) + 1]
-            if after in ("", "/", ":", "'", '"', " ", "`", ")", ","):
+            if not (after.isalnum() or after in "._-") or after == "":  # not a longer name
                 return place
             at = line.find(place, at + 1)
     return None
