@@ -90,7 +90,9 @@ async def test_denied_the_run_outside_keeps_the_failure_and_writes_nothing(
             pilot, lambda: str(form.query_one("#form-status").content).startswith("ok"), 30
         )  # the command ran (in the sandbox) and failed: a result, not a refusal
         assert not (outside_tmp / "made.txt").exists()
-        assert "kept it in the sandbox" in str(form.query_one("#form-result").content.code)
+        assert "It stayed in the sandbox: denied by the user" in str(
+            form.query_one("#form-result").content.code
+        )
 
 
 async def test_without_bubblewrap_the_headers_say_commands_run_unconfined(

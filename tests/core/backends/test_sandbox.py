@@ -268,7 +268,7 @@ async def test_the_person_may_let_one_command_out_of_the_sandbox(
     assert asked[0].can_leave and asked[0].where.startswith("sandbox (bubblewrap")
     # it failed because of the sandbox: asked once more, with x as the only yes; denied
     assert asked[1].only_leave and "Read-only file system" in asked[1].reason
-    assert "kept it in the sandbox" in json.loads(inside.content)["sandbox"]
+    assert "It stayed in the sandbox: denied by the user" in json.loads(inside.content)["sandbox"]
     (outside,) = await executor.run([{"id": "2", "name": "terminal", "arguments": command}])
     assert outside.decision.choice is Choice.OUTSIDE and not victim.exists()
     victim.write_text("x")  # and it was this command only: the next one asks again
@@ -340,7 +340,7 @@ async def test_rules_and_approvals_off_never_let_a_command_out(
             assert asked == [] and "never leave it" in result["sandbox"]
         else:
             assert [r.only_leave for r in asked] == [True]
-            assert "kept it in the sandbox" in result["sandbox"]
+            assert "It stayed in the sandbox: denied by the user" in result["sandbox"]
 
 
 def test_a_link_in_the_project_does_not_lead_out(sandboxed, work: Path, tmp_path: Path) -> None:

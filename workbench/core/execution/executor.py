@@ -362,7 +362,9 @@ class Executor:
             where=backend.describe(),
         )
         if decision.choice is not Choice.OUTSIDE:
-            return with_sandbox_note(result, f"{cause}. The user kept it in the sandbox.")
+            return with_sandbox_note(
+                result, f"{cause}. It stayed in the sandbox: {decision.reason}"
+            )
         outcome.decision = decision
         context["outside_sandbox"] = True
         context["approved_command"] = command  # the person approved this exact command
