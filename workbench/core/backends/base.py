@@ -68,7 +68,7 @@ class Backend:
         """The same place without the sandbox, for a command the user let out (None: none)."""
         return None
 
-    def refused(self, result: str) -> str | None:
+    def failed_because(self, result: str) -> str | None:
         """Why the sandbox made this terminal result's command fail (None: it did not)."""
         return None
 

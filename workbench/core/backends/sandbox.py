@@ -188,7 +188,7 @@ class SandboxBackend(Backend):
             return "terminal: sandbox NOT WORKING"
         return "terminal: sandboxed" + ("" if self.network else ", no network")
 
-    def refused(self, result: str) -> str | None:
+    def failed_because(self, result: str) -> str | None:
         output = failed_output(result)
         if not output:
             return None

@@ -348,7 +348,7 @@ class Executor:
         backend = self.backend
         if backend is None or not backend.sandboxed or context.get("outside_sandbox"):
             return result
-        cause = backend.refused(result) if isinstance(result, str) else None
+        cause = backend.failed_because(result) if isinstance(result, str) else None
         if cause is None:
             return result
         if self.broker is None or not self.broker.can_ask:
