@@ -9,6 +9,10 @@ What needs asking is the policy's call (`workbench.core.policy`): rules of every
 the detector. "Session", "always" and "never" save exactly the rule the front end showed
 (one of the request's `offers`: this exact command, or a prefix it starts with), in memory,
 in config.yaml or, for a trusted project, in its `.hermes/approvals.yaml`.
+
+A sandboxed command that failed because of the sandbox is asked about once more
+(`ask_to_leave`): only a person's `x` runs it outside, once; no rule, `--yes` or
+`approvals.mode: off` answers that question, and nothing is saved.
 """
 
 from __future__ import annotations
