@@ -67,3 +67,28 @@ def test_without_bubblewrap_the_default_is_unconfined_and_true_refuses(
     asked_for = backend(tmp_path, sandbox=True)
     assert isinstance(asked_for, SandboxBackend) and not asked_for.sandboxed
     assert asked_for.working()[0] is False and asked_for.label() == "terminal: sandbox NOT WORKING"
+
+
+@needs_bwrap
+def test_an_untrusted_config_cannot_widen_what_commands_reach(tmp_path: Path) -> None:
+    """A config.yaml with a second name may have been rewritten by the agent: its switch
+    off of the sandbox, its passthrough of secrets and its write roots are not read."""
+    data = {
+        "terminal": {"sandbox": False, "env_passthrough": ["OPENAI_API_KEY"]},
+        "approvals": {"write_roots": ["/"]},
+    }
+    config = Config(tmp_path / "config.yaml", data, untrusted="it has 2 hard links")
+    found = backend_from_config(config, tmp_path / "hermes")
+    assert isinstance(found, SandboxBackend) and found.sandboxed
+    assert found.passthrough == () and found.write_roots == ()
+    assert any("is not trusted (it has 2 hard links)" in p for p in found.problems)
+    trusted = backend_from_config(Config(tmp_path / "config.yaml", data), tmp_path / "hermes")
+    assert type(trusted) is LocalBackend and trusted.passthrough == ("OPENAI_API_KEY",)
+
+
+@needs_bwrap
+def test_npm_gets_a_private_cache_in_the_sandbox(tmp_path: Path) -> None:
+    """The home is read-only inside: npm's cache goes to the sandbox's own /tmp."""
+    found = backend(tmp_path)
+    spawn = found.shell("true", str(tmp_path), 10)
+    assert spawn.env["npm_config_cache"] == "/tmp/.npm"

@@ -172,7 +172,10 @@ class SandboxBackend(Backend):
         argv = bwrap_argv(
             bwrap, real, hidden, network=self.network, keep=(real,), writable=writable
         )
+        # The home is read-only in here: npm's cache goes to the private /tmp (empty each
+        # command) so installs work; one the user set explicitly is kept.
         env = self.env({"TMPDIR": "/tmp"})
+        env.setdefault("npm_config_cache", "/tmp/.npm")
         return Spawn([*argv, "bash", "-c", command], env, real)
 
     def describe(self) -> str:

@@ -40,9 +40,15 @@ def backend_for(kw: dict[str, Any]) -> Backend:
     return backend
 
 
+# Settings that widen what a command may reach: an untrusted config.yaml (a second hard
+# link, another owner: see `Config.untrusted`) may have been written by the agent itself.
+_WIDENING = ("terminal.sandbox", "terminal.env_passthrough", "approvals.write_roots")
+
+
 def backend_from_config(config: Config, home: Path | None = None) -> Backend:
-    get = config.get
+    get, untrusted = _trusted_get(config)
     names, problems = passthrough_names(get("terminal.env_passthrough"))
+    problems = [*untrusted, *problems]
     passthrough = tuple(names)
     name = str(_setting(get, "backend", "TERMINAL_ENV") or "local").strip().lower()
     if name == "ssh":
@@ -55,6 +61,18 @@ def backend_from_config(config: Config, home: Path | None = None) -> Backend:
         backend = RefusedBackend(name=name, passthrough=passthrough)
     backend.problems.extend(problems)
     return backend
+
+
+def _trusted_get(config: Config) -> tuple[Any, list[str]]:
+    """`config.get`, less the widening settings when the file is not trusted."""
+    if not config.untrusted:
+        return config.get, []
+
+    def get(dotted: str, default: Any = None) -> Any:
+        return default if dotted in _WIDENING else config.get(dotted, default)
+
+    ignored = ", ".join(_WIDENING)
+    return get, [f"{config.path} is not trusted ({config.untrusted}): {ignored} not read"]
 
 
 def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[str]) -> Backend:
