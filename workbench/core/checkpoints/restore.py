@@ -36,8 +36,9 @@ def plan(
     commit: str,
     wanted: list[str],
 ) -> RestorePlan:
-    diff = store._diff(project, commit)
-    if wanted:
+    quick = _quick_diff(project, commit, wanted) if wanted else None
+    diff = quick if quick is not None else store._diff(project, commit)
+    if wanted and quick is None:
         chosen = []
         for rel in wanted:
             matched = [d for d in diff if d[0] == rel or d[0].startswith(rel.rstrip("/") + "/")]
@@ -50,6 +51,38 @@ def plan(
     writes = tuple(p for p, kind, _ in diff if kind != "added")
     deletes = tuple(p for p, kind, _ in diff if kind == "added")
     return RestorePlan(checkpoint, writes, deletes, _hand_edited(project, diff))
+
+
+def _quick_diff(
+    project: Project, commit: str, wanted: list[str]
+) -> list[tuple[str, str, str]] | None:
+    """The named files' changes without staging the whole tree: each checkpoint blob
+    against the file's blob now. None when one is not a plain case (a folder, or a file the
+    checkpoint does not hold: whether snapshots leave it out takes the whole walk)."""
+    out = (
+        project.git()
+        .run("--literal-pathspecs", "ls-tree", "-z", "--full-tree", commit, "--", *wanted)
+        .stdout
+    )
+    held = {}
+    for record in out.split(b"\0"):
+        if b"\t" in record:
+            head, name = record.split(b"\t", 1)
+            _, kind, oid = head.decode().split()
+            if kind != "blob":
+                return None
+            held[os.fsdecode(name)] = oid
+    found = []
+    for rel in wanted:
+        full = os.path.join(project.cwd, rel)
+        if rel not in held or (os.path.isdir(full) and not os.path.islink(full)):
+            return None
+        now = ledger.blob_id(full) if os.path.lexists(full) else None
+        if now is None and os.path.lexists(full):
+            return None  # there but unreadable: the whole walk says what it is
+        if now != held[rel]:
+            found.append((rel, "deleted" if now is None else "changed", now or "0" * 40))
+    return sorted(found)
 
 
 def _known(project: Project, commit: str, rel: str) -> bool:

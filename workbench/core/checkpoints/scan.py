@@ -9,7 +9,6 @@ an unchanged signature means an unchanged tree, with no git process at all.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -70,63 +69,62 @@ def scan(
     cwd: str, *, max_files: int, max_bytes: int, max_total: int, skip: str | None = None
 ) -> Scan:
     """Walk `cwd` (a real path) once. `over` is set, and the walk stopped, past a cap;
-    `skip` is a relative folder never entered."""
+    `skip` is a relative folder never entered.
+
+    The signature is Python's hash of every kept file's (path, size, mtime, ctime, inode,
+    mode): fast, and the same for the same tree within one process (another process's
+    differs, which costs it one `git add` that finds no change)."""
     result = Scan(skip=skip)
-    digest = hashlib.blake2b(digest_size=16)
-    stack = [""]
+    stamps: list[tuple] = []
+    skip_path = os.path.join(cwd, skip) if skip else None
+    stack = [cwd]
     while stack:
-        rel = stack.pop()
+        folder = stack.pop()
         try:
-            with os.scandir(os.path.join(cwd, rel) if rel else cwd) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
+            entries = os.scandir(folder)
         except OSError as exc:
-            if rel:
-                result.unreadable.append(f"{rel} ({exc.strerror or exc})")
-                continue
-            raise
-        for entry in listed:
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue  # gone while walked
-            if stat.S_ISDIR(info.st_mode):
-                if (
-                    entry.name not in EXCLUDED_DIRS
-                    and not entry.name.endswith(".egg-info")
-                    and path != skip
-                ):
-                    stack.append(path)
-                continue
-            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                continue  # FIFOs, sockets, devices: git holds none of them
-            if excluded_file(entry.name):
-                continue
-            if info.st_size > max_bytes and stat.S_ISREG(info.st_mode):
-                result.large.append(path)  # in the signature too: leaving is a change
-                digest.update(b"large %s\0" % os.fsencode(path))
-                continue
-            result.files += 1
-            result.size += info.st_size
-            if result.files > max_files:
-                result.over = f"over {max_files:,} files (checkpoints.max_files)"
-                return result
-            if max_total and result.size > max_total:
-                result.over = (
-                    f"over {max_total // (1024 * 1024):,} MB of files "
-                    "(checkpoints.max_total_size_mb)"
-                )
-                return result
-            digest.update(
-                b"%s\0%d %d %d %d %o\n"
-                % (
-                    os.fsencode(path),
-                    info.st_size,
-                    info.st_mtime_ns,
-                    info.st_ctime_ns,
-                    info.st_ino,
-                    info.st_mode,
-                )
-            )
-    result.signature = digest.hexdigest()
+            if folder == cwd:
+                raise
+            rel = os.path.relpath(folder, cwd)
+            result.unreadable.append(f"{rel} ({exc.strerror or exc})")
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if (
+                            name not in EXCLUDED_DIRS
+                            and not name.endswith(".egg-info")
+                            and entry.path != skip_path
+                        ):
+                            stack.append(entry.path)
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # gone while walked
+                if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                    continue  # FIFOs, sockets, devices: git holds none of them
+                if excluded_file(name):
+                    continue
+                if info.st_size > max_bytes and stat.S_ISREG(info.st_mode):
+                    result.large.append(os.path.relpath(entry.path, cwd))
+                    stamps.append((entry.path, "large"))  # leaving the snapshots is a change
+                    continue
+                result.files += 1
+                result.size += info.st_size
+                if result.files > max_files:
+                    result.over = f"over {max_files:,} files (checkpoints.max_files)"
+                    return result
+                if max_total and result.size > max_total:
+                    result.over = (
+                        f"over {max_total // (1024 * 1024):,} MB of files "
+                        "(checkpoints.max_total_size_mb)"
+                    )
+                    return result
+                stamps.append(
+                    (entry.path, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                     info.st_ino, info.st_mode)
+                )  # fmt: skip
+    result.signature = f"{os.getpid()}:{hash(tuple(stamps)) & (2**64 - 1):016x}"
     return result

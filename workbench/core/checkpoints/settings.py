@@ -25,6 +25,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+AT_LEAST_ONE = ("max_snapshots", "max_files")
+
+
 @dataclass(frozen=True)
 class Settings:
     enabled: bool = True
@@ -54,6 +57,8 @@ def settings_from(config: Config | None) -> Settings:
     for key, default in DEFAULTS.items():
         raw = section.get(key, default)
         value = _checked(raw, default)
+        if key in AT_LEAST_ONE and value == 0:
+            value = None
         if value is None:
             problems.append(f"checkpoints.{key}: {raw!r} is not valid; using {default!r}")
             value = default

@@ -36,6 +36,7 @@ STORE_CONFIG = (
     ("core.hooksPath", "hooks-none"),  # an empty folder: no hook ever runs
     ("core.logAllRefUpdates", "false"),  # no reflog keeps pruned checkpoints alive
     ("core.untrackedCache", "true"),
+    ("core.looseCompression", "1"),  # a turn zips fast; gc packs the store tighter later
     ("core.fsmonitor", "false"),
     ("core.autocrlf", "false"),
     ("core.safecrlf", "false"),

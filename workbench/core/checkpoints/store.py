@@ -164,6 +164,8 @@ class CheckpointStore:
 
     def _scan(self, project: Project) -> Scan:
         s = self.settings
+        if project.cwd in ("/", os.path.realpath(os.path.expanduser("~"))):
+            raise CheckpointError(f"{project.cwd} is too broad to snapshot (/ or the home)")
         home = os.path.realpath(self.home)
         if _inside(home, project.cwd) is not None:
             raise CheckpointError(f"{project.cwd} is HERMES_HOME or inside it: not snapshotted")
