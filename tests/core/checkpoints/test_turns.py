@@ -170,3 +170,16 @@ def test_may_change(tmp_path: Path, module_registry) -> None:
     assert not may_change(module_registry, "read_file", {"path": "x"}, str(tmp_path))
     assert not may_change(module_registry, "web_search", {"query": "x"}, str(tmp_path))
     assert may_change(module_registry, "terminal", {"command": "make"}, str(tmp_path))
+
+
+def test_approvals_test_says_a_checkpoint_would_hold_the_file(
+    home: Path, workdir: Path, capsys
+) -> None:
+    from workbench import cli
+
+    code = cli.main(["approvals", "test", "rm a.txt", "--cwd", str(workdir)])
+    out = capsys.readouterr().out
+    assert code == 1 and out.startswith("asks: rm a.txt")  # the detector's finding stays
+    assert f"checkpoint: a turn's snapshot would hold {workdir / 'a.txt'}" in out
+    cli.main(["approvals", "test", "rm *.txt", "--cwd", str(workdir)])
+    assert "checkpoint:" not in capsys.readouterr().out

@@ -151,6 +151,22 @@ def with_coverage(
     return GateCheck(check.shown, replace(check.verdict, findings=left)) if left else None
 
 
+def coverable(
+    name: str, args: dict[str, Any], cwd: str | os.PathLike[str], check: GateCheck | None
+) -> tuple[str, ...]:
+    """The files whose replacing makes a terminal command ask and that a checkpoint of the
+    turn would hold (when snapshots keep them): with every finding so covered, it runs
+    unasked in a session with checkpoints on. For `approvals test`, which takes none."""
+    if name != "terminal" or check is None:
+        return ()
+    cwd = os.fspath(cwd)
+    workdir = str(resolve_path(args["workdir"], cwd)) if args.get("workdir") else cwd
+    targets = [_terminal_targets(f, workdir, cwd) for f in check.verdict.findings]
+    if not targets or any(t is None for t in targets):
+        return ()
+    return tuple(dict.fromkeys(p for t in targets if t for p in t))
+
+
 def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ...] | None:
     """The finding's targets as paths, when each is one a checkpoint could bring back."""
     if finding.rule not in RECOVERABLE_RULES or not finding.writes or finding.contextual:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.core.execution.gate import coverable
 from workbench.core.policy.assess import assess
 from workbench.core.policy.policy import Outcome, Policy, Ruling
 from workbench.core.policy.rules import CallFacts, Rule
@@ -23,6 +24,8 @@ class Simulation:
     ruling: Ruling
     rules: list[Rule] = field(default_factory=list)  # every rule about the call
     mode_off: bool = False  # approvals.mode: off (or --yes): an ask would run
+    # files a turn's checkpoint would hold: every question is about replacing them
+    checkpointed: tuple[str, ...] = ()
 
     @property
     def outcome(self) -> Outcome:
@@ -49,6 +52,12 @@ class Simulation:
             out.append("  approvals are off (approvals.mode: off or --yes): it runs unasked")
         for part, reason in self.spans():
             out.append(f"  dangerous: {part!r} — {reason}")
+        if self.checkpointed and self.ruling.rule is None:
+            out.append(
+                f"  checkpoint: a turn's snapshot would hold {', '.join(self.checkpointed)}: "
+                "with checkpoints on (checkpoints.enabled) the agent's call runs unasked, "
+                "unless snapshots leave the file out (.env*, logs, over max_file_size_mb)"
+            )
         for rule in self.rules:
             decided = (
                 " ← decides" if self.ruling.rule is not None and rule is self.ruling.rule else ""
@@ -67,6 +76,7 @@ class Simulation:
             else None,
             "dangerous": [{"text": t, "reason": r} for t, r in self.spans()],
             "rules": [r.entry() | {"origin": r.origin} for r in self.rules],
+            "checkpoint_would_hold": list(self.checkpointed),
         }
 
 
@@ -83,4 +93,5 @@ def simulate(
     facts, check = assess(registry, name, args, cwd, (), roots)
     ruling = policy.judge(facts, check.verdict if check else None)
     shown = check.shown if check else (facts.command if facts.command is not None else name)
-    return Simulation(facts, shown, ruling, policy.matching(facts), mode_off)
+    held = coverable(name, args, cwd, check)
+    return Simulation(facts, shown, ruling, policy.matching(facts), mode_off, held)
