@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,10 +119,17 @@ class TurnCheckpoints:
             self.turn += 1
             self._coverage.clear()
 
-    def prepare(self, registry: Any, name: str, args: dict[str, Any], cwd: str) -> Prepared:
+    def prepare(
+        self,
+        registry: Any,
+        name: str,
+        args: dict[str, Any],
+        cwd: str,
+        blocked: Callable[[], bool] = lambda: False,
+    ) -> Prepared:
         """Before a call: the turn's snapshot if this is its first call that may change
-        files (never raises)."""
-        if not may_change(registry, name, args, cwd):
+        files, unless it is `blocked` (a call never allowed to run changes nothing)."""
+        if not may_change(registry, name, args, cwd) or blocked():
             return Prepared(None)
         with self._lock:  # parallel calls of one turn: the first snapshots, the others wait
             known = self._coverage.get(cwd)

@@ -355,11 +355,12 @@ class Executor:
     async def _checkpoint(self, name: str, args: dict) -> Prepared:
         """Before a call that may change files, this turn's snapshot (the first such call
         takes it); its event goes on the stream once."""
-        if self.checkpoints is None or not self._files_here() or self._hardline(name, args):
-            return Prepared(None)  # a call never allowed to run changes nothing
+        if self.checkpoints is None or not self._files_here():
+            return Prepared(None)
+        blocked = functools.partial(self._hardline, name, args)
         try:
             prepared = await asyncio.to_thread(
-                self.checkpoints.prepare, self.registry, name, args, self.cwd
+                self.checkpoints.prepare, self.registry, name, args, self.cwd, blocked
             )
         except Exception:  # a snapshot never blocks the call (prepare says when it must)
             logger.exception("the checkpoint before %s failed", name)
