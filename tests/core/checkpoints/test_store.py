@@ -363,3 +363,31 @@ def test_the_users_repository_is_untouched(store: CheckpointStore, project: Path
     assert after == before
     assert not (project / "HOOK-RAN").exists()
     assert ".git" not in str(store.changes(project, taken.id))
+
+
+def test_the_users_git_configuration_is_never_read(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Signing, hooks and ignore files of the user's own git setup play no part."""
+    user = tmp_path / "user-home"
+    (user / ".config" / "git").mkdir(parents=True)
+    (user / ".config" / "git" / "ignore").write_text("*\n")  # would ignore everything
+    hooks = user / "hooks"
+    hooks.mkdir()
+    for name in ("pre-commit", "post-commit", "pre-auto-gc", "reference-transaction"):
+        (hooks / name).write_text(f"#!/bin/sh\ntouch {tmp_path}/HOOK-RAN\n")
+        (hooks / name).chmod(0o755)
+    (user / ".gitconfig").write_text(
+        f"[commit]\n\tgpgSign = true\n[core]\n\thooksPath = {hooks}\n"
+        "[gpg]\n\tprogram = /bin/false\n"
+    )
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(user / ".config"))
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))  # inherited: never used
+    store = make_store(home)
+    taken = store.snapshot(project, reason="x").checkpoint
+    assert taken is not None and taken.files == 4
+    (project / "README.md").write_text("changed\n")
+    store.restore(store.plan_restore(project), overwrite=["README.md"])
+    assert (project / "README.md").read_text() == "# demo\n"
+    assert not (tmp_path / "HOOK-RAN").exists() and not (tmp_path / "elsewhere").exists()

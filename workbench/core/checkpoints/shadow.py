@@ -34,6 +34,9 @@ REFS = "refs/hermes"
 ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 STORE_CONFIG = (
     ("core.hooksPath", "hooks-none"),  # an empty folder: no hook ever runs
+    # git reads ~/.config/git/ignore and attributes whatever GIT_CONFIG_GLOBAL says
+    ("core.excludesFile", os.devnull),
+    ("core.attributesFile", os.devnull),
     ("core.logAllRefUpdates", "false"),  # no reflog keeps pruned checkpoints alive
     ("core.untrackedCache", "true"),
     ("core.looseCompression", "1"),  # a turn zips fast; gc packs the store tighter later
