@@ -51,7 +51,7 @@ def delete_refs(git: Git, refs: list[str]) -> None:
     git.run("update-ref", "--stdin", stdin=lines.encode())
 
 
-def maybe_maintain(store: Path, root: Path, settings: Settings, dropped: int) -> None:
+def maybe_maintain(store: Path, root: Path, settings: Settings) -> None:
     """Start the daily maintenance in the background when it is due."""
     marker = root / MARKER
     try:

@@ -107,9 +107,9 @@ class CheckpointStore:
 
     def _take(self, project: Project, reason: str, session: str | None, turn: int | None) -> Taken:
         found = self._scan(project)
-        opened = self._open_store()
         if found.over:
             return Taken(Snapshot(None, f"skipped: {project.cwd}: {found.over}"))
+        opened = self._open_store()
         with locked(project.meta_path):
             meta = project.meta()
             head = meta.get("head")
@@ -132,9 +132,7 @@ class CheckpointStore:
             ids = [*meta.get("ids", []), [commit, now]]
             meta.update(head=commit, tree=tree, ids=ids)
             meta.setdefault("created", now)
-            dropped = prune.retain(project, meta, self.settings, now)
-            if meta.get("head") != commit:  # retention never drops the newest
-                meta["head"] = commit
+            dropped = prune.retain(project, meta, self.settings, now)  # never the newest
             project.save_meta(meta)
         checkpoint = Checkpoint(
             commit[:12], project.cwd, now, _one_line(reason), session, turn, files
@@ -144,7 +142,9 @@ class CheckpointStore:
             left = [*unreadable, *found.unreadable]
             notes.append(f"taken without {len(left)} unreadable: " + ", ".join(left[:5]))
         note = "; ".join(notes)
-        prune.maybe_maintain(self.store, self.root, self.settings, dropped)
+        if dropped:
+            logger.info("pruned %d old checkpoint(s) of %s", dropped, project.cwd)
+        prune.maybe_maintain(self.store, self.root, self.settings)
         return Taken(Snapshot(checkpoint, note), commit)
 
     def _open_store(self) -> str:
