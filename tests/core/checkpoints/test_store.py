@@ -391,3 +391,14 @@ def test_the_users_git_configuration_is_never_read(
     store.restore(store.plan_restore(project), overwrite=["README.md"])
     assert (project / "README.md").read_text() == "# demo\n"
     assert not (tmp_path / "HOOK-RAN").exists() and not (tmp_path / "elsewhere").exists()
+
+
+def test_everything_in_the_store_is_private(home: Path, project: Path) -> None:
+    store = make_store(home)
+    store.snapshot(project, reason="x")
+    store.record_write(project, "README.md")
+    (project / "README.md").write_text("y\n")
+    store.restore(store.plan_restore(project), overwrite=["README.md"])
+    for path in (home / "checkpoints").rglob("*"):
+        want = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(path.lstat().st_mode) & ~want == 0, path

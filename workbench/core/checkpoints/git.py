@@ -93,6 +93,7 @@ class Git:
                 cwd=self.work_tree or self.store.parent,
                 timeout=timeout,
                 check=False,
+                umask=0o077,  # the store is private: what git makes in it is 0600 / 0700
             )
         except subprocess.TimeoutExpired as exc:
             raise GitFailed(list(args), -1, f"timed out after {timeout:g}s") from exc

@@ -43,7 +43,7 @@ from workbench.core.checkpoints.shadow import (
 )
 from workbench.core.config import Config, load_config
 from workbench.core.execution.diffs import FileDiff
-from workbench.core.storage.atomic import locked
+from workbench.core.storage.atomic import atomic_write_text, locked
 
 logger = logging.getLogger(__name__)
 
@@ -443,7 +443,7 @@ class CheckpointStore:
         if exc.kind == "damaged":
             problem = check_store(self.store) or exc.line
             with contextlib.suppress(OSError):  # the next snapshot sets the store aside
-                (self.root / DAMAGED).write_text(problem + "\n", encoding="utf-8")
+                atomic_write_text(self.root / DAMAGED, problem + "\n", mode=0o600)
             return (
                 f"the checkpoint store {self.store} is damaged ({problem}); the next "
                 "snapshot sets it aside and starts a new one"
