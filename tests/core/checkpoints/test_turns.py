@@ -183,3 +183,16 @@ def test_approvals_test_says_a_checkpoint_would_hold_the_file(
     assert f"checkpoint: a turn's snapshot would hold {workdir / 'a.txt'}" in out
     cli.main(["approvals", "test", "rm *.txt", "--cwd", str(workdir)])
     assert "checkpoint:" not in capsys.readouterr().out
+
+
+async def test_a_failed_snapshot_is_an_event_and_the_call_runs(
+    home: Path, workdir: Path, make_read_only
+) -> None:
+    executor, events, _ = _executor(home, workdir)
+    make_read_only(home)  # the store cannot be created there
+    (outcome,) = await executor.run([_call("write_file", 0, path="new.txt", content="x")])
+    assert outcome.status == "ok" and (workdir / "new.txt").read_text() == "x"
+    (skipped,) = _checkpoint_events(events)
+    assert isinstance(skipped, CheckpointSkipped) and skipped.failed
+    assert skipped.note.startswith("failed: ") and skipped.cwd == str(workdir)
+    executor.shutdown()
