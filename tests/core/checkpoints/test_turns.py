@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.checkpoints import CheckpointSkipped, CheckpointStore, CheckpointTaken
 from workbench.core.checkpoints.turns import may_change, reads_only
 from workbench.core.execution.approval import ApprovalBroker
@@ -196,3 +197,27 @@ async def test_a_failed_snapshot_is_an_event_and_the_call_runs(
     assert isinstance(skipped, CheckpointSkipped) and skipped.failed
     assert skipped.note.startswith("failed: ") and skipped.cwd == str(workdir)
     executor.shutdown()
+
+
+async def test_the_agents_turn_takes_one_snapshot_for_all_its_rounds(
+    make_session, fake: FakeOpenAI, home: Path, workdir: Path
+) -> None:
+    fake.add(
+        tools(("write_file", {"path": "a.txt", "content": "1\n"})),
+        tools(("write_file", {"path": "b.txt", "content": "2\n"})),
+        text("done"),
+        tools(("write_file", {"path": "a.txt", "content": "3\n"})),
+        text("again"),
+    )
+    session, events = await make_session()
+    await session.turn("write both")
+    await session.turn("write a again")
+    taken = [e for e in events if isinstance(e, CheckpointTaken)]
+    assert [t.checkpoint.turn for t in taken] == [1, 2]
+    assert {t.checkpoint.session for t in taken} == {session.id}
+    store = CheckpointStore(home)
+    first = store.plan_restore(workdir, taken[0].checkpoint.id)  # before the first turn
+    assert first.writes == ("a.txt", "b.txt") and first.hand_edited == ()
+    store.restore(first)
+    assert (workdir / "a.txt").read_text() == "a\n" and (workdir / "b.txt").read_text() == "b\n"
+    await session.close()

@@ -1,7 +1,8 @@
 """One snapshot a turn, before the first call that may change files, for the executor.
 
-A turn is one `Executor.run` batch: a round of the agent's tool calls, or one call made by
-hand (`hermes-tui call`, the run form, a replayed case). The first call of it that may
+A turn is the agent loop's turn (a person's message and every round of tool calls it
+takes), or, outside one, an `Executor.run` batch: one call made by hand (`hermes-tui call`,
+the run form, a replayed case). The first call of it that may
 change files (`may_change`) snapshots the working directory; every later call of the turn
 uses that checkpoint to know which files replacing would lose nothing (`Coverage`), which
 the write policy in the gate reads.
@@ -113,11 +114,28 @@ class TurnCheckpoints:
         self.turn = 0
         self._lock = threading.Lock()
         self._coverage: dict[str, Coverage] = {}
+        self._in_turn = False
 
-    def new_turn(self) -> None:
+    def begin_turn(self) -> None:
+        """The agent loop's turn starts (a person's message): its rounds share one snapshot,
+        taken before the first change of any of them."""
         with self._lock:
-            self.turn += 1
-            self._coverage.clear()
+            self._in_turn = True
+            self._start()
+
+    def end_turn(self) -> None:
+        with self._lock:
+            self._in_turn = False
+
+    def new_batch(self) -> None:
+        """An `Executor.run` batch: a turn of its own, unless the agent loop's turn holds it."""
+        with self._lock:
+            if not self._in_turn:
+                self._start()
+
+    def _start(self) -> None:
+        self.turn += 1
+        self._coverage.clear()
 
     def prepare(
         self,

@@ -127,7 +127,7 @@ class Executor:
         self._cancelled = False
         self._batch_budget = budget
         if self.checkpoints is not None:
-            self.checkpoints.new_turn()
+            self.checkpoints.new_batch()
         normalised = [ToolCall.of(c, i) for i, c in enumerate(calls)]
         outcomes: list[CallOutcome | None] = [None] * len(normalised)
         position, segment_index = 0, 0
