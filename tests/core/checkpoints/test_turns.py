@@ -118,21 +118,28 @@ async def test_the_terminal_asks_as_before_where_no_checkpoint_holds(
     executor.shutdown()
 
 
-async def test_a_file_changed_by_an_unknown_program_in_the_turn_asks(
+async def test_a_file_changed_by_an_unknown_program_gets_a_new_snapshot_first(
     home: Path, workdir: Path
 ) -> None:
-    """After the snapshot, a program the executor cannot follow rewrote a.txt: its content
-    now is in no checkpoint and not the agent's (per the ledger), so replacing it asks."""
+    """After the turn's snapshot, a program the executor cannot follow rewrote a.txt: its
+    content now is in no checkpoint and not the agent's (per the ledger), so before
+    write_file replaces it a second snapshot holds it; nothing asks, nothing is lost."""
     (workdir / "w.py").write_text("open('a.txt', 'w').write('z')\n")
-    executor, _, asked = _executor(home, workdir, answer="d")
+    executor, events, asked = _executor(home, workdir, answer="d")
     outcomes = await executor.run(
         [
             _call("terminal", 0, command="python3 w.py"),
             _call("write_file", 1, path="a.txt", content="x"),
+            _call("write_file", 2, path="a.txt", content="y"),  # the agent's: no third
         ]
     )
-    assert [o.status for o in outcomes] == ["ok", "denied"]
-    assert asked[-1].verdict.findings[0].rule == "unrecoverable-overwrite"
+    assert [o.status for o in outcomes] == ["ok", "ok", "ok"] and asked == []
+    first, second = _checkpoint_events(events)
+    assert first.checkpoint.reason == "terminal: python3 w.py"
+    assert second.checkpoint.reason == "write_file a.txt"
+    store = CheckpointStore(home)
+    store.restore(store.plan_restore(workdir, second.checkpoint.id), overwrite=["a.txt"])
+    assert (workdir / "a.txt").read_text() == "z"
     executor.shutdown()
 
 

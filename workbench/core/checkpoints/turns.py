@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench.core.checkpoints.events import CheckpointSkipped, CheckpointTaken
 from workbench.core.checkpoints.store import CheckpointStore
+from workbench.core.execution.gate import check_call, coverable
 from workbench.core.safety import analyze_command
 from workbench.core.safety.analyzer import _STATE_READERS
 from workbench.core.tools.events import ToolSource
@@ -151,11 +152,21 @@ class TurnCheckpoints:
             return Prepared(None)
         with self._lock:  # parallel calls of one turn: the first snapshots, the others wait
             known = self._coverage.get(cwd)
-            if known is not None:
+            if known is not None and not self._loses(known, name, args, cwd):
                 return Prepared(known)
             coverage, event, refusal = self._snapshot(name, args, cwd)
             self._coverage[cwd] = coverage
             return Prepared(coverage, event, refusal)
+
+    @staticmethod
+    def _loses(coverage: Coverage, name: str, args: dict[str, Any], cwd: str) -> bool:
+        """Whether the call would replace a file whose content now the turn's checkpoint
+        does not hold (a program the executor could not follow changed it since): then a
+        new snapshot is taken first, so replacing it still loses nothing."""
+        if coverage.commit is None:
+            return False  # none could be taken: another try would not do better
+        targets = replaced(name, args, cwd)
+        return bool(targets) and not set(targets) <= coverage.holds(targets)
 
     def _snapshot(self, name: str, args: dict[str, Any], cwd: str) -> tuple[Coverage, object, str]:
         if not self.store.enabled:
@@ -180,6 +191,17 @@ class TurnCheckpoints:
         for path in paths:
             if _regular_inside(cwd, path):
                 self.store.record_write(cwd, path)
+
+
+def replaced(name: str, args: dict[str, Any], cwd: str) -> tuple[str, ...]:
+    """The existing files inside the working directory the call would replace or delete,
+    as far as the gate can tell (see `gate.with_coverage`)."""
+    if name in FILE_WRITERS and isinstance(args.get("path"), str):
+        path = str(resolve_path(args["path"], cwd))
+        return (path,) if _regular_inside(cwd, os.path.realpath(path)) else ()
+    if name == "terminal":
+        return coverable(name, args, cwd, check_call(name, args, cwd))
+    return ()
 
 
 def _regular_inside(cwd: str, path: str) -> bool:
