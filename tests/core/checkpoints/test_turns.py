@@ -55,7 +55,9 @@ async def test_one_snapshot_a_turn_before_the_first_change(home: Path, workdir: 
     )
     (taken,) = _checkpoint_events(events)
     assert isinstance(taken, CheckpointTaken)
-    assert taken.checkpoint.reason == "write_file a.txt" and taken.checkpoint.turn == 1
+    # the writes of two files run in parallel: the first to get there takes it
+    assert taken.checkpoint.reason in ("write_file a.txt", "write_file b.txt")
+    assert taken.checkpoint.turn == 1
     assert asked == []  # each replaced file is held by the turn's checkpoint
     # the next turn changes files again: a new snapshot, holding what the last turn left
     await executor.run([_call("write_file", 4, path="a.txt", content="4\n")])
