@@ -156,6 +156,8 @@ class TurnCheckpoints:
                 return Prepared(known)
             coverage, event, refusal = self._snapshot(name, args, cwd)
             self._coverage[cwd] = coverage
+            if known is not None and isinstance(event, CheckpointSkipped) and not event.failed:
+                event = None  # a second look that found nothing new: no line for it
             return Prepared(coverage, event, refusal)
 
     @staticmethod
