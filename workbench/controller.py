@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from workbench.core.agent.offered import Costs
+    from workbench.core.checkpoints import CheckpointStore
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import CallOutcome, Executor
     from workbench.core.history import CallEntry, CallHistory
@@ -94,6 +96,7 @@ class Controller:
         self.executor: Executor | None = None
         self.reloader: HotReloader | None = None
         self.rows = ToolRows()
+        self._checkpoints: CheckpointStore | None = None
         # Calls are saved to the history on a thread of their own: a screen never waits for
         # the disk, and `stop` waits for what is queued so no finished call is lost.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
@@ -165,6 +168,22 @@ class Controller:
                 self.rows.sizes,
             )
         return self.rows
+
+    @property
+    def cwd(self) -> str:
+        """The working directory calls run in (the by-hand executor's; a session's is the same
+        unless it was given another)."""
+        return self.executor.cwd if self.executor is not None else os.getcwd()
+
+    def checkpoints(self) -> CheckpointStore | None:
+        """The checkpoint store of this home (None before the core is loaded)."""
+        if self.runtime is None:
+            return None
+        if self._checkpoints is None:
+            from workbench.core.checkpoints import CheckpointStore
+
+            self._checkpoints = CheckpointStore(self.runtime.home, self.runtime.config)
+        return self._checkpoints
 
     @property
     def history(self) -> CallHistory | None:
