@@ -79,7 +79,7 @@ async def test_the_list_shows_what_changed_a_files_diff_and_restore_brings_it_ba
         modal = app.screen
         plan = text_of(modal.query_one("#restore-plan Static", Static))
         assert plan.index("Deletes 1 file") < plan.index("c.txt") < plan.index("Writes back")
-        assert "src/app.py  ✋ changed by hand since" in plan
+        assert "src/app.py  ⚠ changed by hand since" in plan
         assert modal.query_one("#restore-overwrite", Button)
         assert modal.focused is modal.query_one("#restore-cancel", Button)
         await pilot.press("y")  # restore, keep the hand edit

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 KEEP, OVERWRITE, CANCEL = "keep", "overwrite", "cancel"
 ANSWER_KEYS = frozenset({"y", "o", "n", "escape", "enter"})
 MOVE_KEYS = frozenset({"tab", "shift+tab", "left", "right", "up", "down"})
-HAND_MARK = "  ✋ changed by hand since"
+HAND_MARK = "  ⚠ changed by hand since"
 
 
 def plan_text(plan: RestorePlan) -> Text:
@@ -93,8 +93,9 @@ class RestoreScreen(ModalScreen[tuple[str, ...] | None]):
         hand = self.plan.hand_edited
         if hand:
             text.append(
-                f"{escape(', '.join(hand))}: changed since the checkpoint by someone other "
-                "than the agent. y keeps them as they are; o overwrites them too.\n",
+                f"⚠ {escape(', '.join(hand))}: changed since the checkpoint by someone other "
+                "than the agent. y restores the rest and keeps your version; o restores "
+                f"{'it' if len(hand) == 1 else 'them'} too.\n",
                 "yellow",
             )
         text.append(
