@@ -86,7 +86,7 @@ def test_diff_counts_added_changed_deleted_and_shows_each_file(
     assert re.search(r"^  added +c\.txt$", text, re.M)
     assert re.search(r"^  changed +a\.txt$", text, re.M)
     assert re.search(r"^  deleted +b\.txt$", text, re.M)
-    assert "\n-alpha\n+ALPHA\n" in text
+    assert "\n-alpha\n+ALPHA, by the agent\n" in text
     assert "\n-beta\n" in text and "\n+new\n" in text
     by_id = run(cli_env, "checkpoints", "diff", checkpoint.id, "--cwd", str(project))
     assert by_id.stdout == text
@@ -159,7 +159,9 @@ def test_file_restores_only_that_file(cli_env, store: CheckpointStore, project: 
     out = run(cli_env, "checkpoints", "restore", "--file", "b.txt", "--yes", cwd=project)
     assert out.returncode == 0, out.stderr
     assert (project / "b.txt").read_text() == "beta\n"
-    assert (project / "a.txt").read_text() == "ALPHA\n" and (project / "c.txt").exists()
+    assert (project / "a.txt").read_text() == "ALPHA, by the agent\n" and (
+        project / "c.txt"
+    ).exists()
     by_path = run(
         cli_env, "checkpoints", "restore", "--file", str(project / "a.txt"), "--yes",
         "--cwd", str(project),

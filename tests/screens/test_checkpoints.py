@@ -114,7 +114,9 @@ async def test_one_file_is_restored_and_a_cancelled_restore_changes_nothing(
         await pilot.press("y")
         await wait_until(pilot, lambda: (project / "b.txt").exists())
         assert (project / "b.txt").read_text() == "beta\n"
-        assert (project / "a.txt").read_text() == "ALPHA\n" and (project / "c.txt").exists()
+        assert (project / "a.txt").read_text() == "ALPHA, by the agent\n" and (
+            project / "c.txt"
+        ).exists()
 
         before = files(project)
         listing = screen.query_one(CheckpointList)

@@ -23,9 +23,10 @@ def snapshot(store: CheckpointStore, project: Path, reason: str, turn: int | Non
 
 def agent_turn(store: CheckpointStore, project: Path) -> Checkpoint:
     """A checkpoint, then what an agent's turn would do: rewrite a.txt, delete b.txt, add
-    c.txt, each recorded in the ledger as the agent's."""
+    c.txt, each recorded in the ledger as the agent's. (a.txt changes size: an edit of the
+    same size in the same second as the snapshot is a case for the store's own tests.)"""
     checkpoint = snapshot(store, project, "write_file a.txt", 1)
-    (project / "a.txt").write_text("ALPHA\n")
+    (project / "a.txt").write_text("ALPHA, by the agent\n")
     (project / "b.txt").unlink()
     (project / "c.txt").write_text("new\n")
     for name in ("a.txt", "b.txt", "c.txt"):
