@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -262,3 +263,24 @@ def test_the_command_loads_no_textual(cli_env, project: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stderr.strip() == "[]"
+
+
+@pytest.mark.parametrize("damage", ["no HEAD", "objects lost"])
+def test_a_damaged_store(
+    cli_env, home: Path, store: CheckpointStore, project: Path, damage
+) -> None:
+    agent_turn(store, project)
+    before = files(project)
+    shadow = home / "checkpoints" / "store"
+    if damage == "no HEAD":
+        (shadow / "HEAD").unlink()
+    else:
+        for folder in (shadow / "objects").iterdir():
+            if len(folder.name) == 2:  # the loose objects: commits, trees, blobs
+                shutil.rmtree(folder)
+    for args in (("list",), ("diff",), ("restore", "--yes")):
+        out = run(cli_env, "checkpoints", *args, cwd=project)
+        assert out.returncode == 2, (args, out.stdout)
+        assert "damaged" in out.stderr and "nothing was changed" in out.stderr
+        assert "Traceback" not in out.stderr
+    assert files(project) == before
