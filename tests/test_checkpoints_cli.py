@@ -139,6 +139,9 @@ def test_yes_keeps_hand_edits_and_names_them_unless_told_to_overwrite(
 ) -> None:
     agent_turn(store, project)
     (project / "src" / "app.py").write_text("print('my own edit')\n")  # by hand: no ledger
+    alone = run(cli_env, "checkpoints", "restore", "--file", "src/app.py", "--yes", cwd=project)
+    assert alone.returncode == 1  # the only file is a hand edit: kept, nothing changed
+    assert "nothing restored from checkpoint" in alone.stdout and "undo" not in alone.stdout
     out = run(cli_env, "checkpoints", "restore", "--yes", "--cwd", str(project))
     assert out.returncode == 0, out.stderr
     assert "src/app.py  ← changed by hand since (not by the agent)" in out.stdout

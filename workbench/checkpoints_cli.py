@@ -177,6 +177,8 @@ def _restore(store: CheckpointStore, cwd: str, args: argparse.Namespace) -> int:
             return EXIT_UNCHANGED
     result = store.restore(plan, overwrite=plan.hand_edited if overwrite else ())
     _out(say.restored(plan.checkpoint, result))
+    if not result.written and not result.deleted:  # every file was a hand edit, kept
+        return EXIT_UNCHANGED
     if result.backup is not None:
         where = f" --cwd {shlex.quote(cwd)}" if args.cwd else ""
         _out(f"undo with: hermes-tui checkpoints restore {result.backup.id}{where}")

@@ -63,16 +63,21 @@ def no_checkpoints(cwd: str, enabled: bool) -> str:
 
 def taken(checkpoint: Checkpoint) -> str:
     """The session's line for `CheckpointTaken`."""
-    return f"⛁ checkpoint {checkpoint.id} before {escape(checkpoint.reason)}"
+    return f"checkpoint {checkpoint.id} taken before {escape(checkpoint.reason)}"
 
 
 def skipped(note: str) -> str:
     """The session's line for `CheckpointSkipped` (its note says "failed: ..." when it did)."""
-    return f"⛁ no checkpoint: {escape(note)}"
+    return f"no checkpoint: {escape(note)}"
 
 
 def restored(checkpoint: Checkpoint, result: RestoreResult) -> str:
     """After a restore: what was done, what was kept, and how to undo it."""
+    if not result.written and not result.deleted:
+        return (
+            f"nothing restored from checkpoint {checkpoint.id}: kept your edits to "
+            f"{escape(', '.join(result.kept))}"
+        )
     which = f" ({turn(checkpoint)})" if checkpoint.turn is not None else ""
     done = (
         f"↺ restored checkpoint {checkpoint.id}{which}: "

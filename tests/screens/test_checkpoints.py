@@ -168,7 +168,7 @@ async def test_checkpoint_events_are_one_quiet_line_each(home: Path, project: Pa
         await screen.agent_event(CheckpointSkipped(str(project), "failed: disk full", True))
         await pilot.pause()
         assert notes(screen)[-3:] == [
-            f"⛁ checkpoint {taken.id} before write_file a.txt",
-            f"⛁ no checkpoint: no change since {taken.id}",
-            "⛁ no checkpoint: failed: disk full",
+            f"checkpoint {taken.id} taken before write_file a.txt",
+            f"no checkpoint: no change since {taken.id}",
+            "no checkpoint: failed: disk full",
         ]
