@@ -96,7 +96,6 @@ class Controller:
         self.executor: Executor | None = None
         self.reloader: HotReloader | None = None
         self.rows = ToolRows()
-        self._checkpoints: CheckpointStore | None = None
         # Calls are saved to the history on a thread of their own: a screen never waits for
         # the disk, and `stop` waits for what is queued so no finished call is lost.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
@@ -176,14 +175,9 @@ class Controller:
         return self.executor.cwd if self.executor is not None else os.getcwd()
 
     def checkpoints(self) -> CheckpointStore | None:
-        """The checkpoint store of this home (None before the core is loaded)."""
-        if self.runtime is None:
-            return None
-        if self._checkpoints is None:
-            from workbench.core.checkpoints import CheckpointStore
-
-            self._checkpoints = CheckpointStore(self.runtime.home, self.runtime.config)
-        return self._checkpoints
+        """The checkpoint store, with the settings of config.yaml now (None before the core
+        is loaded)."""
+        return self.runtime.checkpoints() if self.runtime is not None else None
 
     @property
     def history(self) -> CallHistory | None:

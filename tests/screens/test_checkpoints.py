@@ -10,6 +10,7 @@ from textual.app import App
 from textual.widgets import Button, Static
 
 from tests.support.checkpoints import agent_turn, files, make_project
+from tests.support.fake_openai import FakeOpenAI, text, tools
 from tests.support.pilot import loaded, wait_until
 from workbench.app import WorkbenchApp
 from workbench.core.checkpoints import CheckpointStore
@@ -17,7 +18,7 @@ from workbench.core.events import CheckpointSkipped, CheckpointTaken
 from workbench.screens.checkpoints import CheckpointsScreen
 from workbench.screens.restore import RestoreScreen
 from workbench.screens.session import SessionScreen
-from workbench.widgets.chat import ChatLog
+from workbench.widgets.chat import ChatLog, PromptArea
 from workbench.widgets.checkpoints import ChangeList, CheckpointList
 from workbench.widgets.diff_view import DiffPane
 from workbench.widgets.timeline import TimelineModel
@@ -172,3 +173,36 @@ async def test_checkpoint_events_are_one_quiet_line_each(home: Path, project: Pa
             f"no checkpoint: no change since {taken.id}",
             "no checkpoint: failed: disk full",
         ]
+
+
+async def test_an_agents_write_is_checkpointed_said_in_the_chat_and_restored(
+    fake: FakeOpenAI, home: Path, project: Path
+) -> None:
+    (home / "config.yaml").write_text(fake.model_config())
+    fake.add(tools(("write_file", {"path": "a.txt", "content": "rewritten\n"})), text("Done."))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("f6")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        session = app.screen
+        session.query_one(PromptArea).text = "rewrite a.txt"
+        session.query_one(PromptArea).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "answered" in text_of(session.query_one("#turn-line")))
+        assert (project / "a.txt").read_text() == "rewritten\n"
+        (taken,) = CheckpointStore(home).list(str(project))
+        said = [n for n in notes(session) if "checkpoint" in n]
+        assert said == [f"checkpoint {taken.id} taken before write_file a.txt"]
+
+        await pilot.press("f9")
+        await wait_until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
+        await wait_until(pilot, lambda: bool(app.screen.query(CheckpointList)))
+        listing = app.screen.query_one(CheckpointList)
+        await wait_until(pilot, lambda: taken.id in listing.counts)
+        assert listing.counts[taken.id] == {"added": 0, "changed": 1, "deleted": 0}
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RestoreScreen))
+        assert not app.screen.query("#restore-overwrite")  # the agent's write: no hand edit
+        await pilot.press("y")
+        await wait_until(pilot, lambda: (project / "a.txt").read_text() == "alpha\n")
