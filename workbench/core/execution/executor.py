@@ -432,6 +432,9 @@ class Executor:
             broker.note(facts, shown)
         ruling = None
         if check is None:
+            # nothing to ask (a replaced file the turn's checkpoint holds included): the
+            # terminal runs what the gate let through
+            context["approved_command"] = shown
             if broker is None or not broker.book.policy:
                 return True  # no rules and nothing found: the fast path
             ruling = broker.judge(facts, None)
