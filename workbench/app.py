@@ -253,8 +253,14 @@ class WorkbenchApp(App[None]):
         if isinstance(self.screen, CheckpointsScreen):
             return
         self.push_screen(
-            CheckpointsScreen(store, cwd or self.controller.cwd, session, self._restored)
+            CheckpointsScreen(
+                store, cwd or self.controller.cwd, session, self._restored, self._turn_running
+            )
         )
+
+    def _turn_running(self) -> bool:
+        session = self._session()
+        return session is not None and session.busy
 
     def _restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
         session = self._session()

@@ -206,3 +206,35 @@ async def test_an_agents_write_is_checkpointed_said_in_the_chat_and_restored(
         assert not app.screen.query("#restore-overwrite")  # the agent's write: no hand edit
         await pilot.press("y")
         await wait_until(pilot, lambda: (project / "a.txt").read_text() == "alpha\n")
+
+
+async def test_no_restore_starts_while_the_agents_turn_runs(
+    fake: FakeOpenAI, home: Path, project: Path
+) -> None:
+    (home / "config.yaml").write_text(fake.model_config())
+    agent_turn(CheckpointStore(home), project)
+    before = files(project)
+    fake.add(text("word " * 400, chunks=400, delay=0.01))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("f6")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        session = app.screen
+        session.query_one(PromptArea).text = "tell me a long story"
+        session.query_one(PromptArea).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: session.busy)
+        await pilot.press("f9")
+        await wait_until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
+        await wait_until(pilot, lambda: bool(app.screen.query(CheckpointList)))
+        listing = app.screen.query_one(CheckpointList)
+        await wait_until(pilot, lambda: bool(listing.checkpoints))
+        await pilot.press("r")
+        await wait_until(
+            pilot, lambda: any("turn is running" in n.message for n in app._notifications)
+        )
+        assert isinstance(app.screen, CheckpointsScreen) and files(project) == before
+        await pilot.press("escape")
+        await pilot.press("escape")  # cancels the turn
+        await wait_until(pilot, lambda: not session.busy)

@@ -53,12 +53,14 @@ class CheckpointsScreen(Screen[None]):
         cwd: str,
         session: str | None = None,
         on_restored: Restored | None = None,
+        turn_running: Callable[[], bool] = lambda: False,
     ) -> None:
         super().__init__()
         self.store = store
         self.cwd = cwd
         self.session = session
         self.on_restored = on_restored
+        self.turn_running = turn_running  # the agent may be writing: no restore under it
         self.restoring = False
 
     def compose(self) -> ComposeResult:
@@ -178,11 +180,23 @@ class CheckpointsScreen(Screen[None]):
 
     # -- restore -----------------------------------------------------------------------
 
-    def action_restore_all(self) -> None:
-        checkpoint = self.query_one(CheckpointList).selected()
+    def _busy(self) -> bool:
+        """Say why a restore cannot start now, if it cannot."""
         if self.restoring:
             self.notify("A restore is running", severity="warning")
-        elif checkpoint is None:
+        elif self.turn_running():
+            self.notify(
+                "The agent's turn is running: restore when it has ended (Esc in the session "
+                "cancels it)",
+                severity="warning",
+            )
+        return self.restoring or self.turn_running()
+
+    def action_restore_all(self) -> None:
+        checkpoint = self.query_one(CheckpointList).selected()
+        if self._busy():
+            return
+        if checkpoint is None:
             self.notify("No checkpoint selected", severity="warning")
         else:
             self._plan(checkpoint.id, ())
@@ -190,9 +204,9 @@ class CheckpointsScreen(Screen[None]):
     def action_restore_file(self) -> None:
         checkpoint = self.query_one(CheckpointList).selected()
         change = self.query_one(ChangeList).selected()
-        if self.restoring:
-            self.notify("A restore is running", severity="warning")
-        elif checkpoint is None or change is None:
+        if self._busy():
+            return
+        if checkpoint is None or change is None:
             self.notify("No file selected: tab to the files and pick one", severity="warning")
         else:
             self._plan(checkpoint.id, (change.path,))
