@@ -202,7 +202,7 @@ def _show_plan(plan: RestorePlan, cwd: str) -> None:
     if hand:
         _out(
             f"{say.files(len(hand))} changed by hand since the checkpoint: kept unless you "
-            "say to overwrite them"
+            "answer y to overwrite, or give --overwrite-hand-edits"
         )
 
 

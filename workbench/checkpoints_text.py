@@ -72,7 +72,7 @@ def skipped(note: str) -> str:
 
 
 def restored(checkpoint: Checkpoint, result: RestoreResult) -> str:
-    """After a restore: what was done, what was kept, and how to undo it."""
+    """After a restore: what was done and what was kept (`undo` says how to take it back)."""
     if not result.written and not result.deleted:
         return (
             f"nothing restored from checkpoint {checkpoint.id}: kept your edits to "
@@ -85,6 +85,17 @@ def restored(checkpoint: Checkpoint, result: RestoreResult) -> str:
     )
     if result.kept:
         done += f"; kept your edits to {escape(', '.join(result.kept))}"
-    if result.backup is not None:
-        done += f". The state before is checkpoint {result.backup.id}: restore it to undo"
     return done
+
+
+def undo(result: RestoreResult) -> str:
+    """How to take a restore back: its backup ("" when it changed nothing)."""
+    if result.backup is None:
+        return ""
+    return f"the state before is checkpoint {result.backup.id}: restore it to undo"
+
+
+def after_restore(checkpoint: Checkpoint, result: RestoreResult) -> str:
+    """The session's line: what was restored and how to undo it."""
+    back = undo(result)
+    return restored(checkpoint, result) + (f". {back[:1].upper()}{back[1:]}" if back else "")

@@ -253,7 +253,7 @@ class CheckpointsScreen(Screen[None]):
 
     def _restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
         self.restoring = False
-        self.notify(say.restored(checkpoint, result), timeout=10)
+        self.notify(say.after_restore(checkpoint, result), timeout=10)
         if self.on_restored is not None:
             self.on_restored(checkpoint, result)
         self.action_reload()  # the backup is the newest now, and what changed since each moved

@@ -292,9 +292,9 @@ class SessionScreen(Screen[None]):
 
     async def restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
         """A restore made from the checkpoints view: said in the conversation."""
-        from workbench.checkpoints_text import restored
+        from workbench.checkpoints_text import after_restore
 
-        await self.query_one(ChatLog).note(Text(restored(checkpoint, result), style="cyan"))
+        await self.query_one(ChatLog).note(Text(after_restore(checkpoint, result), style="cyan"))
 
     # -- events ------------------------------------------------------------------------
 
