@@ -241,9 +241,9 @@ class WorkbenchApp(App[None]):
             return None
         return session if isinstance(session, SessionScreen) and session.is_mounted else None
 
-    def open_checkpoints(self, cwd: str | None = None, session: str | None = None) -> None:
-        """The checkpoints of `cwd` (the working directory calls run in): see, diff, restore.
-        A restore is said in the session's conversation too."""
+    def open_checkpoints(self) -> None:
+        """The checkpoints of the working directory the session's calls run in: see, diff,
+        restore. A restore is said in the session's conversation too."""
         from workbench.screens.checkpoints import CheckpointsScreen
 
         store = self.controller.checkpoints()
@@ -252,11 +252,11 @@ class WorkbenchApp(App[None]):
             return
         if isinstance(self.screen, CheckpointsScreen):
             return
-        self.push_screen(
-            CheckpointsScreen(
-                store, cwd or self.controller.cwd, session, self._restored, self._turn_running
-            )
-        )
+        screen = self._session()
+        chat = screen.session if screen is not None else None
+        cwd = chat.executor.cwd if chat is not None else self.controller.cwd
+        session = chat.id if chat is not None else None
+        self.push_screen(CheckpointsScreen(store, cwd, session, self._restored, self._turn_running))
 
     def _turn_running(self) -> bool:
         session = self._session()

@@ -284,11 +284,8 @@ class SessionScreen(Screen[None]):
 
     def action_checkpoints(self) -> None:
         """The checkpoints of the session's working directory: see, diff, restore."""
-        if self.controller is None:
-            return
-        session = self.session
-        cwd = session.executor.cwd if session is not None else self.controller.cwd
-        self.app.open_checkpoints(cwd, session.id if session is not None else None)
+        if self.controller is not None:
+            self.app.open_checkpoints()
 
     async def restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
         """A restore made from the checkpoints view: said in the conversation."""
