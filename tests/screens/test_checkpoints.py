@@ -238,3 +238,18 @@ async def test_no_restore_starts_while_the_agents_turn_runs(
         await pilot.press("escape")
         await pilot.press("escape")  # cancels the turn
         await wait_until(pilot, lambda: not session.busy)
+
+
+async def test_o_in_the_modal_overwrites_the_hand_edits_too(home: Path, project: Path) -> None:
+    original = files(project)
+    agent_turn(CheckpointStore(home), project)
+    (project / "src" / "app.py").write_text("mine\n")
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        _, screen = await open_checkpoints(pilot, app)
+        await wait_until(pilot, lambda: bool(screen.query_one(CheckpointList).checkpoints))
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RestoreScreen))
+        await pilot.press("o")
+        await wait_until(pilot, lambda: (project / "src" / "app.py").read_text() == "print('hi')\n")
+        assert files(project) == original
