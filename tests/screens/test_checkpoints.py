@@ -253,3 +253,17 @@ async def test_o_in_the_modal_overwrites_the_hand_edits_too(home: Path, project:
         await pilot.press("o")
         await wait_until(pilot, lambda: (project / "src" / "app.py").read_text() == "print('hi')\n")
         assert files(project) == original
+
+
+async def test_a_damaged_store_is_said_in_the_view(home: Path, project: Path) -> None:
+    agent_turn(CheckpointStore(home), project)
+    (home / "checkpoints" / "store" / "HEAD").unlink()
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        app.open_checkpoints()
+        await wait_until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
+        await wait_until(pilot, lambda: bool(app.screen.query("#checkpoints-status")))
+        status = app.screen.query_one("#checkpoints-status", Static)
+        await wait_until(pilot, lambda: "damaged" in text_of(status))
+        assert not app.screen.query_one(CheckpointList).checkpoints

@@ -11,6 +11,7 @@ screen.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,17 @@ if TYPE_CHECKING:
     from workbench.core.checkpoints import Checkpoint, CheckpointStore, RestorePlan, RestoreResult
 
 Restored = Callable[["Checkpoint", "RestoreResult"], None]
+logger = logging.getLogger(__name__)
+
+
+def _why(exc: Exception) -> str:
+    """The store's own sentence; anything else it raised is a fault of its own, logged."""
+    from workbench.core.checkpoints import CheckpointError
+
+    if isinstance(exc, CheckpointError):
+        return str(exc)
+    logger.error("checkpoint store failed", exc_info=exc)
+    return f"the checkpoint store failed: {type(exc).__name__}: {exc}"
 
 
 class CheckpointsScreen(Screen[None]):
@@ -94,12 +106,10 @@ class CheckpointsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="checkpoints-list")
     def _load_list(self) -> None:
-        from workbench.core.checkpoints import CheckpointError
-
         try:
             found = self.store.list(self.cwd)
-        except CheckpointError as exc:
-            self.app.call_from_thread(self._status, str(exc), "red")
+        except Exception as exc:  # the store's or its own failure: said, never a crash
+            self.app.call_from_thread(self._status, _why(exc), "red")
             return
         self.app.call_from_thread(self._show_list, found)
         worker = get_current_worker()
@@ -108,7 +118,7 @@ class CheckpointsScreen(Screen[None]):
                 return
             try:
                 changes = self.store.changes(self.cwd, checkpoint.id)
-            except CheckpointError:
+            except Exception:
                 continue  # said when it is selected
             self.app.call_from_thread(self._show_counts, checkpoint.id, say.counts(changes))
 
@@ -141,12 +151,10 @@ class CheckpointsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="checkpoints-files")
     def _load_files(self, checkpoint_id: str) -> None:
-        from workbench.core.checkpoints import CheckpointError
-
         try:
             changes = self.store.changes(self.cwd, checkpoint_id)
-        except CheckpointError as exc:
-            self.app.call_from_thread(self._show_files, checkpoint_id, [], str(exc))
+        except Exception as exc:  # the store's or its own failure: said, never a crash
+            self.app.call_from_thread(self._show_files, checkpoint_id, [], _why(exc))
             return
         self.app.call_from_thread(self._show_files, checkpoint_id, changes, "")
 
@@ -169,12 +177,10 @@ class CheckpointsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="checkpoints-diff")
     def _load_diff(self, checkpoint_id: str, path: str) -> None:
-        from workbench.core.checkpoints import CheckpointError
-
         try:
             diff = self.store.file_diff(self.cwd, checkpoint_id, path)
-        except CheckpointError as exc:
-            self.app.call_from_thread(self.query_one(DiffPane).say, Text(str(exc), style="red"))
+        except Exception as exc:  # the store's or its own failure: said, never a crash
+            self.app.call_from_thread(self.query_one(DiffPane).say, Text(_why(exc), style="red"))
             return
         self.app.call_from_thread(self.query_one(DiffPane).show, diff)
 
@@ -213,12 +219,10 @@ class CheckpointsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="checkpoints-plan")
     def _plan(self, checkpoint_id: str, files: Sequence[str]) -> None:
-        from workbench.core.checkpoints import CheckpointError
-
         try:
             plan = self.store.plan_restore(self.cwd, checkpoint_id, files)
-        except CheckpointError as exc:
-            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
+        except Exception as exc:  # the store's or its own failure: said, never a crash
+            self.app.call_from_thread(self.notify, _why(exc), severity="error", timeout=8)
             return
         self.app.call_from_thread(self._confirm, plan)
 
@@ -238,18 +242,17 @@ class CheckpointsScreen(Screen[None]):
 
     @work(thread=True, group="checkpoints-restore")  # never cancelled halfway
     def _restore(self, plan: RestorePlan, overwrite: tuple[str, ...]) -> None:
-        from workbench.core.checkpoints import CheckpointError
-
         try:
             result = self.store.restore(plan, overwrite=overwrite)
-        except CheckpointError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
+        except Exception as exc:  # the store's or its own failure: said, never a crash
+            self.app.call_from_thread(self._failed, _why(exc))
             return
         self.app.call_from_thread(self._restored, plan.checkpoint, result)
 
     def _failed(self, why: str) -> None:
         self.restoring = False
-        self.notify(f"Not restored: {why}", severity="error", timeout=10)
+        self.notify(f"The restore failed: {why}", severity="error", timeout=10)
+        self.action_reload()  # what changed since each, as it is now
 
     def _restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
         self.restoring = False
