@@ -232,6 +232,11 @@ async def test_help_lists_every_binding_with_its_id(home: Path) -> None:
             "sources.subscribe",
             "elicit.accept",
             "sampling.approve",
+            "session.checkpoints",
+            "checkpoints.restore",
+            "checkpoints.restore_file",
+            "restore.keep",
+            "restore.overwrite",
         } <= ids
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
