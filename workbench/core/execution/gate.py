@@ -165,7 +165,12 @@ def coverable(
 
 def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ...] | None:
     """The finding's targets as paths, when each is one a checkpoint could bring back."""
-    if finding.rule not in RECOVERABLE_RULES or not finding.writes or finding.contextual:
+    if (
+        finding.rule not in RECOVERABLE_RULES
+        or not finding.writes
+        or finding.contextual
+        or finding.opaque  # what the gate could not read, no checkpoint can vouch for
+    ):
         return None
     paths = []
     for written in finding.writes:
@@ -179,8 +184,8 @@ def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ..
 
 
 def _recoverable_target(path: str, cwd: str, *, follow: bool) -> bool:
-    """An existing regular file inside the working directory (with `follow`, what a link
-    leads to; without, a link is not one)."""
+    """An existing regular file inside the working directory with no other name (with
+    `follow`, what a symlink leads to; without, a symlink is not one)."""
     real_cwd = os.path.realpath(cwd)
     if not resolved(path).startswith(real_cwd.rstrip("/") + "/"):
         return False
@@ -188,4 +193,6 @@ def _recoverable_target(path: str, cwd: str, *, follow: bool) -> bool:
         info = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISREG(info.st_mode)
+    # A file with another name may be written through it outside (a restore replaces the
+    # name inside and leaves the other as the command made it): not recoverable.
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
