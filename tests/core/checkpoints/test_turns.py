@@ -230,3 +230,25 @@ async def test_the_agents_turn_takes_one_snapshot_for_all_its_rounds(
     store.restore(first)
     assert (workdir / "a.txt").read_text() == "a\n" and (workdir / "b.txt").read_text() == "b\n"
     await session.close()
+
+
+# -- the write policy as an attack: a checkpoint never "holds" what it cannot give back -----
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm `echo .env` a.txt",  # a target computed at run time besides a held one
+        "rm $(echo .env) a.txt",
+        "echo .env | xargs rm a.txt",  # xargs appends what it reads
+    ],
+)
+async def test_a_target_known_only_at_run_time_asks(
+    home: Path, workdir: Path, command: str
+) -> None:
+    (workdir / ".env").write_text("SECRET=1\n")  # left out of checkpoints
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked
+    assert (workdir / ".env").read_text() == "SECRET=1\n" and (workdir / "a.txt").exists()
+    executor.shutdown()
