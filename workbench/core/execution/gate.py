@@ -116,7 +116,8 @@ def with_coverage(
 
     write_file/patch over such a file not held gets a finding (`unrecoverable-overwrite`);
     a terminal `delete`/`overwrite` finding whose targets are all existing regular files
-    inside the working directory (no folders, no glob left unexpanded) that the checkpoint
+    inside the working directory (no folders, no glob left unexpanded, none known only at
+    run time: an `opaque` finding names only part of what it acts on) that the checkpoint
     holds is dropped. Every other question stays as `check_call` put it.
     """
     cwd = os.fspath(cwd)
@@ -166,6 +167,8 @@ def coverable(
 def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ...] | None:
     """The finding's targets as paths, when each is one a checkpoint could bring back."""
     if finding.rule not in RECOVERABLE_RULES or not finding.writes or finding.contextual:
+        return None
+    if finding.opaque:  # some target is known only at run time: `writes` names only the rest
         return None
     paths = []
     for written in finding.writes:
