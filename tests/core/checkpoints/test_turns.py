@@ -252,3 +252,27 @@ async def test_a_target_known_only_at_run_time_asks(
     assert outcome.status == "denied" and asked
     assert (workdir / ".env").read_text() == "SECRET=1\n" and (workdir / "a.txt").exists()
     executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"name": "terminal", "command": ": > h.txt"},
+        {"name": "terminal", "command": "truncate -s0 h.txt"},
+        {"name": "write_file", "path": "h.txt", "content": "PWNED\n"},
+    ],
+)
+async def test_a_hard_link_to_a_file_outside_is_not_held(
+    home: Path, workdir: Path, tmp_path: Path, call: dict
+) -> None:
+    """A checkpoint holds a name: changing a file with another name outside the working
+    directory changes that one too, and no restore brings it back."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("PRECIOUS\n")
+    (workdir / "h.txt").hardlink_to(outside)
+    executor, _, asked = _executor(home, workdir, answer="d")
+    name = call.pop("name")
+    (outcome,) = await executor.run([_call(name, 0, **call)])
+    assert outcome.status == "denied" and asked
+    assert outside.read_text() == "PRECIOUS\n"
+    executor.shutdown()
