@@ -125,11 +125,14 @@ def with_coverage(
         if check is not None or not isinstance(args.get("path"), str):
             return check
         path = str(resolve_path(args["path"], cwd))
-        if not _recoverable_target(path, cwd, follow=True):
+        if not _inside(path, cwd) or not os.path.exists(path):
             return check  # a new file (nothing lost), or outside (check_call judged it)
-        if coverage is not None and path in coverage.holds([path]):
-            return None
-        why = coverage.missing(path) if coverage is not None else "checkpoints are not in use"
+        if _recoverable_target(path, cwd, follow=True):
+            if coverage is not None and path in coverage.holds([path]):
+                return None
+            why = coverage.missing(path) if coverage is not None else "checkpoints are not in use"
+        else:
+            why = "it is not a regular file with one name: a checkpoint holds only those"
         shown = f"{name} {path}"
         reason = f"{name} replaces {path}, which no checkpoint holds ({why}): it cannot be undone"
         finding = Finding(UNRECOVERABLE, reason, (0, len(shown)), Severity.NORMAL, (path,))
@@ -183,12 +186,18 @@ def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ..
 
 def _recoverable_target(path: str, cwd: str, *, follow: bool) -> bool:
     """An existing regular file inside the working directory (with `follow`, what a link
-    leads to; without, a link is not one)."""
-    real_cwd = os.path.realpath(cwd)
-    if not resolved(path).startswith(real_cwd.rstrip("/") + "/"):
+    leads to; without, a link is not one) with no other name: a checkpoint holds a path,
+    and writing through a hard link changes every other name of the file, which may be
+    outside and which no restore gives back."""
+    if not _inside(path, cwd):
         return False
     try:
         info = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISREG(info.st_mode)
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
+def _inside(path: str, cwd: str) -> bool:
+    """Where `path` really is lies under the working directory."""
+    return resolved(path).startswith(os.path.realpath(cwd).rstrip("/") + "/")
