@@ -276,3 +276,29 @@ async def test_a_hard_link_to_a_file_outside_is_not_held(
     assert outcome.status == "denied" and asked
     assert outside.read_text() == "PRECIOUS\n"
     executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd node_modules && rm a.txt",
+        "cd node_modules; : > a.txt",
+        "(cd node_modules; rm a.txt)",
+        "pushd node_modules && rm a.txt",
+        "env -C node_modules rm a.txt",
+        "env --chdir=node_modules rm a.txt",
+        "sh -c 'cd node_modules && rm a.txt'",
+    ],
+)
+async def test_a_target_in_another_directory_is_judged_there(
+    home: Path, workdir: Path, command: str
+) -> None:
+    """The held a.txt of the working directory is not the a.txt a command deletes after
+    changing directory (node_modules is left out of checkpoints)."""
+    (workdir / "node_modules").mkdir()
+    (workdir / "node_modules" / "a.txt").write_text("module\n")
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked
+    assert (workdir / "node_modules" / "a.txt").read_text() == "module\n"
+    executor.shutdown()
