@@ -290,7 +290,7 @@ async def test_a_hard_link_to_a_file_outside_is_not_held(
         "sh -c 'cd node_modules && rm a.txt'",
     ],
 )
-async def test_a_target_in_another_directory_is_judged_there(
+async def test_a_target_in_another_directory_is_not_covered(
     home: Path, workdir: Path, command: str
 ) -> None:
     """The held a.txt of the working directory is not the a.txt a command deletes after
@@ -301,4 +301,26 @@ async def test_a_target_in_another_directory_is_judged_there(
     (outcome,) = await executor.run([_call("terminal", 0, command=command)])
     assert outcome.status == "denied" and asked
     assert (workdir / "node_modules" / "a.txt").read_text() == "module\n"
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "(cd sub); rm big.bin",  # the subshell's cd does not move the shell
+        "cd missing; rm big.bin",  # a failed cd leaves it where it was
+        "cd sub || rm big.bin",
+    ],
+)
+async def test_a_cd_bash_does_not_follow_is_not_taken_for_one(
+    home: Path, workdir: Path, command: str
+) -> None:
+    """sub/big.bin is small and held; ./big.bin is over the size cap, left out: bash deletes
+    the second, so the command asks."""
+    (workdir / "sub").mkdir()
+    (workdir / "sub" / "big.bin").write_text("small\n")
+    (workdir / "big.bin").write_bytes(b"0" * (11 * 1024 * 1024))
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked and (workdir / "big.bin").exists()
     executor.shutdown()

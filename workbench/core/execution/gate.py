@@ -139,8 +139,7 @@ def with_coverage(
         return GateCheck(shown, Verdict(shown, (finding,)))
     if name != "terminal" or check is None or coverage is None:
         return check
-    workdir = str(resolve_path(args["workdir"], cwd)) if args.get("workdir") else cwd
-    targets = {f: _terminal_targets(f, workdir, cwd) for f in check.verdict.findings}
+    targets = {f: _terminal_targets(f, cwd) for f in check.verdict.findings}
     wanted = {p for paths in targets.values() if paths for p in paths}
     if not wanted:
         return check
@@ -160,24 +159,27 @@ def coverable(
     if name != "terminal" or check is None:
         return ()
     cwd = os.fspath(cwd)
-    workdir = str(resolve_path(args["workdir"], cwd)) if args.get("workdir") else cwd
-    targets = [_terminal_targets(f, workdir, cwd) for f in check.verdict.findings]
+    targets = [_terminal_targets(f, cwd) for f in check.verdict.findings]
     if not targets or any(t is None for t in targets):
         return ()
     return tuple(dict.fromkeys(p for t in targets if t for p in t))
 
 
-def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ...] | None:
-    """The finding's targets as paths, when each is one a checkpoint could bring back."""
+def _terminal_targets(finding: Finding, cwd: str) -> tuple[str, ...] | None:
+    """The finding's targets as paths, when each is one a checkpoint could bring back.
+    Relative ones are where the shell is when it acts (`finding.where`, which follows the
+    call's workdir and its `cd`s), not where the call started."""
     if finding.rule not in RECOVERABLE_RULES or not finding.writes or finding.contextual:
         return None
     if finding.opaque:  # some target is known only at run time: `writes` names only the rest
+        return None
+    if finding.where is None:  # the folder it acts in (after a `cd`) is not known
         return None
     paths = []
     for written in finding.writes:
         if _GLOB & set(written) or "$" in written or written.startswith("~"):
             return None  # what it names is known only at run time
-        path = str(resolve_path(written, workdir))
+        path = str(resolve_path(written, finding.where))
         if not _recoverable_target(path, cwd, follow=False):  # rm removes a link itself
             return None
         paths.append(path)
