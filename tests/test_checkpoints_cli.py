@@ -349,7 +349,11 @@ def test_a_restore_that_fails_midway_says_what_it_did_and_did_not(
         stdin=subprocess.DEVNULL, preexec_fn=limit,
     )  # fmt: skip
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
-    assert "restored a.txt" in out.stderr and "not restored b.txt, big.txt" in out.stderr
+    assert "stopped at big.txt: the disk is full" in out.stderr
+    assert "restored a.txt, b.txt; not restored big.txt" in out.stderr
     undo = re.search(r"undo with: hermes-tui checkpoints restore (\w+)", out.stderr)
-    assert undo is not None and (project / "a.txt").exists()
+    assert undo is not None and (project / "b.txt").exists()
     assert not (project / "big.txt").exists()
+    again = run(cli_env, "checkpoints", "restore", undo.group(1), "--yes", cwd=project)
+    assert again.returncode == 0, again.stderr  # the backup undoes what was done
+    assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
