@@ -97,3 +97,22 @@ def test_a_read_only_home_fails_the_snapshot_with_a_message(
     make_read_only(home)
     snap = make_store(home).snapshot(project, reason="x")
     assert snap.failed and snap.checkpoint is None and snap.note.startswith("failed: ")
+
+
+def test_a_snapshot_killed_during_git_add_does_not_block_the_next(
+    home: Path, project: Path
+) -> None:
+    """A process killed while `git add` runs leaves git's `<index>.lock` behind (seen for
+    real with SIGKILL): every later snapshot, and so every restore (its backup), failed."""
+    store = make_store(home)
+    first = store.snapshot(str(project), reason="first")
+    assert first.checkpoint is not None
+    index = home / "checkpoints" / "store" / "indexes"
+    (lock,) = [p for p in index.iterdir() if "." not in p.name]
+    Path(f"{lock}.lock").write_bytes(b"")  # what the killed git add left
+    (project / "README.md").write_text("# changed\n")
+    after = store.snapshot(str(project), reason="after the kill")
+    assert after.checkpoint is not None and not after.failed, after.note
+    plan = store.plan_restore(str(project), first.checkpoint.id)
+    store.restore(plan, overwrite=plan.hand_edited)
+    assert (project / "README.md").read_text() == "# demo\n"
