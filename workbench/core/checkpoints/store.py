@@ -111,6 +111,7 @@ class CheckpointStore:
             return Taken(Snapshot(None, f"skipped: {project.cwd}: {found.over}"))
         opened = self._open_store()
         with locked(project.meta_path):
+            _drop_stale_lock(project.index)
             meta = project.meta()
             head = meta.get("head")
             if head and meta.get("signature") == found.signature:
@@ -463,6 +464,15 @@ class Taken:
 
     def __init__(self, snapshot: Snapshot, commit: str | None = None) -> None:
         self.snapshot, self.commit = snapshot, commit
+
+
+def _drop_stale_lock(index: Path) -> None:
+    """git's `<index>.lock` found while holding the project's lock was left by a process
+    killed during `git add` (only a holder of that lock stages into the index): without
+    removing it every later snapshot, and so every restore's backup, would fail."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(f"{index}.lock")
+        logger.warning("removed %s.lock, left by a snapshot that was killed", index)
 
 
 def _inside(root: str, path: str) -> str | None:
