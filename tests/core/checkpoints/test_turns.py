@@ -230,3 +230,97 @@ async def test_the_agents_turn_takes_one_snapshot_for_all_its_rounds(
     store.restore(first)
     assert (workdir / "a.txt").read_text() == "a\n" and (workdir / "b.txt").read_text() == "b\n"
     await session.close()
+
+
+# -- the write policy as an attack: a checkpoint never "holds" what it cannot give back -----
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm `echo .env` a.txt",  # a target computed at run time besides a held one
+        "rm $(echo .env) a.txt",
+        "echo .env | xargs rm a.txt",  # xargs appends what it reads
+    ],
+)
+async def test_a_target_known_only_at_run_time_asks(
+    home: Path, workdir: Path, command: str
+) -> None:
+    (workdir / ".env").write_text("SECRET=1\n")  # left out of checkpoints
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked
+    assert (workdir / ".env").read_text() == "SECRET=1\n" and (workdir / "a.txt").exists()
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"name": "terminal", "command": ": > h.txt"},
+        {"name": "terminal", "command": "truncate -s0 h.txt"},
+        {"name": "write_file", "path": "h.txt", "content": "PWNED\n"},
+    ],
+)
+async def test_a_hard_link_to_a_file_outside_is_not_held(
+    home: Path, workdir: Path, tmp_path: Path, call: dict
+) -> None:
+    """A checkpoint holds a name: changing a file with another name outside the working
+    directory changes that one too, and no restore brings it back."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("PRECIOUS\n")
+    (workdir / "h.txt").hardlink_to(outside)
+    executor, _, asked = _executor(home, workdir, answer="d")
+    name = call.pop("name")
+    (outcome,) = await executor.run([_call(name, 0, **call)])
+    assert outcome.status == "denied" and asked
+    assert outside.read_text() == "PRECIOUS\n"
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd node_modules && rm a.txt",
+        "cd node_modules; : > a.txt",
+        "(cd node_modules; rm a.txt)",
+        "pushd node_modules && rm a.txt",
+        "env -C node_modules rm a.txt",
+        "env --chdir=node_modules rm a.txt",
+        "sh -c 'cd node_modules && rm a.txt'",
+    ],
+)
+async def test_a_target_in_another_directory_is_not_covered(
+    home: Path, workdir: Path, command: str
+) -> None:
+    """The held a.txt of the working directory is not the a.txt a command deletes after
+    changing directory (node_modules is left out of checkpoints)."""
+    (workdir / "node_modules").mkdir()
+    (workdir / "node_modules" / "a.txt").write_text("module\n")
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked
+    assert (workdir / "node_modules" / "a.txt").read_text() == "module\n"
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "(cd sub); rm big.bin",  # the subshell's cd does not move the shell
+        "cd missing; rm big.bin",  # a failed cd leaves it where it was
+        "cd sub || rm big.bin",
+    ],
+)
+async def test_a_cd_bash_does_not_follow_is_not_taken_for_one(
+    home: Path, workdir: Path, command: str
+) -> None:
+    """sub/big.bin is small and held; ./big.bin is over the size cap, left out: bash deletes
+    the second, so the command asks."""
+    (workdir / "sub").mkdir()
+    (workdir / "sub" / "big.bin").write_text("small\n")
+    (workdir / "big.bin").write_bytes(b"0" * (11 * 1024 * 1024))
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked and (workdir / "big.bin").exists()
+    executor.shutdown()

@@ -196,6 +196,10 @@ class Analyzer:
     ) -> None:
         self.text = text
         self.cwd = cwd
+        # a `cd` (or `env -C`) was read somewhere in the command, nested code included:
+        # the reading follows it in order, not as bash does (a subshell, a failed `cd`,
+        # `||`), so from then on the folder a finding acts in is not known for sure
+        self.moved = [False]
         self.recent_writes = recent_writes
         self.write_roots = write_roots  # None: the session's directory is unknown
         self.links: dict[str, str] = {}  # links an earlier part of the command makes
@@ -278,7 +282,8 @@ class Analyzer:
             # what it does is known only at run time, and its text names hermes-tui's state
             rule, severity = "app-state", Severity.HARDLINE
             reason += ", and it names hermes-tui's own state"
-        self._add(Finding(rule, reason, span, severity, writes, contextual, opaque))
+        where = None if self.moved[0] else self.cwd
+        self._add(Finding(rule, reason, span, severity, writes, contextual, opaque, where))
 
     def _names_state(self, node: Node) -> bool:
         """The command's text names hermes-tui's own state, or a variable that may hold it."""
@@ -582,6 +587,7 @@ class Analyzer:
         return bool({path, value, real} & self.recent_writes), True
 
     def set_cwd(self, value: str | None) -> None:
+        self.moved[0] = True
         path = self.resolve(value) if value not in (None, "-") else None
         self.cwd = self.real(path) if path is not None else None
 
@@ -596,7 +602,7 @@ class Analyzer:
             base=None,
             fallback=self._map((0, len(self.text))),
         )
-        inner.ran, inner.path = self.ran, self.path
+        inner.ran, inner.path, inner.moved = self.ran, self.path, self.moved
         evaluated.nest(self, inner)
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
@@ -635,7 +641,7 @@ class Analyzer:
             fallback=self._map((start, end)),
         )
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
-        inner.ran, inner.path = self.ran, self.path
+        inner.ran, inner.path, inner.moved = self.ran, self.path, self.moved
         inner.vars = self.vars
         evaluated.nest(self, inner)
         for finding in inner.run():
