@@ -174,6 +174,8 @@ def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ..
         path = str(resolve_path(written, workdir))
         if not _recoverable_target(path, cwd, follow=False):  # rm removes a link itself
             return None
+        if os.lstat(path).st_nlink > 1:  # written in place, the file's other names change too
+            return None
         paths.append(path)
     return tuple(paths)
 
