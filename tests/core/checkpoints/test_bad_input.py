@@ -97,3 +97,14 @@ def test_a_read_only_home_fails_the_snapshot_with_a_message(
     make_read_only(home)
     snap = make_store(home).snapshot(project, reason="x")
     assert snap.failed and snap.checkpoint is None and snap.note.startswith("failed: ")
+
+
+def test_a_snapshot_killed_halfway_does_not_block_the_next(home: Path, project: Path) -> None:
+    """git leaves `INDEX.lock` when killed during `git add`: the next snapshot still works."""
+    store = make_store(home)
+    assert store.snapshot(project, reason="first").checkpoint is not None
+    (index,) = (home / "checkpoints" / "store" / "indexes").iterdir()
+    index.with_name(index.name + ".lock").write_bytes(b"")  # what the killed git left
+    (project / "README.md").write_text("# changed\n")
+    snap = store.snapshot(project, reason="second")
+    assert not snap.failed and snap.checkpoint is not None, snap.note

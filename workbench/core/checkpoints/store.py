@@ -111,6 +111,11 @@ class CheckpointStore:
             return Taken(Snapshot(None, f"skipped: {project.cwd}: {found.over}"))
         opened = self._open_store()
         with locked(project.meta_path):
+            # A snapshot killed halfway leaves git's lock beside the index, and every later
+            # `git add` would fail on it; only a snapshot holding this lock writes the
+            # index, so one found now is stale.
+            with contextlib.suppress(FileNotFoundError):
+                project.index.with_name(project.index.name + ".lock").unlink()
             meta = project.meta()
             head = meta.get("head")
             if head and meta.get("signature") == found.signature:
