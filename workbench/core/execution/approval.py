@@ -246,10 +246,10 @@ class ApprovalBroker:
         if not self._front_ends and self.mode == "off":  # --yes answers for what it read only
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
             return Decision(Choice.DENY, unread_denial(unread, tool, confining, where))
-        if not self._front_ends:
-            return Decision(Choice.DENY, NO_ONE)
         reason = ruling.reason if ruling.rule or not reason else reason
         reason = told(reason, verdict, ruling)
+        if not self._front_ends:  # what it would have asked about: the user can judge it
+            return Decision(Choice.DENY, f"{NO_ONE}; it asks because {reason}")
         request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
         request.diff = diff
         return await self._ask(request)
