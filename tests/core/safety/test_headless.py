@@ -1,6 +1,8 @@
 """Each class the gate now reads (text bash evaluates, the rules added beside it), run for
 real through `hermes-tui call terminal` headless (no one to ask, so an ask is a refusal):
-the file the payload deletes or rewrites is still there, as it was.
+the file the payload deletes or rewrites is still there, as it was. Checkpoints are off here:
+with them on, replacing a file a checkpoint holds runs unasked (the one write policy), and
+these tests are about what the gate reads.
 """
 
 from __future__ import annotations
@@ -12,6 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run
+
+
+@pytest.fixture(autouse=True)
+def gate_alone(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("checkpoints:\n  enabled: false\n")
+
 
 EVALUATED = [
     "x='a[$(rm f)]'; echo $((x))",
