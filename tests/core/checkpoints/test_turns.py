@@ -137,6 +137,19 @@ async def test_a_hard_link_to_a_file_outside_still_asks(home: Path, tmp_path: Pa
     executor.shutdown()
 
 
+async def test_what_a_search_feeds_a_delete_still_asks(home: Path, workdir: Path) -> None:
+    """`{}` is the detector's stand-in for each file found, not a file: a real file named
+    `{}` (which a checkpoint holds) must not let the whole listing's delete run unasked;
+    `.env` is left out of snapshots, so nothing could bring it back."""
+    (workdir / "{}").write_text("")
+    (workdir / ".env").write_text("OPENAI_API_KEY=sk-x\n")
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command="ls -A | xargs rm")])
+    assert outcome.status == "denied" and len(asked) == 1
+    assert (workdir / ".env").exists() and (workdir / "a.txt").exists()
+    executor.shutdown()
+
+
 async def test_a_file_changed_by_an_unknown_program_gets_a_new_snapshot_first(
     home: Path, workdir: Path
 ) -> None:
