@@ -4,6 +4,7 @@ the events, the ledger, and the write policy's question."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,35 @@ async def test_the_terminal_asks_as_before_where_no_checkpoint_holds(
     (outcome,) = await executor.run([_call("terminal", 0, command="rm a.txt")])
     assert outcome.status == "denied" and (workdir / "a.txt").exists()
     assert [f.rule for f in asked[0].verdict.findings] == ["delete"]
+    executor.shutdown()
+
+
+async def test_a_hard_link_to_a_file_outside_still_asks(home: Path, tmp_path: Path) -> None:
+    """A redirection writes through a second name into the file outside too: no checkpoint
+    of the working directory brings that back, so the question stays (confined or not;
+    write_file replaces the name, leaving the other file as it was)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    os.link(outside, work / "x.txt")
+    executor, _, asked = _executor(home, work, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command="echo evil > x.txt")])
+    assert outcome.status == "denied" and outside.read_text() == "precious\n"
+    assert [f.rule for f in asked[0].verdict.findings] == ["overwrite"]
+    executor.shutdown()
+
+
+async def test_what_a_search_feeds_a_delete_still_asks(home: Path, workdir: Path) -> None:
+    """`{}` is the detector's stand-in for each file found, not a file: a real file named
+    `{}` (which a checkpoint holds) must not let the whole listing's delete run unasked;
+    `.env` is left out of snapshots, so nothing could bring it back."""
+    (workdir / "{}").write_text("")
+    (workdir / ".env").write_text("OPENAI_API_KEY=sk-x\n")
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command="ls -A | xargs rm")])
+    assert outcome.status == "denied" and len(asked) == 1
+    assert (workdir / ".env").exists() and (workdir / "a.txt").exists()
     executor.shutdown()
 
 

@@ -109,6 +109,17 @@ def test_a_hard_link_to_hermes_own_secrets_is_one_too(fake_home: Path) -> None:
     assert "credential-read" in verdict("cat e.txt", fake_home).rules
 
 
+def test_a_big_credential_folder_does_not_hide_hermes_own_secrets(fake_home: Path) -> None:
+    """The scan is bounded: a home's folder with more entries than its budget (gcloud keeps
+    its logs under ~/.config/gcloud) must not keep it from HERMES_HOME's keys."""
+    logs = fake_home.parent / ".config" / "gcloud" / "logs"
+    logs.mkdir(parents=True)
+    for i in range(places.SCAN_LIMIT + 1):
+        (logs / f"{i}.log").touch()
+    os.link(fake_home.parent / ".hermes" / ".env", fake_home / "e.txt")
+    assert "credential-read" in verdict("cat e.txt", fake_home).rules
+
+
 def test_a_search_of_the_project_skips_a_hard_link_to_a_key(fake_home: Path) -> None:
     os.link(fake_home.parent / ".ssh" / "id_rsa", fake_home / "k.txt")
     (fake_home / "copy.txt").write_text(KEY)  # an ordinary file with the same text

@@ -23,6 +23,7 @@ def gate_alone(scratch: Scratch) -> None:
     config = scratch.hermes / "config.yaml"
     config.write_text(config.read_text() + "\ncheckpoints:\n  enabled: false\n")
 
+
 BYPASSES = [
     "shopt -s expand_aliases; alias r=rm; r f",
     "shopt -s expand_aliases\nalias r='rm -f'\nr f",

@@ -22,6 +22,7 @@ def gate_alone(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text("checkpoints:\n  enabled: false\n")
 
+
 EVALUATED = [
     "x='a[$(rm f)]'; echo $((x))",
     "x='$(rm f)'; echo ${x@P}",

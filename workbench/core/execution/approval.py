@@ -245,11 +245,11 @@ class ApprovalBroker:
             return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
         if not self._front_ends and self.mode == "off":  # --yes answers for what it read only
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
-            return Decision(Choice.DENY, unread_denial(unread, tool, confining))
-        if not self._front_ends:
-            return Decision(Choice.DENY, NO_ONE)
+            return Decision(Choice.DENY, unread_denial(unread, tool, confining, where))
         reason = ruling.reason if ruling.rule or not reason else reason
         reason = told(reason, verdict, ruling)
+        if not self._front_ends:  # what it would have asked about: the user can judge it
+            return Decision(Choice.DENY, f"{NO_ONE}; it asks because {reason}")
         request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
         request.diff = diff
         return await self._ask(request)
@@ -417,13 +417,16 @@ def told(reason: str, verdict: Verdict | None, ruling: Ruling) -> str:
     return "; ".join([f"not understood: {unread}", *rest])
 
 
-def unread_denial(unread: str, tool: str, confining: bool) -> str:
+def unread_denial(unread: str, tool: str, confining: bool, where: str = "") -> str:
     """Why `--yes` did not approve a call whose effect the gate could not read, and what to do
-    (`confining`: the sandbox would let --yes run it)."""
+    (`confining`: the sandbox would let --yes run it; `where`: the backend's line, which
+    says why it is unconfined: bubblewrap missing here, or terminal.sandbox: false)."""
     if confining:
+        why = f" ({where})" if where else ""
         what = (
-            "this command would run outside the sandbox: turn on terminal.sandbox (there it "
-            "runs confined, and --yes runs it) or approve it in person"
+            f"this command would run outside the sandbox{why}: turn on terminal.sandbox where "
+            "bubblewrap can run (there it runs confined, and --yes runs it) or approve it in "
+            "person"
         )
     elif tool == "terminal":
         what = "a rule may apply to what it hides: approve it in person"

@@ -177,8 +177,11 @@ def _terminal_targets(finding: Finding, cwd: str) -> tuple[str, ...] | None:
         return None
     paths = []
     for written in finding.writes:
-        if _GLOB & set(written) or "$" in written or written.startswith("~"):
-            return None  # what it names is known only at run time
+        # what it names is known only at run time: a glob, a variable, another home, or
+        # `DIR/{}`, the detector's stand-in for each file a search or `xargs` feeds it
+        # (even where a file is really named `{}`)
+        if _GLOB & set(written) or "$" in written or "{}" in written or written.startswith("~"):
+            return None
         path = str(resolve_path(written, finding.where))
         if not _recoverable_target(path, cwd, follow=False):  # rm removes a link itself
             return None
