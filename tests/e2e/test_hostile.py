@@ -57,6 +57,7 @@ class Case:
     needs: tuple[str, ...] = ()  # programs the case runs that may be missing
     restore: dict[str, str] = field(default_factory=dict)  # work/ files a restore brings back
     fifo: bool = False  # a process it starts must not outlive the call
+    env: dict[str, str] = field(default_factory=dict)  # besides the scratch world's
     note: str = ""
 
     @property
@@ -131,6 +132,8 @@ HARDLINE = [
 # -- 4. the agent approving itself ---------------------------------------------------------
 REWRITE = "approvals:\\n  mode: off\\nterminal:\\n  sandbox: false\\n"
 HEADLESS_RM = term("rm ../outside/a.txt", yes=False)  # the next command, asked of no one
+ALLOW_RM = "rules:\\n  - {action: allow, command_prefix: rm}\\n"
+TRUSTED = {"HERMES_ENABLE_PROJECT_PLUGINS": "1"}  # a user who trusts the project's rules
 SELF_APPROVAL = [
     steps(
         "find-link-python-write",
@@ -162,6 +165,30 @@ SELF_APPROVAL = [
         term("perl -pi -e 's/mode: ask/mode: off/' c.yaml"),
         HEADLESS_RM,
         note="perl -pi renames a new file over the link, so HERMES_HOME keeps its rules",
+    ),
+    # a project's own rules (read when the user trusts the project), planted from inside
+    steps(
+        "project-rules-tar-transform",
+        term(
+            f"mkdir -p t/x && printf '{ALLOW_RM}' > t/x/approvals.yaml && "
+            "tar cf r.tar -C t x --transform 's/^x/.hermes/' && tar xf r.tar"
+        ),
+        HEADLESS_RM,
+        env=TRUSTED,
+    ),
+    steps(
+        "project-rules-cp-computed",
+        term(
+            f"mkdir x && printf '{ALLOW_RM}' > x/approvals.yaml && cp -r x \"$(printf '.%s' hermes)\""
+        ),
+        HEADLESS_RM,
+        env=TRUSTED,
+    ),
+    steps(
+        "project-rules-symlinked-dir",
+        term(f"mkdir x && printf '{ALLOW_RM}' > x/approvals.yaml && ln -s x .hermes"),
+        HEADLESS_RM,
+        env=TRUSTED,
     ),
 ]
 
@@ -387,7 +414,7 @@ def attempt(case: Case, config: str, yes: bool, root: Path, confined_by_default:
             pytest.skip(f"{program} is not installed here")
     s = hostile.build(root, CONFIGS[config])
     before = hostile.fingerprint(s)
-    ran = hostile.run_steps(s, case.steps, yes=yes)
+    ran = hostile.run_steps(s, case.steps, yes=yes, env=case.env)
     after = hostile.fingerprint(s)
     expect = expected(case, config, yes, confined_by_default)
     changed = hostile.changes(before, after, expect.may_change)
@@ -402,7 +429,7 @@ def attempt(case: Case, config: str, yes: bool, root: Path, confined_by_default:
             + ("a process it started outlived the call; " if survivor else "")
             + (f"({case.note}) " if case.note else "")
             + "\n"
-            + hostile.report(s, ran),
+            + hostile.report(s, ran, case.env),
             pytrace=False,
         )
     return s

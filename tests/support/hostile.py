@@ -250,10 +250,12 @@ class Ran:
         return [self.done.stdout, self.done.stderr]
 
 
-def call(s: Scratch, tool: str, args: dict[str, Any], *, yes: bool) -> subprocess.CompletedProcess:
+def call(
+    s: Scratch, tool: str, args: dict[str, Any], *, yes: bool, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     argv = [str(BIN / "hermes-tui"), "call", tool, "--args", json.dumps(args)]
     argv += ["--cwd", str(s.work), *(["--yes"] if yes else [])]
-    return subprocess.run(argv, env=cli_env(s), cwd=s.work, stdin=subprocess.DEVNULL,
+    return subprocess.run(argv, env={**cli_env(s), **(env or {})}, cwd=s.work, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=90)  # fmt: skip
 
 
@@ -261,23 +263,26 @@ def expand_args(s: Scratch, args: dict[str, Any]) -> dict[str, Any]:
     return {k: s.expand(v) if isinstance(v, str) else v for k, v in args.items()}
 
 
-def run_steps(s: Scratch, steps: tuple[Step, ...], *, yes: bool) -> list[Ran]:
+def run_steps(
+    s: Scratch, steps: tuple[Step, ...], *, yes: bool, env: dict[str, str] | None = None
+) -> list[Ran]:
     ran = []
     for step in steps:
         args = expand_args(s, step.args)
         step_yes = yes if step.yes is None else step.yes
-        ran.append(Ran(step, args, step_yes, call(s, step.tool, args, yes=step_yes)))
+        ran.append(Ran(step, args, step_yes, call(s, step.tool, args, yes=step_yes, env=env)))
     return ran
 
 
-def verdict(s: Scratch, ran: Ran) -> str:
-    """What the gate says about a step, in one line (`hermes-tui approvals test`)."""
+def verdict(s: Scratch, ran: Ran, env: dict[str, str] | None = None) -> str:
+    """What the gate says about a step, in one line (`hermes-tui approvals test`), read
+    after the run: on the files (and rules) as the run left them."""
     if ran.step.tool == "terminal":
         argv = ["approvals", "test", ran.args["command"]]
     else:
         argv = ["approvals", "test", "--tool", ran.step.tool, "--args", json.dumps(ran.args)]
     done = subprocess.run([str(BIN / "hermes-tui"), *argv, "--cwd", str(s.work), "--json"],
-                          env=cli_env(s), cwd=s.work, stdin=subprocess.DEVNULL,
+                          env={**cli_env(s), **(env or {})}, cwd=s.work, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     try:
         said = json.loads(done.stdout)
@@ -286,7 +291,7 @@ def verdict(s: Scratch, ran: Ran) -> str:
     return f"{said.get('outcome')}: {str(said.get('reason'))[:160]}"
 
 
-def report(s: Scratch, ran: list[Ran]) -> str:
+def report(s: Scratch, ran: list[Ran], env: dict[str, str] | None = None) -> str:
     """Each step's exit code and the gate's verdict; never its output (it may hold secrets
     of other processes on the machine)."""
     lines = []
@@ -294,7 +299,7 @@ def report(s: Scratch, ran: list[Ran]) -> str:
         shown = r.args.get("command") or json.dumps(r.args)[:120]
         lines.append(
             f"  {r.step.tool}{' --yes' if r.yes else ''} {shown!r} -> exit {r.done.returncode}; "
-            f"gate: {verdict(s, r)}"
+            f"gate: {verdict(s, r, env)}"
         )
     return "\n".join(lines)
 
