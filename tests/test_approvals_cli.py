@@ -145,3 +145,20 @@ def test_suggest_proposes_rules_from_past_answers(cli_env, home: Path) -> None:
     assert [s["rule"]["action"] for s in again["suggestions"]] == ["allow"]
     text = run(cli_env, "approvals", "suggest").stdout
     assert "add under approvals.rules" in text and "approved 2×" in text
+
+
+def test_test_says_what_was_not_understood_and_what_yes_does_with_it(
+    cli_env, home: Path, tmp_path: Path
+) -> None:
+    config(home, "approvals:\n  mode: off\nterminal:\n  sandbox: false\n")
+    command = 'rm -rf "$(cat target.txt)"'
+    out = run(cli_env, "approvals", "test", command, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout  # unconfined, --yes does not answer for it
+    assert "  not understood: recursively deletes <computed> (a path computed at run time)" in (
+        out.stdout.splitlines()
+    )
+    assert "they approve only what was understood; unconfined" in out.stdout
+    shown = json.loads(run(cli_env, "approvals", "test", command, "--json", cwd=tmp_path).stdout)
+    assert shown["not_understood"] and shown["outcome"] == "ask" and not shown["confined"]
+    understood = run(cli_env, "approvals", "test", "rm -rf build", cwd=tmp_path)
+    assert understood.returncode == 0 and "it runs unasked" in understood.stdout

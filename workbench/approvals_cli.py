@@ -93,6 +93,7 @@ def _test(runtime: Runtime, book, args: argparse.Namespace) -> int:
         cwd,
         write_roots(runtime.config),
         mode_off=mode in ("off", "false", "no"),
+        confined=_confined(runtime),
     )
     if args.json:
         _out(json.dumps(result.as_json(), ensure_ascii=False))
@@ -102,6 +103,14 @@ def _test(runtime: Runtime, book, args: argparse.Namespace) -> int:
         for line in book.policy.problems:
             _err(f"bad rule: {line}")
     return result.exit_code
+
+
+def _confined(runtime: Runtime) -> bool:
+    """Terminal commands would run in the working sandbox (terminal.sandbox, bwrap works)."""
+    from workbench.core.backends.settings import backend_from_config
+
+    backend = backend_from_config(runtime.config, runtime.home)
+    return backend.sandboxed and backend.working()[0]
 
 
 def _call(args: argparse.Namespace) -> tuple[str, dict] | str:

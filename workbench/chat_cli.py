@@ -58,8 +58,15 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "OPENAI_BASE_URL)",
     )
     parser.add_argument(
-        "--api-key", default=unset, help="API key for the endpoint (overrides the configured one)"
+        "--api-key",
+        default=unset,
+        help="API key for the endpoint (overrides the configured one); `-` reads it from "
+        "stdin (one line; asked without echo at a terminal). Hidden from `ps` once parsed; "
+        "--api-key-file or `-` never show it",
     )
+    from workbench.secret_args import add_key_file_argument
+
+    add_key_file_argument(parser)
 
 
 def model_flags(args: argparse.Namespace) -> dict[str, str]:

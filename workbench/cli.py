@@ -158,12 +158,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # this process's own arguments: it is hermes-tui (not a test calling)
+        from workbench.core.own_process import harden
+
+        harden()  # its secrets out of /proc before anything starts a child
     if not (sys.argv[1:] if argv is None else argv):  # the workbench: no commands to parse
         return _run_app()
     from workbench import chat_cli, mcp_cli
+    from workbench.secret_args import settle
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    settle(args, parser)  # --api-key hidden from `ps`; --api-key-file, `--api-key -` read
     flags = chat_cli.model_flags(args)
     if args.command is None and args.resume is not None:
         # A resumed session continues in this terminal (`hermes-tui chat --resume`).
@@ -580,6 +586,8 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         config_state = "ok" if runtime.config.path.exists() else "missing (defaults in use)"
     except OSError as exc:
         config_state = f"cannot be read: {exc.strerror or exc}"
+    if runtime.config.untrusted:
+        config_state = "NOT TRUSTED (see the problems below)"
     _out(f"config    {runtime.config.path}: {runtime.config.error or config_state}")
     model_line, model_problems = _model_report(runtime)
     _out(model_line)

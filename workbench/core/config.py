@@ -76,6 +76,9 @@ class Config:
     path: Path
     data: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    # "" when the file is trusted, else why not (see `untrusted_file`): its settings that
+    # loosen safety (approval rules, approvals.mode, the sandbox) must then not count.
+    untrusted: str = ""
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data
@@ -98,12 +101,34 @@ def load_config(path: Path | None = None) -> Config:
     except FileNotFoundError:
         return Config(path)
     except yaml_file.YAMLFileError as exc:
-        return Config(path, error=str(exc))
+        return Config(path, error=str(exc), untrusted=untrusted_file(path))
+    untrusted = untrusted_file(path)
     try:
         data = parse_yaml(text, path)
     except ConfigError as exc:
-        return Config(path, error=str(exc))
-    return Config(path, data)
+        return Config(path, error=str(exc), untrusted=untrusted)
+    return Config(path, data, untrusted=untrusted)
+
+
+def untrusted_file(path: Path) -> str:
+    """Why a file of rules or settings cannot be trusted, or "" when it can.
+
+    A second hard link lets whoever made it rewrite the file through a name no guard knows
+    (a command given `k.txt` changes the config); a file owned by another user is theirs to
+    change. Our own writes replace the file by a rename, so they never make either true.
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ""  # missing: nothing is read from it
+    if info.st_nlink > 1:
+        return (
+            f"{path} has {info.st_nlink} hard links: it could have been rewritten through "
+            f"another name (check it, then remove the other: `find / -xdev -samefile {path}`)"
+        )
+    if info.st_uid != os.geteuid():
+        return f"{path} is owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
+    return ""
 
 
 def parse_yaml(text: str, path: Path) -> dict[str, Any]:
@@ -141,6 +166,8 @@ def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError as RuamelError
 
+    if why := untrusted_file(path):  # rewritten by us it would be trusted, whoever wrote it
+        raise ConfigError(f"{why}: not changed until you have checked its content")
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
     try:
@@ -173,7 +200,7 @@ def preview_config(config: Config, mutate: Callable[[Any], None]) -> Config:
     memory: what a change would do, shown before it is saved."""
     data = copy.deepcopy(config.data)
     mutate(data)
-    return Config(config.path, data)
+    return Config(config.path, data, untrusted=config.untrusted)
 
 
 def set_path(doc: Any, dotted: str, value: Any) -> None:

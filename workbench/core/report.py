@@ -127,6 +127,8 @@ def collect_problems(runtime: Runtime) -> list[str]:
     problems = list(runtime.home_problems)
     if exposed := home_exposure(runtime.home):
         problems.append(exposed)
+    if runtime.config.untrusted:  # the approval rules say what it means for them
+        problems.append(f"config: not trusted: {runtime.config.untrusted}")
     if runtime.config.error:
         problems.append(f"config: {runtime.switches_unknown()}")  # and what that means
     else:

@@ -83,6 +83,8 @@ class ChatSession:
             self.notes.append(transcript.not_saved(self.transcript.failure))
         if unknown := runtime.switches_unknown():
             self.notes.append(unknown)
+        if broker is not None and broker.book.policy.fail_closed:  # e.g. an untrusted config
+            self.notes.append(f"every call asks: {broker.book.policy.fail_closed}")
         self.transcript.on_failure = self._tell  # a full disk later in the session
         if resume is None:
             self.transcript.record("session", id=session_id, model=settings.describe(), cwd=cwd)

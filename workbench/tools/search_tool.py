@@ -27,7 +27,7 @@ from typing import Any
 
 import regex
 
-from workbench.core.safety.places import credential, state_roots, within
+from workbench.core.safety.places import credential, linked_credential, state_roots, within
 from workbench.core.tools.errors import tool_error, tool_result
 from workbench.core.tools.paths import resolve_path
 from workbench.core.tools.registry import registry
@@ -102,7 +102,7 @@ def never_searched(path: str | Path) -> bool:
 def walk_files(root: Path) -> Iterator[os.DirEntry[str]]:
     """Every regular file under `root`, skipping VCS/dependency dirs and hidden dirs.
 
-    hermes-tui's own state and credential files (also behind a link) are never read: a
+    hermes-tui's own state and credential files (also behind a symbolic or a hard link) are never read: a
     search of a project that holds them must not hand their contents to the model.
     """
     private = state_roots()
@@ -128,7 +128,9 @@ def walk_files(root: Path) -> Iterator[os.DirEntry[str]]:
 
 def _private_file(entry: os.DirEntry[str], private: tuple[str, ...]) -> bool:
     path = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
-    return credential(path) or any(within(path, top) for top in private)
+    if credential(path) or any(within(path, top) for top in private):
+        return True
+    return entry.stat().st_nlink > 1 and linked_credential(path)  # another name of a key
 
 
 def _display(path: str, cwd: Path) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.backends import BackendError, backend_for
+from workbench.core.backends.environment import scrubbed_env
 from workbench.core.execution.budget import SpillSlot
 from workbench.core.safety import analyze_command
 from workbench.core.tools.errors import tool_error, tool_result
@@ -348,6 +349,7 @@ class ReaperServer:
                 [sys.executable, "-I", "-S", REAPER, str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 cwd="/",  # holds no directory of the user's busy
+                env=server_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,  # the screen is the app's
@@ -360,6 +362,10 @@ class ReaperServer:
             theirs.close()
         self._socket = ours
 
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
     def close(self) -> None:
         """At exit: the server reads its socket's end and goes (as it would if we died)."""
         with self._lock:
@@ -369,6 +375,13 @@ class ReaperServer:
             if self._process is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self._process.wait(timeout=STOP_GRACE)
+
+
+def server_env() -> dict[str, str]:
+    """The reaper server's own environment: the allowlist, never the app's secrets. Every
+    command is its child (`/proc/$PPID/environ` is the server's, as forked), and gets its
+    own environment with each call."""
+    return scrubbed_env()
 
 
 _SERVER = ReaperServer()

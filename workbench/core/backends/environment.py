@@ -13,33 +13,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-# Names a child gets as they are. PWD is left out on purpose: bash sets it from the real
-# working directory, and ours would be wrong for a command run elsewhere.
-ALLOWED_NAMES = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "SHELL",
-        "LANG",
-        "LANGUAGE",
-        "TERM",
-        "COLORTERM",
-        "NO_COLOR",
-        "TZ",
-        "TMPDIR",
-        "EDITOR",
-        "VISUAL",
-        "PAGER",
-    }
-)
-ALLOWED_PREFIXES = ("LC_", "XDG_")
+from workbench.core.env_names import ALLOWED_NAMES, ALLOWED_PREFIXES, allowed
+
+__all__ = ["ALLOWED_NAMES", "ALLOWED_PREFIXES", "allowed", "passthrough_names", "scrubbed_env"]
+
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def allowed(name: str) -> bool:
-    return name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)
 
 
 def scrubbed_env(

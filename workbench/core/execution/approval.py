@@ -210,9 +210,12 @@ class ApprovalBroker:
         where: str = "",
         can_leave: bool = False,
         diff: FileDiff | None = None,
+        confined: bool = False,
     ) -> Decision:
         """Decide from the rules, or ask, whether `command` may run. Never raises but
-        CancelledError. `facts` default to a terminal command's (or a tool with no more)."""
+        CancelledError. `facts` default to a terminal command's (or a tool with no more).
+        `confined`: it runs in the working sandbox, so what the gate could not read (an
+        opaque finding) is held by the sandbox and approvals.mode: off may let it run."""
         if facts is None:
             facts = CallFacts(tool, tool, command=command if tool == "terminal" else None)
         if verdict is None and ruling is None:  # the caller found something to ask about
@@ -225,13 +228,18 @@ class ApprovalBroker:
                 Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
             )
         fail_closed = self.book.policy.fail_closed
-        if self.mode == "off" and not fail_closed:
+        unread = not_understood(verdict, ruling, confined)
+        if self.mode == "off" and not fail_closed and not unread:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         if not self._front_ends and fail_closed:  # --yes answers for rules it can read only
             return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
+        if not self._front_ends and self.mode == "off":  # --yes answers for what it read only
+            confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
+            return Decision(Choice.DENY, unread_denial(unread, tool, confining))
         if not self._front_ends:
             return Decision(Choice.DENY, NO_ONE)
         reason = ruling.reason if ruling.rule or not reason else reason
+        reason = told(reason, verdict, ruling)
         request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
         request.diff = diff
         return await self._ask(request)
@@ -344,6 +352,44 @@ class ApprovalBroker:
                     lambda r=request: r.future.done() or r.future.set_result(Choice.DENY)
                 )
         logger.info("approvals closed (%s): %d pending denied", why, len(self._pending))
+
+
+def not_understood(verdict: Verdict | None, ruling: Ruling, confined: bool) -> str:
+    """What the gate could not read in this call, that approvals being off do not answer for
+    ("" when nothing): the detector's opaque findings unless the call runs confined, and a
+    rule that may apply to what the command hides, confined or not."""
+    found = [] if confined or verdict is None else verdict.opaque_reasons
+    if ruling.opaque:
+        found.append(ruling.reason)
+    return "; ".join(found)
+
+
+def told(reason: str, verdict: Verdict | None, ruling: Ruling) -> str:
+    """The reason a person is shown: what was not understood first (also in the sandbox,
+    which the person may let the command out of), then the rest."""
+    unread = not_understood(verdict, ruling, confined=False)
+    if not unread:
+        return reason
+    rest = [r for r in reason.split("; ") if r and r not in unread]
+    return "; ".join([f"not understood: {unread}", *rest])
+
+
+def unread_denial(unread: str, tool: str, confining: bool) -> str:
+    """Why `--yes` did not approve a call whose effect the gate could not read, and what to do
+    (`confining`: the sandbox would let --yes run it)."""
+    if confining:
+        what = (
+            "this command would run outside the sandbox: turn on terminal.sandbox (there it "
+            "runs confined, and --yes runs it) or approve it in person"
+        )
+    elif tool == "terminal":
+        what = "a rule may apply to what it hides: approve it in person"
+    else:
+        what = f"{tool} does not run in the sandbox: approve it in person"
+    return (
+        f"denied: not understood: {unread}. --yes (approvals.mode: off) approves only what "
+        f"the gate could read, and {what}"
+    )
 
 
 def plugin_verdict(shown: str, reason: str) -> Verdict:

@@ -13,13 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.safety import Finding, Severity, Verdict, analyze_command
+from workbench.core.safety import Finding, Verdict, analyze_command
 from workbench.core.safety.places import (
     PathRisk,
-    credential,
-    holds_credentials,
     read_risk,
     resolved,
+    tree_read_risk,
     write_risk,
 )
 from workbench.core.tools.paths import resolve_path
@@ -67,12 +66,9 @@ def check_call(
     if name == "read_file":
         return _path_check(name, path, "reads", read_risk(path))
     content_search = name == "search_files" and args.get("target", "content") != "files"
-    if content_search and (credential(resolved(path)) or holds_credentials(path)):
-        return _path_check(name, path, "searches", read_risk(path) or _CREDENTIAL_DIR)
+    if content_search:  # a file, or every file under a folder (one holding credentials asks)
+        return _path_check(name, path, "searches", tree_read_risk(path))
     return None
-
-
-_CREDENTIAL_DIR = PathRisk("credential-read", "a directory holding credential files", Severity.HIGH)
 
 
 def _path_check(name: str, path: str, verb: str, risk: PathRisk | None) -> GateCheck | None:

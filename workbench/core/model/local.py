@@ -262,4 +262,9 @@ def _serve(config: dict) -> None:
 
 
 if __name__ == "__main__":
-    _serve(json.loads(sys.argv[1]))
+    from workbench.core.own_process import harden, hide_arguments
+
+    harden()
+    _config = json.loads(sys.argv[1])
+    hide_arguments([_config["api_key"]])  # `ps` shows the rest of the configuration, not it
+    _serve(_config)

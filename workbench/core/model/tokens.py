@@ -206,6 +206,9 @@ def serve() -> None:
     """The child: counts each request's texts with its table (loaded once), a line each."""
     import sys
 
+    from workbench.core.own_process import harden
+
+    harden()  # it inherited the app's environment: its keys out of this process's /proc
     tables: dict[str, Encoding] = {}
     for line in sys.stdin.buffer:  # UTF-8 whatever the locale: the parent writes it so
         request = json.loads(line)

@@ -265,7 +265,10 @@ def _manifest_fields(manifest: PluginManifest) -> dict[str, Any]:
 
 def _child(fd: int) -> None:
     """Import and register each plugin given on stdin, saying when each starts and ends."""
+    from workbench.core.own_process import harden
     from workbench.core.plugins import loader
+
+    harden()  # the app's environment, inherited for the plugins: its keys out of /proc
     from workbench.core.plugins.context import PluginContext
 
     out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")

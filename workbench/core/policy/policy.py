@@ -32,6 +32,9 @@ class Ruling:
     reason: str
     rule: Rule | None = None  # the rule that decided, if one did
     verdict: Verdict | None = None  # the detector's, when it was asked
+    # it asks because a deny or ask rule may apply to what the command hides: approvals
+    # being off (--yes) never answer for it, confined or not (the sandbox enforces no rule)
+    opaque: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -85,13 +88,13 @@ class Policy:
             return Ruling(Outcome.ASK, self.fail_closed, None, verdict)
         hidden = _hidden_from(self.of(Action.DENY), shell, "a deny rule")
         if hidden:
-            return Ruling(Outcome.ASK, hidden, None, verdict)
+            return Ruling(Outcome.ASK, hidden, None, verdict, opaque=True)
         for rule in self._candidates(Action.ASK, facts, shell):
             if rule.matches(facts, shell):
                 return Ruling(Outcome.ASK, f"asks by a rule: {_named(rule)}", rule, verdict)
         hidden = _hidden_from(self.of(Action.ASK), shell, "an ask rule")
         if hidden:
-            return Ruling(Outcome.ASK, hidden, None, verdict)
+            return Ruling(Outcome.ASK, hidden, None, verdict, opaque=True)
         for rule in self._candidates(Action.ALLOW, facts, shell):
             if rule.matches(facts, shell) and covers(rule, verdict):
                 return Ruling(Outcome.ALLOW, f"allowed by a rule: {_named(rule)}", rule, verdict)

@@ -23,12 +23,25 @@ class Simulation:
     ruling: Ruling
     rules: list[Rule] = field(default_factory=list)  # every rule about the call
     mode_off: bool = False  # approvals.mode: off (or --yes): an ask would run
+    confined: bool = False  # it would run in the working sandbox
+
+    @property
+    def unread(self) -> list[str]:
+        """What the gate could not read: --yes runs it only confined."""
+        verdict = self.ruling.verdict
+        found = verdict.opaque_reasons if verdict is not None else []
+        return [*found, self.ruling.reason] if self.ruling.opaque else found
 
     @property
     def outcome(self) -> Outcome:
-        if self.mode_off and self.ruling.outcome is Outcome.ASK:
+        if self.mode_off and self.ruling.outcome is Outcome.ASK and not self.held_back:
             return Outcome.ALLOW
         return self.ruling.outcome
+
+    @property
+    def held_back(self) -> bool:
+        """Approvals are off, but they do not answer for this: a person still may."""
+        return self.mode_off and (self.ruling.opaque or (bool(self.unread) and not self.confined))
 
     @property
     def exit_code(self) -> int:
@@ -45,7 +58,19 @@ class Simulation:
         words = {Outcome.ALLOW: "allowed", Outcome.ASK: "asks", Outcome.DENY: "denied"}
         out = [f"{words[self.outcome]}: {self.shown}"]
         out.append(f"  why: {self.ruling.reason}")
-        if self.mode_off and self.ruling.outcome is Outcome.ASK:
+        if self.unread:
+            out.append(f"  not understood: {'; '.join(self.unread)}")
+        if self.held_back and self.ruling.outcome is Outcome.ASK:
+            fix = (
+                "a rule may apply to what it hides"
+                if self.ruling.opaque
+                else "unconfined (terminal.sandbox: true lets it run confined)"
+            )
+            out.append(
+                "  approvals are off (approvals.mode: off or --yes), but they approve only what "
+                f"was understood; {fix}: a person must approve it (headless: denied)"
+            )
+        elif self.mode_off and self.ruling.outcome is Outcome.ASK:
             out.append("  approvals are off (approvals.mode: off or --yes): it runs unasked")
         for part, reason in self.spans():
             out.append(f"  dangerous: {part!r} — {reason}")
@@ -66,6 +91,8 @@ class Simulation:
             if rule
             else None,
             "dangerous": [{"text": t, "reason": r} for t, r in self.spans()],
+            "not_understood": self.unread,
+            "confined": self.confined,
             "rules": [r.entry() | {"origin": r.origin} for r in self.rules],
         }
 
@@ -79,8 +106,11 @@ def simulate(
     roots: Iterable[str] = (),
     *,
     mode_off: bool = False,
+    confined: bool = False,
 ) -> Simulation:
+    """`confined`: a terminal command would run in the working sandbox."""
     facts, check = assess(registry, name, args, cwd, (), roots)
     ruling = policy.judge(facts, check.verdict if check else None)
     shown = check.shown if check else (facts.command if facts.command is not None else name)
-    return Simulation(facts, shown, ruling, policy.matching(facts), mode_off)
+    confined = confined and name == "terminal"
+    return Simulation(facts, shown, ruling, policy.matching(facts), mode_off, confined)

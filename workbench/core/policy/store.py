@@ -16,7 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import Config, ConfigError, load_config, set_path, update_config
+from workbench.core.config import (
+    Config,
+    ConfigError,
+    load_config,
+    set_path,
+    untrusted_file,
+    update_config,
+)
 from workbench.core.plugins.sources import PROJECT_ENV, truthy
 from workbench.core.policy.policy import Policy
 from workbench.core.policy.rules import Action, Rule, RuleError, Scope, parse_rule
@@ -76,6 +83,14 @@ class RuleBook:
         if not _ours(path, self.project_file.parent.parent):
             _broken(policy, f"{path}: a link out of the project (not read)", may_deny=True)
             return
+        untrusted = untrusted_file(path)
+        if untrusted:
+            _untrusted(policy, untrusted, lambda: self._project_rules(policy))
+            return
+        self._project_rules(policy)
+
+    def _project_rules(self, policy: Policy) -> None:
+        path = self.project_file
         data = _read_yaml(path, policy)
         if data is None:
             return
@@ -132,6 +147,23 @@ class RuleBook:
 
 
 def _from_config(config: Config, policy: Policy) -> None:
+    if config.untrusted:
+        _untrusted(policy, config.untrusted, lambda: _config_rules(config, policy))
+        return
+    _config_rules(config, policy)
+
+
+def _untrusted(policy: Policy, why: str, read: Callable[[], None]) -> None:
+    """Rules from a file the agent may have rewritten: its deny and ask rules still count,
+    its allow rules are dropped, and every call asks (`--yes` and `approvals.mode: off` do
+    not answer) until the file is trusted again."""
+    before = len(policy.rules)
+    read()
+    policy.rules[before:] = [r for r in policy.rules[before:] if r.action is not Action.ALLOW]
+    _broken(policy, f"not trusted: {why}; its allow rules are not used", may_deny=True)
+
+
+def _config_rules(config: Config, policy: Policy) -> None:
     name = config.path.name
     if config.error:  # its deny rules and switches are unknown: fail closed
         _broken(policy, f"{config.error} (its rules cannot be read)", may_deny=True)

@@ -65,7 +65,8 @@ def _analyze(
         findings = analyzer.run()
     except RecursionError:  # nested past what can be checked: not understood, so it asks
         reason = "the command is nested too deeply to be checked"
-        return Verdict(command, (Finding("unparsable", reason, (0, len(command))),)), True
+        finding = Finding("unparsable", reason, (0, len(command)), opaque=True)
+        return Verdict(command, (finding,)), True
     ran = tuple(dict.fromkeys(analyzer.ran))
     verdict = Verdict(command, tuple(findings), tuple(sorted(analyzer.written)), ran)
     return verdict, not analyzer.looked

@@ -9,13 +9,14 @@ is seen to delete the home directory.
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import posixpath
 import re
 import shlex
 from typing import Any
 
-from workbench.core.safety import databases
+from workbench.core.safety import databases, evaluated
 from workbench.core.safety.commands import (
     DOWNLOADERS,
     RULES,
@@ -45,6 +46,9 @@ from workbench.core.safety.places import (
     SINKS,
     PathRisk,
     credential,
+    credential_dir,
+    holds_credentials,
+    linked_credential,
     place_risk,
     resolved,
     sensitive_path,
@@ -54,6 +58,7 @@ from workbench.core.safety.places import (
 )
 from workbench.core.safety.runners import judge_runner
 from workbench.core.safety.settings import judge_setting
+from workbench.core.safety.unruled import judge_unruled, unruled
 from workbench.core.safety.verdict import Finding, Severity
 from workbench.core.safety.words import Cmd
 from workbench.core.safety.wrappers import unwrap
@@ -138,10 +143,12 @@ _STATE_READERS = frozenset(
         "tac",
     ]
 )
-# Programs that take a credential file's name without showing its contents to anyone.
+# Programs that take a credential file's name without showing its contents to anyone (nor
+# those of a folder holding credentials).
 _KEY_USERS = frozenset(
     {
         "ls",
+        "tree",
         "stat",
         "test",
         "[",
@@ -206,7 +213,9 @@ class Analyzer:
         self.ran: list[tuple[str | None, ...]] = []  # every command judged, payloads' too
         self.path: list[str] = []  # folders a PATH set in the command puts before the rest
         self.state_vars: set[str] = set()  # variables that may hold hermes-tui's state
+        self.fed_by: dict[int, list[str | None]] = {}  # commands fed by `find ROOTS |`: the roots
         self.source: Source | None = None
+        self.evaluated: evaluated.Table | None = None  # the command's assignments, by name
 
     # -- entry --------------------------------------------------------------------------
 
@@ -257,8 +266,11 @@ class Analyzer:
         severity: Severity = Severity.NORMAL,
         writes: tuple[str, ...] = (),
         contextual: bool = False,
+        opaque: bool = False,
     ) -> None:
+        """Record a finding; `opaque` when the gate could not read what it acts on."""
         span = self._map(self.source.span(node)) if self.source else (0, len(self.text))
+        opaque = opaque or rule in _OPAQUE_RULES
         unknown = rule in ("dynamic-command", "inline-code") or (
             rule in _UNKNOWN_RULES and ("computed" in reason or "run time" in reason)
         )
@@ -266,7 +278,7 @@ class Analyzer:
             # what it does is known only at run time, and its text names hermes-tui's state
             rule, severity = "app-state", Severity.HARDLINE
             reason += ", and it names hermes-tui's own state"
-        self._add(Finding(rule, reason, span, severity, writes, contextual))
+        self._add(Finding(rule, reason, span, severity, writes, contextual, opaque))
 
     def _names_state(self, node: Node) -> bool:
         """The command's text names hermes-tui's own state, or a variable that may hold it."""
@@ -375,13 +387,16 @@ class Analyzer:
         contents: bool = True,
         tree: tuple[str | None, ...] | None = None,
         remember: bool = True,
+        possible: bool = False,
     ) -> PathRisk | None:
         """Judge where a write lands: the app's state, credentials, outside the roots.
 
         A delete acts on a link itself, not its target; a delete or a change of metadata
         (`contents` False) of a credential asks, where writing one is refused. `tree` is for
         a writer that puts whole trees (those sources) into the folder `value`: what that
-        folder holds is judged, and where each source lands under it by its name.
+        folder holds is judged, and where each source lands under it by its name. A
+        `possible` write (a program without a rule) asks, high at most, but hermes-tui's own
+        state, as for every write, never runs.
         """
         found = None
         if contents and not delete and remember:
@@ -411,6 +426,8 @@ class Analyzer:
             )
         if found is None:
             return None
+        if possible and found.severity is Severity.HARDLINE and found.rule != "app-state":
+            found = PathRisk("sensitive-write", found.reason, Severity.HIGH)
         if (delete or not contents) and found.rule == "refused-write":
             found = PathRisk("sensitive-write", found.reason, Severity.HIGH)
         self.flag(found.rule, f"{verb} {value}: {found.reason}", node, found.severity, (value,))
@@ -430,6 +447,44 @@ class Analyzer:
         if self._real_roots is None:
             self._real_roots = [os.path.realpath(r).rstrip("/") for r in self.write_roots or ()]
         return not any(real == r or real.startswith(r + "/") for r in self._real_roots)
+
+    def exists(self, path: str) -> bool:
+        """Something is at `path` now (the verdict then depends on the filesystem)."""
+        self.looked = True
+        return os.path.lexists(path)
+
+    def found_under(self, roots: list[str | None]) -> str | None:
+        """What stands for each file a search under `roots` finds (`find ROOTS -exec X {}`,
+        `find ROOTS | xargs X`): a name in the first root when every root lies inside the
+        working directory and the write roots and holds neither a home, credentials, a git
+        folder nor hermes-tui's state; None (known only at run time) otherwise."""
+        if self.write_roots is None or not roots or any(r is None for r in roots):
+            return None
+        for root in roots:
+            path = self.resolve(root)
+            real = self.real(path) if path is not None else None
+            if real is None or self._outside(real) or holds_credentials(real):
+                return None
+            if tree_risk(real) or any(within(s, real) for s in self.state):
+                return None
+        return posixpath.join(roots[0] or ".", "{}")
+
+    def computed_operand(self, node: Node | None) -> str | None:
+        """An operand known only at run time that is still known to name files found inside
+        the working directory: `$(find src -name '*.py')`, or what `find src | xargs`
+        hands on. None: it may be anything."""
+        if node is None:
+            return None
+        fed = self.fed_by.get(node.id)
+        if fed is not None:
+            return self.found_under(fed)
+        subs = [c for c in _walk(node) if c.type == "command_substitution"]
+        if len(subs) != 1 or node.type not in ("command_substitution", "string"):
+            return None
+        commands = [c for c in subs[0].children if c.type == "command"]
+        cmd = self.to_cmd(commands[0]) if len(commands) == 1 else None
+        roots = _search_roots(cmd) if cmd is not None else None
+        return self.found_under(roots) if roots is not None else None
 
     def link(self, link: str | None, target: str | None) -> None:
         """`ln` made `link` point at `target`: later parts of the command write through it."""
@@ -495,12 +550,10 @@ class Analyzer:
                 )
             if option:
                 continue
-            if any(credential(p) for p in places):
+            what = _credential_read(places)
+            if what:
                 self.flag(
-                    "credential-read",
-                    f"{cmd_name} reads {value}: a credential file",
-                    node,
-                    Severity.HIGH,
+                    "credential-read", f"{cmd_name} reads {value}: {what}", node, Severity.HIGH
                 )
                 return
 
@@ -544,6 +597,7 @@ class Analyzer:
             fallback=self._map((0, len(self.text))),
         )
         inner.ran, inner.path = self.ran, self.path
+        evaluated.nest(self, inner)
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
             self.links,
@@ -583,6 +637,7 @@ class Analyzer:
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
         inner.ran, inner.path = self.ran, self.path
         inner.vars = self.vars
+        evaluated.nest(self, inner)
         for finding in inner.run():
             self._add(finding)
         self.looked = self.looked or inner.looked
@@ -590,6 +645,7 @@ class Analyzer:
     # -- the walk -----------------------------------------------------------------------
 
     def visit(self, node: Node) -> None:
+        evaluated.judge(self, node)  # text bash evaluates again: arithmetic, names, prompts
         kind = node.type
         if kind == "command":
             self.command(node)
@@ -705,6 +761,8 @@ class Analyzer:
         rule = RULES.get(inner.name) or (RULES["mkfs"] if inner.name.startswith("mkfs.") else None)
         if rule is not None:
             rule(self, inner)
+        elif unruled(inner.name) and inner.name not in _STATE_READERS:
+            judge_unruled(self, inner)
         if inner.name == "find":
             self._find_exec(inner)
         judge_runner(self, inner)
@@ -750,7 +808,11 @@ class Analyzer:
         for i, arg in enumerate(args):
             if arg in ("-exec", "-execdir", "-ok", "-okdir"):
                 end = next((j for j in range(i + 1, len(args)) if args[j] in (";", "+")), len(args))
-                found = [None if a == "{}" else a for a in args[i + 1 : end]]  # each file found
+                item = self.found_under(_find_roots(cmd))
+                found = [  # each file found; `{}` reads as an empty brace expansion
+                    item if a == "{}" or _text(cmd.nodes[j]) == "{}" else a
+                    for j, a in enumerate(args[i + 1 : end], start=i + 1)
+                ]
                 sub = Cmd("", found, cmd.nodes[i + 1 : end], cmd.node).rest(0)
                 if sub is None and i + 1 < len(args):
                     self.flag(
@@ -791,7 +853,12 @@ class Analyzer:
         severity = Severity.HIGH if self.sensitive(value) else Severity.NORMAL
         label = value if value is not None else "a path computed at run time"
         self.flag(
-            "overwrite", f"redirection {verb} {label}", node, severity, (value,) if value else ()
+            "overwrite",
+            f"redirection {verb} {label}",
+            node,
+            severity,
+            (value,) if value else (),
+            opaque=value is None,
         )
 
     def _pipeline_commands(self, node: Node) -> list[Node]:
@@ -807,6 +874,10 @@ class Analyzer:
 
     def pipeline(self, commands: list[Node], node: Node) -> None:
         cmds = [self.to_cmd(c) for c in commands]
+        for before, cmd in itertools.pairwise(cmds):
+            roots = _search_roots(before) if before is not None else None
+            if cmd is not None and roots is not None:  # `find src | xargs X`: files in src
+                self.fed_by[cmd.node.id] = roots
         for position, cmd in enumerate(cmds):
             if position == 0 or cmd is None:
                 continue
@@ -827,7 +898,9 @@ class Analyzer:
                 if text is not None:
                     databases.judge_network_input(self, node, text)
             if inner.name == "make" and _makefile_from_stdin(inner):
-                self.flag("stdin-code", "make runs a makefile from standard input", node)
+                self.flag(
+                    "stdin-code", "make runs a makefile from standard input", node, opaque=True
+                )
             if inner.name in STDIN_INTERPRETERS and self._reads_stdin(inner):
                 text = _printed(cmds[:position])
                 if text is not None and (inner.name in SHELLS or inner.name in ("at", "batch")):
@@ -842,6 +915,7 @@ class Analyzer:
                     f"runs {source} with {inner.name}",
                     node,
                     Severity.HIGH if producers & DOWNLOADERS else Severity.NORMAL,
+                    opaque=True,  # the code arrives when it runs: nothing here read it
                 )
 
     @staticmethod
@@ -897,7 +971,7 @@ class Analyzer:
                 ran_file(self, inner, value)  # `bash < x.sh` runs x.sh
                 if value is None:  # `sh < <(...)`, `sh < $F`: code known only at run time
                     reason = f"{inner.name} runs code from input known only at run time"
-                    self.flag("remote-code", reason, redirect)
+                    self.flag("remote-code", reason, redirect, opaque=True)
             if inner is not None and inner.name in DB_CLIENTS and not harmless(inner):
                 value = value or "a file"
                 databases.judge_input(self, redirect, inner, None, f"the file {value}")
@@ -933,14 +1007,15 @@ class Analyzer:
             if self._reads_stdin(cmd):
                 code_finding(self, body, name, language_of(name) or "", text)
         elif name in ("source", ".") or (name in STDIN_INTERPRETERS and self._reads_stdin(cmd)):
-            self.flag("stdin-code", f"{name} runs code from standard input", body)
+            self.flag("stdin-code", f"{name} runs code from standard input", body, opaque=True)
         elif name == "make" and _makefile_from_stdin(cmd):
-            self.flag("stdin-code", "make runs a makefile from standard input", body)
+            self.flag("stdin-code", "make runs a makefile from standard input", body, opaque=True)
         elif direct and name not in DATA_READERS and name not in RULES:
             self.flag(
                 "stdin-code",
                 f"{name} is given text on standard input and may run it as a script",
                 body,
+                opaque=True,
             )
 
     def function(self, node: Node) -> None:
@@ -966,6 +1041,9 @@ class Analyzer:
 
 
 _NET_CLIENTS = frozenset({"nc", "ncat", "netcat", "telnet", "socat"})
+# What the gate could not read by its nature: a program or code known only at run time, a
+# command it could not parse or follow.
+_OPAQUE_RULES = frozenset({"dynamic-command", "unparsable"})
 # Findings about what only run time knows: hardline when the command names the state.
 _UNKNOWN_RULES = frozenset({"overwrite", "delete", "truncate", "move", "destroy"})
 _STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
@@ -981,6 +1059,42 @@ def _path_folders(raw: str) -> str:
         if "$" not in part and "`" not in part:
             folders.append(part)
     return ":".join(folders)
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None else ""
+
+
+def _walk(node: Node) -> list[Node]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _search_roots(cmd: Cmd) -> list[str | None] | None:
+    """The folders a listing searches: `find` when it only lists, `git ls-files`, which
+    lists files under the working directory (None: not such a listing)."""
+    paths = [a for a in cmd.args if a is None or not a.startswith("-")]
+    inside = all(a is not None and not a.startswith(("/", "~", "..")) for a in paths)
+    if cmd.name == "git" and cmd.args[:1] == ["ls-files"]:
+        return ["."] if inside and "--" not in cmd.args else None
+    if cmd.name == "ls" and not cmd.has("--all", short="af"):  # -a would list `..`
+        return ["."] if inside and not cmd.has(short="R") else None
+    if cmd.name != "find" or _only_reads(cmd) is cmd:
+        return None
+    return _find_roots(cmd)
+
+
+def _find_roots(cmd: Cmd) -> list[str | None]:
+    roots: list[str | None] = []
+    for arg in cmd.args:
+        if arg is not None and arg.startswith(("-", "(", "!")):
+            break
+        roots.append(arg)
+    return roots or ["."]
 
 
 def _commands_in(node: Node) -> list[Node]:
@@ -1014,6 +1128,18 @@ def _printed(cmds: list[Cmd | None]) -> str | None:
             text = text.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
         parts.append(text)
     return "\n".join(parts)
+
+
+def _credential_read(places: list[str]) -> str:
+    """What a program given these places (one operand, as written and resolved) may read
+    of credentials: a credential file, a hard link to one, or a folder holding them; ""."""
+    if any(credential(p) for p in places):
+        return "a credential file"
+    if any(linked_credential(p) for p in places):
+        return "a hard link to a credential file"
+    if any(credential_dir(p) for p in places):
+        return "a directory holding credential files"
+    return ""
 
 
 def _only_reads(cmd: Cmd) -> Cmd:

@@ -92,7 +92,8 @@ def _targets_finding(
     what = _shown(list(targets)) if targets else "files given on standard input"
     reason = f"{verb} {what}" + (f" ({'; '.join(dict.fromkeys(labels))})" if labels else "")
     writes = tuple(t for t in targets if t)
-    ctx.flag(rule_id, reason, cmd.node, severity, writes)
+    opaque = any(t is None for t in targets)  # which files: known only when it runs
+    ctx.flag(rule_id, reason, cmd.node, severity, writes, opaque=opaque)
 
 
 @rule("rm", "srm", "trash-put", "rimraf")
@@ -139,7 +140,7 @@ def _truncate(ctx: Context, cmd: Cmd) -> None:
 def _dd(ctx: Context, cmd: Cmd) -> None:
     for arg in cmd.args:
         if arg is None:
-            ctx.flag("overwrite", "dd with an operand computed at run time", cmd.node)
+            ctx.flag("overwrite", "dd with an operand computed at run time", cmd.node, opaque=True)
         elif arg.startswith("of="):
             _overwrite(ctx, cmd.node, arg[3:], "dd overwrites")
         elif arg.startswith("if="):
@@ -200,6 +201,7 @@ def _mv(ctx: Context, cmd: Cmd) -> None:
         cmd.node,
         severity,
         tuple(o for o in operands if o),
+        opaque=dest is None or None in sources,
     )
 
 
@@ -290,7 +292,8 @@ def _make(ctx: Context, cmd: Cmd) -> None:
     """Rules given on the command line (`--eval`) are a makefile of the model's own; a
     makefile written earlier runs as a script does."""
     if any(a is None or a in ("-E", "--eval") or a.startswith("--eval=") for a in cmd.args):
-        ctx.flag("inline-code", f"{cmd.name} --eval runs rules given on the command line", cmd.node)
+        reason = f"{cmd.name} --eval runs rules given on the command line"
+        ctx.flag("inline-code", reason, cmd.node, opaque=True)
     for makefile in _makefiles(cmd):
         ran_file(ctx, cmd, makefile)
 
@@ -341,9 +344,26 @@ def _unread_inline(ctx: Context, cmd: Cmd) -> None:
     options = _UNREAD_INLINE[cmd.name]
     lowered = {o.lower() for o in options}
     if any(a is None or a in options or a.lower() in lowered for a in cmd.args if a != "--"):
-        ctx.flag("inline-code", f"runs {cmd.name} code, which is not read here", cmd.node)
+        reason = f"runs {cmd.name} code, which is not read here"
+        ctx.flag("inline-code", reason, cmd.node, opaque=True)
     elif cmd.operands and cmd.operands[0] is not None:
         ran_file(ctx, cmd, cmd.operands[0])
+
+
+@rule("ssh-keygen")
+def _ssh_keygen(ctx: Context, cmd: Cmd) -> None:
+    """ssh-keygen writes the key file -f names (and removes hosts from it with -R), except
+    when it only shows a key: -l (fingerprint), -y (public key), -B, -F (find a host)."""
+    if cmd.has(short="lyBF") or cmd.has("--help"):
+        return
+    for i, arg in enumerate(cmd.args):
+        value = cmd.args[i + 1] if arg == "-f" and i + 1 < len(cmd.args) else None
+        value = arg[2:] if arg and arg.startswith("-f") and len(arg) > 2 else value
+        if arg == "-f" and value is None and i + 1 < len(cmd.args):
+            reason = "ssh-keygen writes a key file computed at run time"
+            ctx.flag("overwrite", reason, cmd.node, opaque=True)
+        elif value is not None:
+            ctx.place(cmd.node, value, "ssh-keygen writes", possible=True)
 
 
 @rule("sponge")
@@ -393,7 +413,8 @@ def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
     ctx.wrote(target)
     severity = Severity.HIGH if ctx.sensitive(target) else Severity.NORMAL
     label = target if target is not None else "a path computed at run time"
-    ctx.flag("overwrite", f"{verb} {label}", node, severity, (target,) if target else ())
+    writes = (target,) if target else ()
+    ctx.flag("overwrite", f"{verb} {label}", node, severity, writes, opaque=target is None)
 
 
 @rule("sed", "gsed")
@@ -405,7 +426,7 @@ def _sed(ctx: Context, cmd: Cmd) -> None:
         for script in _sed_scripts(cmd):
             what = sed_danger(script) if script is not None else "a script computed at run time"
             if what:
-                ctx.flag("inline-code", f"sed {what}", cmd.node)
+                ctx.flag("inline-code", f"sed {what}", cmd.node, opaque=script is None)
                 break
     _sed_in_place(ctx, cmd)
 
@@ -532,6 +553,9 @@ def _module(ctx: Context, cmd: Cmd, module: str | None, args: list[str | None]) 
         ctx.judge(inner)
     elif module == "venv" and inner.has("--clear"):
         _targets_finding(ctx, inner, "delete", "clears the environment", operands, True)
+    elif module == "venv":  # it makes (or updates) the folders it is given
+        for folder in operands:
+            ctx.place(cmd.node, folder, f"{cmd.name} -m venv makes", tree=())
     elif module in ("zipfile", "tarfile") and inner.has("--extract", short="e"):
         if operands:
             ctx.place(cmd.node, operands[-1], f"{module} extracts into", tree=())
@@ -584,7 +608,7 @@ def names_app_state(code: str) -> bool:
 def code_finding(ctx: Context, node: Node, program: str, language: str, code: str | None) -> None:
     """Flag interpreter code that changes files, runs programs or cannot be followed."""
     if code is None:
-        ctx.flag("inline-code", f"runs {program} code computed at run time", node)
+        ctx.flag("inline-code", f"runs {program} code computed at run time", node, opaque=True)
         return
     for found in judge_code(language, code):
         if found.kind == "module":  # only a module the session wrote matters
@@ -614,7 +638,19 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
             if not found.recursive or risk is not None or ctx.sensitive(found.path):
                 _overwrite(ctx, node, found.path, f"{program} code overwrites")
         else:
-            ctx.flag("inline-code", f"{program} code: {found.what}", node)
+            opaque = _unread(language, found)
+            what = found.what
+            if found.kind in ("delete", "write") and found.path is None:
+                what += " of a path computed at run time"
+            ctx.flag("inline-code", f"{program} code: {what}", node, opaque=opaque)
+
+
+def _unread(language: str, found: Any) -> bool:
+    """Code whose effect was not read: it cannot be followed, or what it acts on (a file, a
+    command, SQL) is computed, or, outside Python, the call's arguments are not read at all."""
+    if found.unreadable or (found.kind != "call" and found.command is None and found.path is None):
+        return True
+    return language != "python" and found.kind != "module"
 
 
 @rule(*sorted(SHELLS))
@@ -632,9 +668,8 @@ def _shell(ctx: Context, cmd: Cmd) -> None:
         if arg in ("--rcfile", "--init-file"):  # bash runs it first
             ran_file(ctx, cmd, cmd.args[i + 1])
     if any(n.type == "process_substitution" for n in cmd.nodes):
-        ctx.flag(
-            "remote-code", f"{cmd.name} runs the output of a process substitution as code", cmd.node
-        )
+        reason = f"{cmd.name} runs the output of a process substitution as code"
+        ctx.flag("remote-code", reason, cmd.node, opaque=True)
 
 
 def _command_string(cmd: Cmd, i: int) -> int:
@@ -650,7 +685,8 @@ def _command_string(cmd: Cmd, i: int) -> int:
 @rule("source", ".")
 def _source(ctx: Context, cmd: Cmd) -> None:
     if any(n.type == "process_substitution" for n in cmd.nodes):
-        ctx.flag("remote-code", "sources the output of a process substitution as code", cmd.node)
+        reason = "sources the output of a process substitution as code"
+        ctx.flag("remote-code", reason, cmd.node, opaque=True)
     elif cmd.operands:
         ran_file(ctx, cmd, cmd.operands[0])
 
@@ -819,11 +855,49 @@ def _git(ctx: Context, cmd: Cmd) -> None:
         return
     inner = Cmd(sub, cmd.args[at + 1 :], cmd.nodes[at + 1 :], cmd.node)
     _git_runs(ctx, sub, inner)
+    _git_writes(ctx, sub, inner)
     if sub == "mv":
         _git_mv(ctx, inner)
     reason = _git_reason(sub, inner)
     if reason:
         ctx.flag(f"git-{sub}", f"git {sub}: {reason}", cmd.node)
+
+
+def _git_writes(ctx: Context, sub: str, cmd: Cmd) -> None:
+    """Files and folders git is told to write: `git config --file F` (unless it only reads
+    it) and the folder `git worktree add DIR` makes, judged where they land."""
+    if sub == "config" and not _git_config_reads(cmd):
+        for i, arg in enumerate(cmd.args):
+            value = cmd.args[i + 1] if arg in ("-f", "--file") and i + 1 < len(cmd.args) else None
+            value = arg.split("=", 1)[1] if arg and arg.startswith("--file=") else value
+            if value is not None and value != "-":
+                ctx.place(cmd.node, value, "git config writes")
+    if sub == "worktree" and cmd.operands[:1] == ["add"]:
+        values = {"-b", "-B", "--reason", "--orphan"}
+        folder = next(
+            (
+                a
+                for j, a in enumerate(cmd.args)
+                if j > cmd.args.index("add")
+                and a
+                and not a.startswith("-")
+                and cmd.args[j - 1] not in values
+            ),
+            None,
+        )
+        if folder is not None:
+            ctx.place(cmd.node, folder, "git worktree add makes", tree=())
+
+
+def _git_config_reads(cmd: Cmd) -> bool:
+    """`git config --get`, `--list`, `get`, or a key alone: it only reads its file."""
+    keys = [a for a in cmd.args if a and not a.startswith("-")]
+    if cmd.has("--get", "--get-all", "--get-regexp", "--list", "--get-urlmatch", short="l"):
+        return True
+    if keys[:1] in (["get"], ["list"]):
+        return True
+    changes = ("--unset", "--unset-all", "--add", "--replace-all", "--remove-section")
+    return len(keys) < 2 and keys[:1] != ["edit"] and not cmd.has(*changes, "--rename-section")
 
 
 def _git_mv(ctx: Context, cmd: Cmd) -> None:
@@ -1159,7 +1233,8 @@ def _hash(ctx: Context, cmd: Cmd) -> None:
 @rule("enable")
 def _enable(ctx: Context, cmd: Cmd) -> None:
     if cmd.has(short="f"):
-        ctx.flag("inline-code", "enable -f loads a builtin from a shared library", cmd.node)
+        reason = "enable -f loads a builtin from a shared library"
+        ctx.flag("inline-code", reason, cmd.node, opaque=True)
 
 
 @rule("kexec")
@@ -1242,7 +1317,7 @@ def _tar(ctx: Context, cmd: Cmd) -> None:
         )
         for a in cmd.args
     ):
-        ctx.flag("inline-code", "tar runs a program it is given", cmd.node)
+        ctx.flag("inline-code", "tar runs a program it is given", cmd.node, opaque=True)
     if mode in "cru" and archive not in (None, "-", "/dev/null", "/dev/stdout"):
         risk = ctx.place(cmd.node, archive, "tar writes the archive")
         path = ctx.resolve(archive)
@@ -1457,9 +1532,9 @@ def _awk(ctx: Context, cmd: Cmd) -> None:
         if writes:
             _overwrite(ctx, cmd.node, writes, f"{cmd.name} program writes")
         elif writes == "":
-            ctx.flag("overwrite", f"{cmd.name} program {what}", cmd.node)
+            ctx.flag("overwrite", f"{cmd.name} program {what}", cmd.node, opaque=True)
         elif command is None:
-            ctx.flag("inline-code", f"{cmd.name} program {what}", cmd.node)
+            ctx.flag("inline-code", f"{cmd.name} program {what}", cmd.node, opaque=True)
         elif command.split()[:1] and command.split()[0] in STDIN_INTERPRETERS:
             ctx.flag(
                 "inline-code", f"{cmd.name} program {what}: {command} runs what it prints", cmd.node
@@ -1491,7 +1566,8 @@ def _editor(ctx: Context, cmd: Cmd) -> None:
             and not (i and cmd.args[i - 1] in takes)
             and not (i and re.fullmatch(r"-[a-zA-Z]*[cSs]", cmd.args[i - 1] or ""))
         ] or ["files"]
-        ctx.flag("edit-in-place", f"{cmd.name} runs editor commands on {_shown(files)}", cmd.node)
+        reason = f"{cmd.name} runs editor commands on {_shown(files)}"
+        ctx.flag("edit-in-place", reason, cmd.node, opaque=True)  # commands it does not read
 
 
 @rule("unzip")

@@ -251,7 +251,7 @@ def judge_sql_text(
     from workbench.core.safety.sql import judge_sql
 
     if text is None:
-        ctx.flag("database", f"{client} runs SQL computed at run time", node)
+        ctx.flag("database", f"{client} runs SQL computed at run time", node, opaque=True)
         return
     readonly = bool({"readonly", "safe"} & set(flags))
     for effect in judge_sql(text, client):
@@ -269,11 +269,13 @@ def judge_sql_text(
         elif effect.writes is not None:
             ctx.place(node, effect.writes, f"{client} writes")
             ctx.flag("overwrite", f"{client}: {effect.what}", node, writes=(effect.writes,))
+        elif effect.reads is not None:
+            ctx.reads(node, client, [effect.reads])  # `readfile('~/.ssh/id_rsa')`
         elif readonly and not effect.unknown:
             continue  # a read-only connection: the statement fails before it changes anything
         else:
             severity = Severity.NORMAL if effect.unknown else Severity.HIGH
-            ctx.flag("database", f"{client}: {effect.what}", node, severity)
+            ctx.flag("database", f"{client}: {effect.what}", node, severity, opaque=effect.unknown)
 
 
 @rule(*sorted(SQL_CLIENTS))
@@ -286,6 +288,7 @@ def _sql_client(ctx: Context, cmd: Cmd) -> None:
             "database",
             f"{cmd.name} runs the SQL in {path or 'a file'}, which cannot be checked here",
             cmd.node,
+            opaque=True,
         )
     for path in parsed.writes:
         if path not in (None, "-", "/dev/null"):
@@ -303,9 +306,8 @@ def judge_input(ctx: Context, node: Node, cmd: Cmd, text: str | None, source: st
     if not reads_sql_from_stdin(cmd):
         return
     if text is None:
-        ctx.flag(
-            "database", f"{cmd.name} runs what {source} gives it, which cannot be checked", node
-        )
+        reason = f"{cmd.name} runs what {source} gives it, which cannot be checked"
+        ctx.flag("database", reason, node, opaque=True)
     elif cmd.name in SQL_CLIENTS:
         judge_sql_text(ctx, node, cmd.name, text, _ClientArgs(cmd).flags)
     elif cmd.name in ("mongo", "mongosh"):
@@ -437,12 +439,13 @@ def _judge_kv_words(ctx: Context, node: Node, name: str, words: list[str | None]
     if not words:
         return
     if words[0] is None:
-        ctx.flag("database", f"{name} runs a command computed at run time", node)
+        ctx.flag("database", f"{name} runs a command computed at run time", node, opaque=True)
         return
     verb = words[0].upper()
     sub = (words[1] or "").upper() if len(words) > 1 else ""
     if verb in _KV_CODE:
-        ctx.flag("database", f"{name} {verb} runs a script that cannot be checked", node)
+        reason = f"{name} {verb} runs a script that cannot be checked"
+        ctx.flag("database", reason, node, opaque=True)
     elif verb in _KV_DESTRUCTIVE and not (verb in ("REPLICAOF", "SLAVEOF") and sub == "NO"):
         ctx.flag("database", f"{name} {verb}: deletes or replaces data", node, Severity.HIGH)
     elif sub in _KV_SUBCOMMANDS.get(verb, ()):
@@ -456,9 +459,8 @@ def _judge_kv_words(ctx: Context, node: Node, name: str, words: list[str | None]
 @rule("redis-cli", "valkey-cli", "keydb-cli")
 def _redis(ctx: Context, cmd: Cmd) -> None:
     if "--eval" in cmd.args:
-        ctx.flag(
-            "database", f"{cmd.name} --eval runs a Lua script that cannot be checked", cmd.node
-        )
+        reason = f"{cmd.name} --eval runs a Lua script that cannot be checked"
+        ctx.flag("database", reason, cmd.node, opaque=True)
     _judge_kv_words(ctx, cmd.node, cmd.name, _kv_command_words(cmd))
 
 
@@ -474,7 +476,7 @@ _MONGO_WRITES = re.compile(
 
 def _judge_mongo(ctx: Context, node: Node, name: str, code: str | None) -> None:
     if code is None:
-        ctx.flag("database", f"{name} runs code computed at run time", node)
+        ctx.flag("database", f"{name} runs code computed at run time", node, opaque=True)
         return
     match = _MONGO_WRITES.search(code)
     if match:
@@ -495,9 +497,8 @@ def _mongo(ctx: Context, cmd: Cmd) -> None:
         elif arg and arg.startswith("--eval="):
             _judge_mongo(ctx, cmd.node, cmd.name, arg.split("=", 1)[1])
         elif arg in ("-f", "--file") or (arg and arg.endswith(".js") and not arg.startswith("-")):
-            ctx.flag(
-                "database", f"{cmd.name} runs a script file that cannot be checked here", cmd.node
-            )
+            reason = f"{cmd.name} runs a script file that cannot be checked here"
+            ctx.flag("database", reason, cmd.node, opaque=True)
 
 
 _NET_CLIENTS = frozenset({"nc", "ncat", "netcat", "telnet", "socat"})

@@ -35,6 +35,7 @@ class CodeFinding:
     command: str | None = None
     path: str | None = None
     recursive: bool = False
+    unreadable: bool = False  # code it cannot follow: what it does is known when it runs
 
 
 # Code that builds what it runs at run time: it cannot be read, so it asks.
@@ -65,7 +66,7 @@ def judge_code(language: str, code: str) -> list[CodeFinding]:
     as shell code), or code it cannot follow."""
     if language == "python":
         found = [
-            CodeFinding(f.what, f.fork_bomb, f.kind, f.command, f.path, f.recursive)
+            CodeFinding(f.what, f.fork_bomb, f.kind, f.command, f.path, f.recursive, f.unreadable)
             for f in python_effects(code)
         ]
         return found + [  # judged by the caller, who knows which files the session wrote
@@ -257,6 +258,7 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
             found.append(CodeFinding(f"hands {match.group(1)} on to be called under another name"))
     if language == "node":
         found += _node_by_name(blank, strings)
+        found += _node_computed(blank, strings)
     for string in strings:
         if string.quote == "`" and language in ("perl", "ruby", "php"):
             found.append(CodeFinding("backticks run a command", kind="shell", command=string.value))
@@ -319,6 +321,49 @@ def _node_by_name(blank: str, strings: list[_String]) -> list[CodeFinding]:
             found.append(CodeFinding(f"loads {string.value}, which changes files or runs programs"))
         if string.value in _NODE_MODULES and re.search(r"\bfrom\s*$", before):
             found.append(CodeFinding(f"loads {string.value}, which changes files or runs programs"))
+    return found
+
+
+# Modules (and globals) whose functions change files, run programs or load code.
+_NODE_RISKY = frozenset(
+    {"fs", "fs/promises", "child_process", "vm", "module", "worker_threads", "process"}
+    | _NODE_MODULES
+)
+_NODE_GLOBALS = r"(?:fs|process|child_process|globalThis|global|module|require)"
+
+
+def _node_computed(blank: str, strings: list[_String]) -> list[CodeFinding]:
+    """`const f = fs; f[x](p)`, `const f = require('fs'); f['unl' + 'ink'](p)`,
+    `const {[m]: f} = fs`, `Reflect.get(fs, m)`: a function of such a module looked up by a
+    name computed at run time, under a name of its own. What it calls cannot be known."""
+    by_start = {s.start: s for s in strings}
+    aliases: set[str] = set()
+    for match in re.finditer(r"\b(?:const|let|var)?\s*([A-Za-z_$][\w$]*)\s*=(?!=)\s*", blank):
+        rest = blank[match.end() :]
+        if re.match(rf"{_NODE_GLOBALS}\b(?:\.promises)?(?!\s*[(\[]|\.\w)", rest):
+            aliases.add(match.group(1))
+        loaded = re.match(r"(?:await\s+)?(?:require|import)\s*\(\s*", rest)
+        module = by_start.get(match.end() + loaded.end()) if loaded else None
+        if module is not None and module.value.removeprefix("node:") in _NODE_RISKY:
+            aliases.add(match.group(1))
+    for match in re.finditer(r"\bimport\s+(?:\*\s*as\s+)?([A-Za-z_$][\w$]*)\s+from\s*", blank):
+        module = by_start.get(match.end())
+        if module is not None and module.value.removeprefix("node:") in _NODE_RISKY:
+            aliases.add(match.group(1))
+    aliases -= {"fs", "process", "child_process", "globalThis", "global", "module", "require"}
+    found = [  # (the modules' own names are in _DYNAMIC)
+        CodeFinding(
+            f"{name}[...] looks a function of a module up by a computed name: code it cannot follow"
+        )
+        for name in sorted(aliases)
+        if re.search(rf"(?<![\w$.]){re.escape(name)}\s*(?:\?\.)?\[", blank)
+    ]
+    if re.search(r"\b(?:const|let|var)\s*\{[^}]*\[", blank):
+        found.append(CodeFinding("destructures a computed name: code it cannot follow"))
+    held = "|".join([_NODE_GLOBALS, *map(re.escape, sorted(aliases))])
+    reflected = rf"\b(?:Reflect\.(?:get|apply)|Object\.(?:values|entries))\s*\(\s*(?:{held})\b"
+    if re.search(reflected, blank):
+        found.append(CodeFinding("looks a function up by reflection: code it cannot follow"))
     return found
 
 

@@ -132,7 +132,7 @@ def _judge(ctx: Context, cmd: Cmd, option: str, kind: str, value: str | None) ->
         ctx.shell_payload(cmd.node, value)
     elif kind == UNREAD:
         reason = f"{cmd.name} {option} runs commands of its own, which are not read here"
-        ctx.flag("inline-code", reason, cmd.node)
+        ctx.flag("inline-code", reason, cmd.node, opaque=True)
     elif kind == FILE and value:
         path = value if cmd.name != "pytest" else value.replace(".", "/") + ".py"
         ran, contextual = ctx.ran_written_file(path)

@@ -293,12 +293,23 @@ _PROJECT_PLUGINS = re.compile(r"/\.hermes/plugins(?:/|$)")
 
 
 def read_risk(path: str) -> PathRisk | None:
-    """Reading credentials asks (the model would see the secret); everything else is free."""
+    """Reading credentials asks (the model would see the secret); everything else is free.
+    A hard link to a credential file is that file, whatever its name."""
     real = resolved(path)
     for place in dict.fromkeys((real, posixpath.normpath(path))):
         if credential(place):
             return PathRisk("credential-read", "a credential file", Severity.HIGH)
+    if linked_credential(real):
+        return PathRisk("credential-read", "a hard link to a credential file", Severity.HIGH)
     return None
+
+
+def tree_read_risk(path: str) -> PathRisk | None:
+    """Reading a file, or everything under a folder: a folder holding credentials asks."""
+    risk = read_risk(path)
+    if risk is None and credential_dir(path):
+        risk = PathRisk("credential-read", "a directory holding credential files", Severity.HIGH)
+    return risk
 
 
 def credential(path: str) -> bool:
@@ -327,6 +338,112 @@ def holds_credentials(directory: str) -> bool:
         return True
     rest = _home_rest(real)
     return rest is not None and _under(rest, (".ssh/", ".aws/", ".gnupg/", ".kube/", ".docker/"))
+
+
+def credential_dir(path: str) -> bool:
+    """A folder from which a program reading everything under it reads credentials: one of
+    `holds_credentials`, or any folder above a credential file known to be there."""
+    real = resolved(path)
+    # A file in such a folder is judged as itself (`id_rsa.pub`); what is not there reads nothing.
+    if os.path.isfile(real) or not os.path.lexists(real):
+        return False
+    if holds_credentials(real):
+        return True
+    if not os.path.isdir(real):
+        return False
+    return any(within(known, real) for known in known_credentials().values())
+
+
+def linked_credential(path: str) -> bool:
+    """`path` is a regular file with more than one name, one of them a credential file's:
+    `link ~/.ssh/id_rsa k.txt` makes `k.txt` the key itself."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return False
+    return (info.st_dev, info.st_ino) in known_credentials()
+
+
+# The known credential files, found by a bounded scan of the places `credential` names
+# (every home's key and token files, HERMES_HOME's secrets); kept a short while.
+SCAN_LIMIT = 4000  # entries looked at, in all
+SCAN_DEPTH = 4
+SCAN_TTL = 30.0
+_KNOWN_FILES = (
+    ".aws/credentials",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+)
+_KNOWN_DIRS = (".ssh", ".aws/sso", ".config/gcloud", ".azure", ".gnupg")
+_STATE_SECRETS = (".env", "auth.json", "mcp-tokens")
+_KNOWN: dict[tuple[str, ...], tuple[float, dict[tuple[int, int], str]]] = {}
+
+
+def known_credentials() -> dict[tuple[int, int], str]:
+    """(device, inode) of every known credential file, and its path."""
+    import time
+
+    key = (home_dir(), *state_roots())
+    now = time.monotonic()
+    cached = _KNOWN.get(key)
+    if cached is None or now - cached[0] > SCAN_TTL:
+        _KNOWN.clear()
+        _KNOWN[key] = cached = (now, _scan(key[0], key[1:]))
+    return cached[1]
+
+
+def _scan(home: str, state: tuple[str, ...]) -> dict[tuple[int, int], str]:
+    budget = [SCAN_LIMIT]
+    found: dict[tuple[int, int], str] = {}
+    homes = dict.fromkeys([home, "/root", *_user_homes()])
+    for each in homes:
+        places = [posixpath.join(each, name) for name in (*_KNOWN_FILES, *_KNOWN_DIRS)]
+        for place in places:
+            _collect(place, found, budget, SCAN_DEPTH)
+    for root in state:
+        for name in _STATE_SECRETS:
+            _collect(posixpath.join(root, name), found, budget, SCAN_DEPTH)
+    return found
+
+
+def _user_homes() -> list[str]:
+    try:
+        with os.scandir("/home") as entries:
+            return sorted(e.path for e in entries)[:64]
+    except OSError:
+        return []
+
+
+def _collect(path: str, found: dict, budget: list[int], depth: int) -> None:
+    """Add the credential files at `path` (a file, or a folder looked into `depth` deep)."""
+    if budget[0] <= 0:
+        return
+    budget[0] -= 1
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(info.st_mode):
+        real = resolved(path)
+        if credential(path) or credential(real):
+            found[(info.st_dev, info.st_ino)] = real
+        return
+    if not stat.S_ISDIR(info.st_mode) or depth <= 0:
+        return
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return
+    for name in names:
+        _collect(posixpath.join(path, name), found, budget, depth - 1)
 
 
 def sensitive_path(path: str) -> bool:

@@ -92,11 +92,13 @@ def judge_setting(ctx: Context, node: Node, name: str, value: str | None) -> Non
             reason = f"{name} makes git read {settings}, which was written earlier"
             ctx.flag("run-written", reason, node, contextual=contextual)
     elif name in _LOADED and value != "":
-        ctx.flag("inline-code", f"{name} loads a library into every program it starts", node)
+        reason = f"{name} loads a library into every program it starts"
+        ctx.flag("inline-code", reason, node, opaque=True)  # its code is not read
     elif re.fullmatch(r"CARGO_TARGET_\w+_RUNNER", name) and value:
         ctx.shell_payload(node, value)
     elif name == "GOFLAGS" and (value is None or "exec" in value):
-        ctx.flag("inline-code", "GOFLAGS gives go a program to run (-exec, -toolexec)", node)
+        reason = "GOFLAGS gives go a program to run (-exec, -toolexec)"
+        ctx.flag("inline-code", reason, node, opaque=True)
     elif name == "GIT_CONFIG_PARAMETERS" and value != "":
         ctx.flag("git-config", "GIT_CONFIG_PARAMETERS gives git settings", node)
     elif re.fullmatch(r"GIT_CONFIG_KEY_\d+", name):

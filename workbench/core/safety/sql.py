@@ -34,6 +34,7 @@ class SqlEffect:
     shell: str | None = None  # a shell command the client runs (judged as shell code)
     writes: str | None = None  # a file the client or server writes
     unknown: bool = False  # not understood (it asks), rather than known to destroy data
+    reads: str | None = None  # a file the client or server reads (a credential asks)
 
 
 # Statements sqlglot keeps as raw commands that change nothing.
@@ -92,6 +93,7 @@ _ACTING_FUNCTIONS = {
     "pg_file_unlink": "deletes a server file",
     "pg_drop_replication_slot": "drops a replication slot",
     "load_extension": "loads native code",
+    "edit": "runs an editor program",
     "xp_cmdshell": "runs a shell command",
     "sys_exec": "runs a shell command",
     "sys_eval": "runs a shell command",
@@ -201,11 +203,55 @@ def _node(node: Any, exp: Any) -> SqlEffect | None:
         return _copy_to(node)
     if isinstance(node, exp.Pragma) and "writable_schema" in node.sql().lower():
         return SqlEffect("PRAGMA writable_schema lets the schema be corrupted")
+    if isinstance(node, exp.Attach):
+        return _attach(node, exp)
     if isinstance(node, exp.Anonymous | exp.Func):
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        if name in _FILE_FUNCTIONS:
+            return _file_function(name, node, exp)
         if name in _ACTING_FUNCTIONS:
             return SqlEffect(f"{name}() {_ACTING_FUNCTIONS[name]}")
     return None
+
+
+# sqlite3's shell functions on files: the first argument is the file
+_FILE_FUNCTIONS = frozenset({"writefile", "readfile"})
+
+
+def _file_function(name: str, node: Any, exp: Any) -> SqlEffect:
+    """`writefile('path', data)` writes path; `readfile('path')` reads it."""
+    args = list(node.expressions) if isinstance(node, exp.Anonymous) else []
+    first = args[0] if args else None
+    path = first.this if isinstance(first, exp.Literal) and first.is_string else None
+    if path is None:
+        return SqlEffect(f"{name}() of a file named at run time", unknown=True)
+    if name == "writefile":
+        return SqlEffect(f"writefile() writes {path}", writes=path)
+    return SqlEffect(f"readfile() reads {path}", reads=path)
+
+
+def _attach(node: Any, exp: Any) -> SqlEffect | None:
+    """`ATTACH DATABASE 'path' AS x` opens path, creating it if it is not there, for the
+    statements after it to write."""
+    target = node.this.this if isinstance(node.this, exp.Alias) else node.this
+    if not isinstance(target, exp.Literal) or not target.is_string:
+        return SqlEffect("ATTACH of a file named at run time", unknown=True)
+    path = re.sub(r"^file:(?://)?|\?.*$", "", target.this)
+    if path in ("", ":memory:"):
+        return None
+    if re.search(r"[?&]mode=ro\b", target.this):
+        return SqlEffect(f"ATTACH reads {path}", reads=path)
+    return SqlEffect(f"ATTACH opens or creates {path} to write", writes=path)
+
+
+def _vacuum(rest: str) -> list[SqlEffect]:
+    """`VACUUM [schema] INTO 'path'` writes a copy of the database to path."""
+    if not re.search(r"(?i)\bINTO\b", rest):
+        return []
+    match = re.match(r"(?is)^\s*(?:\w+\s+)?INTO\s+(['\"])(.*?)\1\s*;?\s*$", rest)
+    if match is None:
+        return [SqlEffect("VACUUM INTO a file named at run time", unknown=True)]
+    return [SqlEffect(f"VACUUM INTO writes {match.group(2)}", writes=match.group(2))]
 
 
 def _insert(node: Any) -> SqlEffect | None:
@@ -239,6 +285,8 @@ def _command(keyword: str, rest: str, dialect: str | None) -> list[SqlEffect]:
         return _explain(rest, dialect)
     if keyword in _DESTRUCTIVE_COMMANDS:
         return [SqlEffect(_DESTRUCTIVE_COMMANDS[keyword])]
+    if keyword == "VACUUM":
+        return _vacuum(rest)
     if keyword in _HARMLESS_COMMANDS:
         return []
     if keyword == "PREPARE":

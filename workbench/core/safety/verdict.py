@@ -20,6 +20,9 @@ class Finding:
     severity: Severity = Severity.NORMAL
     writes: tuple[str, ...] = ()  # files it deletes or overwrites, as written
     contextual: bool = False  # depends on the session (a file written earlier), not the text
+    # the gate could not read what this acts on (a target, program or code known only at run
+    # time, a construct it does not interpret): `--yes` approves it only when confined
+    opaque: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,19 @@ class Verdict:
     @property
     def hardline(self) -> bool:
         return any(f.severity is Severity.HARDLINE for f in self.findings)
+
+    @property
+    def opaque(self) -> bool:
+        """Some finding is about what the gate could not read: only confinement holds it."""
+        return any(f.opaque for f in self.findings)
+
+    @property
+    def opaque_reasons(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for finding in self.findings:
+            if finding.opaque:
+                seen.setdefault(finding.reason, None)
+        return list(seen)
 
     @property
     def severity(self) -> Severity | None:
@@ -68,6 +84,7 @@ class Verdict:
             "command": self.command,
             "dangerous": self.dangerous,
             "hardline": self.hardline,
+            "opaque": self.opaque,
             "severity": self.severity.name.lower() if self.severity else None,
             "reasons": self.reasons,
             "span": list(self.span) if self.span else None,
@@ -81,6 +98,7 @@ class Verdict:
                     "text": self.command[f.span[0] : f.span[1]],
                     "writes": list(f.writes),
                     "contextual": f.contextual,
+                    "opaque": f.opaque,
                 }
                 for f in self.findings
             ],

@@ -9,7 +9,9 @@ has that line judged as shell code.
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from workbench.core.safety import xargs
 from workbench.core.safety.settings import judge_setting
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
@@ -42,26 +44,21 @@ _WRAPPER_VALUE_OPTIONS = {
     "exec": frozenset({"-a"}),
     "chrt": frozenset(),
     "taskset": frozenset(),
-    "xargs": frozenset(
+    "xargs": frozenset(  # -i, -l and -e take a value only when it is attached (`-i{}`)
         [
+            # -i, -l, -e, --replace, --max-lines and --eof take their value only attached
             "-n",
             "-I",
-            "-i",
             "-P",
             "-d",
             "-L",
-            "-l",
             "-a",
             "-E",
-            "-e",
             "-s",
             "--max-args",
-            "--replace",
             "--max-procs",
             "--delimiter",
-            "--max-lines",
             "--arg-file",
-            "--eof",
             "--max-chars",
         ]
     ),
@@ -373,6 +370,11 @@ def _judged_programs() -> frozenset[str]:
 def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
     """Peel `sudo`, `env`, `nice`, `timeout`, `xargs`... off; report what the wrappers do."""
     for _ in range(16):
+        if cmd.name == "xargs":  # a program, code or script taken from its input asks
+            checked = xargs.check(ctx, cmd)
+            if checked is None:
+                return None
+            cmd = checked
         if cmd.name in _RUNNERS:
             start = _runner(cmd, _judged_programs())
             if start is None:
@@ -421,8 +423,42 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
         if re.search(r"\s|[;&|<>()$`]", inner.name):  # `watch "rm f"`: a command line
             ctx.shell_payload(cmd.node, " ".join(a for a in cmd.args[start:] if a))
             return None
-        cmd = inner
+        cmd = _xargs_items(ctx, cmd, inner) if cmd.name == "xargs" else inner
     return cmd
+
+
+def _xargs_items(ctx: Context, xargs: Cmd, inner: Cmd) -> Cmd:
+    """The command xargs runs, with the items it reads put where xargs puts them: at the end,
+    or in place of -I's replacement string. An item is known only at run time (None) unless
+    what feeds xargs is a listing inside the working directory (see `computed_operand`)."""
+    item = ctx.computed_operand(xargs.node)
+    own = _words(xargs)[: len(xargs.args) - len(inner.args) - 1]  # xargs's options only
+    replace = None
+    for i, word in enumerate(own):
+        if word in ("-I", "--replace") and i + 1 < len(own):
+            replace = own[i + 1]
+        elif word.startswith(("--replace=", "-I", "-i")) and len(word) > 2:
+            replace = word.split("=", 1)[1] if word.startswith("--") else word[2:]
+        elif word in ("-i", "--replace"):
+            replace = "{}"
+    if replace:
+        words = _words(inner)
+        args = [item if replace in w else a for a, w in zip(inner.args, words, strict=True)]
+        return Cmd(inner.name, args, inner.nodes, inner.node, inner.program)
+    return Cmd(
+        inner.name, [*inner.args, item], [*inner.nodes, xargs.node], inner.node, inner.program
+    )
+
+
+def _words(cmd: Cmd) -> list[str]:
+    """Each argument as written where its value is not known (`{}` reads as a brace
+    expansion, so its value is None)."""
+    nodes = [*cmd.nodes, *[None] * (len(cmd.args) - len(cmd.nodes))]
+    return [a if a is not None else _text(n) for a, n in zip(cmd.args, nodes, strict=False)]
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None else ""
 
 
 def _bwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
@@ -688,6 +724,8 @@ def _after_options(cmd: Cmd, with_values: frozenset[str], ctx: Context | None = 
             skip = False
             continue
         if arg is None:
+            if cmd.name == "xargs" and i < len(cmd.nodes) and _text(cmd.nodes[i])[:1] == "-":
+                continue  # `-I{}`: an option whose value reads as a brace expansion
             return i
         if cmd.name == "env" and (arg == "-" or ("=" in arg and not arg.startswith("-"))):
             name, _, value = arg.partition("=")

@@ -1,0 +1,126 @@
+"""A credential read through a folder or a hard link is a credential read; making a hard link
+to a credential is one too. A fake home holds `.ssh/id_rsa`, `.aws/credentials`, `.netrc`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from workbench.core.execution.gate import check_call
+from workbench.core.safety import analyze_command, places
+from workbench.core.tools.invoke import call_tool
+from workbench.core.tools.registry import registry
+
+KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret-key-material\n"
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home with credentials, HERMES_HOME inside it, and a project; returns the project."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(KEY)
+    (home / ".ssh" / "id_rsa.pub").write_text("ssh-rsa AAAA\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("[default]\naws_secret_access_key = x\n")
+    (home / ".netrc").write_text("machine h login u password p\n")
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text("oauth_token: t\n")
+    (home / ".hermes").mkdir()
+    (home / ".hermes" / ".env").write_text("OPENAI_API_KEY=sk-x\n")
+    project = home / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("hello\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
+    monkeypatch.setattr(places, "_KNOWN", {})  # the scan of known credentials, not shared
+    return project
+
+
+def verdict(command: str, cwd: Path):
+    return analyze_command(command, cwd=str(cwd))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -r . ~/.ssh",
+        "cat ~/.ssh/*",
+        "tar cf - -C ~ .ssh",
+        "tar czf backup.tgz ~",
+        "cp -r ~/.ssh x",
+        "rsync -a ~/.aws x",
+        "zip -r x ~/.ssh",
+        "find ~/.ssh -exec cat {} +",
+        "base64 ~/.netrc",
+        "grep -r token ~/.config",  # holds gh's token: found by the scan, not by name
+        "cat < ../.netrc",
+        "ln ~/.ssh/id_rsa k.txt",
+        "link ~/.ssh/id_rsa k.txt",
+        "cp -l ~/.ssh/id_rsa k.txt",
+        "find ~/.ssh -name id_rsa -exec link {} k.txt \\;",
+    ],
+)
+def test_reading_a_folder_of_credentials_or_linking_one_asks(fake_home: Path, command: str):
+    found = verdict(command, fake_home)
+    assert "credential-read" in found.rules, (command, found.reasons)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la ~/.ssh",
+        "tree -a ~",
+        "du -sh ~",
+        "stat ~/.ssh/id_rsa",
+        "find ~ -name '*.py'",
+        "test -d ~/.aws",
+        "grep -r hello .",
+        "cat notes.txt",
+        "cat ~/.ssh/id_rsa.pub",
+    ],
+)
+def test_what_never_reads_credentials_stays_free(fake_home: Path, command: str):
+    found = verdict(command, fake_home)
+    assert "credential-read" not in found.rules, (command, found.reasons)
+
+
+def test_a_hard_link_to_a_key_is_the_key(fake_home: Path) -> None:
+    home = fake_home.parent
+    os.link(home / ".ssh" / "id_rsa", fake_home / "k.txt")
+    for command in ("cat k.txt", "grep -a . k.txt", "base64 < k.txt", "cp k.txt y"):
+        found = verdict(command, fake_home)
+        assert "hard link to a credential file" in "; ".join(found.reasons), command
+    assert not verdict("ls -l k.txt", fake_home).dangerous
+    read = check_call("read_file", {"path": "k.txt"}, fake_home)
+    assert read is not None and "hard link to a credential file" in read.verdict.reasons[0]
+    search = check_call("search_files", {"path": "k.txt", "pattern": "secret"}, fake_home)
+    assert search is not None and "hard link" in search.verdict.reasons[0]
+    # a copy is not a link: once made (asked), it is an ordinary file
+    (fake_home / "copy.txt").write_text(KEY)
+    assert check_call("read_file", {"path": "copy.txt"}, fake_home) is None
+
+
+def test_a_hard_link_to_hermes_own_secrets_is_one_too(fake_home: Path) -> None:
+    os.link(fake_home.parent / ".hermes" / ".env", fake_home / "e.txt")
+    assert "credential-read" in verdict("cat e.txt", fake_home).rules
+
+
+def test_a_search_of_the_project_skips_a_hard_link_to_a_key(fake_home: Path) -> None:
+    os.link(fake_home.parent / ".ssh" / "id_rsa", fake_home / "k.txt")
+    (fake_home / "copy.txt").write_text(KEY)  # an ordinary file with the same text
+    assert check_call("search_files", {"path": ".", "pattern": "secret"}, fake_home) is None
+    args = {"path": ".", "pattern": "secret-key-material"}
+    out = json.loads(call_tool(registry, "search_files", args, cwd=str(fake_home)))
+    assert [m["path"] for m in out["matches"]] == ["copy.txt"], out
+
+
+def test_searching_a_folder_of_credentials_asks(fake_home: Path) -> None:
+    for folder in ("~/.ssh", "..", "~/.config"):
+        check = check_call("search_files", {"path": folder, "pattern": "x"}, fake_home)
+        assert check is not None and check.verdict.rules == {"credential-read"}, folder
+    names_only = {"path": "~/.ssh", "pattern": "*", "target": "files"}
+    assert check_call("search_files", names_only, fake_home) is None
