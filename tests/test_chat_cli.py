@@ -375,3 +375,23 @@ def test_model_flags_override_the_config(cli_env, fake: FakeOpenAI, home: Path) 
     assert out.returncode == 0, out.stderr
     assert fake.requests[0]["model"] == "flag-model"
     assert "key --api-key — model from --model, endpoint from --base-url" in out.stderr
+
+
+def test_the_first_line_says_whether_commands_run_confined(
+    env, fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Where commands run is said before anything runs: sandboxed where bubblewrap works,
+    and without it, unconfined with the reason; never silently."""
+    from tests.support.sandbox import path_without_bwrap
+    from workbench.core.backends.sandbox import bwrap_status
+
+    fake.add(text("Hi."), text("Hi."))
+    first = run(env, "chat", "hi", cwd=tmp_path).stderr.splitlines()[0]
+    if bwrap_status()[0]:
+        assert first.endswith(" · terminal: sandboxed]"), first
+    unconfined = {**env, "PATH": path_without_bwrap(tmp_path)}
+    first = run(unconfined, "chat", "hi", cwd=tmp_path).stderr.splitlines()[0]
+    assert first.endswith(
+        " · terminal: NOT confined: no sandbox here (bwrap is not installed (Debian: "
+        "apt-get install bubblewrap))]"
+    ), first

@@ -41,3 +41,27 @@ def test_a_numbered_answer_picks_that_rule_and_a_wrong_number_denies() -> None:
     assert parse("a9", req) == ("deny", None)
     assert parse("a", req) == ("a", None)  # the broker saves the first offer
     assert parse("a 2", req) == ("a 2", None)  # not an answer: denies
+
+
+async def test_a_command_the_sandbox_refused_is_asked_with_x_as_the_only_yes() -> None:
+    """On a TTY (chat, call), as in the modal: `x` runs it once outside; `o`, `a` or
+    anything else keeps it in the sandbox, and nothing is saved."""
+    import asyncio
+
+    from workbench.core.execution.approval import ApprovalBroker, Choice
+
+    for answer, choice in (("x", Choice.OUTSIDE), ("o", Choice.DENY), ("a", Choice.DENY)):
+        broker, shown = ApprovalBroker(), []
+
+        def front_end(r: ApprovalRequest, b=broker, a=answer, seen=shown) -> None:
+            seen.append("\n".join(question(r)))
+            b.answer(r.id, *parse(a, r))
+
+        broker.attach(front_end)
+        decision = await asyncio.wait_for(
+            broker.ask_to_leave("npm view x", "the sandbox refused a write (EROFS)"), 10
+        )
+        assert decision.choice is choice and decision.rule is None
+        assert "Run it once outside the sandbox? [x] yes" in shown[0]
+        assert "[a]lways" not in shown[0] and "why:   the sandbox refused a write" in shown[0]
+        assert broker.book.session == []

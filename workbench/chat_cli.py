@@ -182,7 +182,8 @@ async def _converse(session: Any, prompt: str | None) -> int:
     loop.add_signal_handler(signal.SIGINT, session.cancel)
     code = EXIT_OK
     try:
-        _err(f"[{session.settings.describe()} · session {session.id}]")
+        where = session.executor.backend or session.runtime.backend()  # confined or not, said
+        _err(f"[{session.settings.describe()} · session {session.id} · {where.label()}]")
         for note in session.notes:
             _err(f"hermes-tui: {note}")
         await session.start()

@@ -53,8 +53,15 @@ def question(request: ApprovalRequest) -> list[str]:
             lines.append(f"          also matches earlier: {escape(', '.join(deny.matches[:5]))}")
     if request.allow_offers:
         lines.append("  (a, s or n save rule 1 in config.yaml; a2, s2, n2... another)")
+    if request.only_leave:
+        lines.append(
+            f"Run it once outside the sandbox? [x] yes — anything else keeps it in "
+            f"(kept in after {request.timeout:g}s): "
+        )
+        return lines
+    outside = ", [x] once outside the sandbox" if request.can_leave else ""
     lines.append(
-        f"Allow? [o]nce, [s]ession, [a]lways, [n]ever, [d]eny — anything else denies "
+        f"Allow? [o]nce, [s]ession, [a]lways, [n]ever, [d]eny{outside} — anything else denies "
         f"(denied in {request.timeout:g}s): "
     )
     return lines

@@ -3,6 +3,7 @@ key authorised for the current user, and a known-hosts file, all in a temporary 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -12,8 +13,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from tests.support.procs import free_port
 
@@ -54,11 +53,10 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.fixture
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    if not os.path.exists(SSHD) or shutil.which("ssh") is None:
-        pytest.skip("openssh-server and openssh-client are needed (make system-deps)")
-    root = tmp_path_factory.mktemp("sshd")
+@contextlib.contextmanager
+def running_sshd(root: Path) -> Iterator[Sshd]:
+    """An sshd on 127.0.0.1 with its keys in `root`, stopped on exit (no pytest needed: the
+    benchmarks use it too). Raises RuntimeError when it does not start."""
     _keygen(root / "host_key")
     _keygen(root / "client_key")
     shutil.copy(root / "client_key.pub", root / "authorized_keys")
@@ -82,7 +80,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
         deadline = time.monotonic() + START_DEADLINE
         while not _listening(port):
             if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"sshd did not start: {(root / 'sshd.log').read_text()}")
+                raise RuntimeError(f"sshd did not start: {(root / 'sshd.log').read_text()}")
             time.sleep(0.05)
         user = pwd.getpwuid(os.geteuid()).pw_name
         yield Sshd(port, user, root / "client_key", root / "known_hosts")
@@ -90,3 +88,10 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+def sshd_missing() -> str:
+    """Why no sshd can be started here ("" when one can)."""
+    if not os.path.exists(SSHD) or shutil.which("ssh") is None:
+        return "openssh-server and openssh-client are needed (make system-deps)"
+    return ""

@@ -281,14 +281,9 @@ def plugin_manager(runtime: Runtime, not_loading: str = "") -> PluginManager:
 
 def write_roots(config: Config) -> tuple[str, ...]:
     """`approvals.write_roots`: directories besides the working one where writes need no approval."""
-    value = config.get("approvals.write_roots") or []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        return ()
-    return tuple(
-        os.path.abspath(os.path.expanduser(str(v))) for v in value if isinstance(v, str) and v
-    )
+    from workbench.core.backends.settings import write_roots as roots
+
+    return roots(config.get("approvals.write_roots") or [])
 
 
 def _truthy(value: str | None) -> bool:

@@ -2,7 +2,8 @@
 
 Deny has the focus, and Enter, Esc, closing and the countdown all deny; allowing needs an
 explicit key: `o` once, `s` session, `a` always, and, when the terminal's sandbox is on, `x`
-once outside it (`d` denies; so does any other key). The full command is shown,
+once outside it (`d` denies; so does any other key). A command that failed because of the
+sandbox is asked about again with `x` as the only yes. The full command is shown,
 wrapped, never truncated, with the dangerous parts highlighted and the detector's reasons,
 the working directory and the files it would write.
 
@@ -75,9 +76,9 @@ class ApprovalScreen(ModalScreen[Choice]):
         request = self.request
         who = f" ({escape(request.label)})" if request.label else ""
         with Vertical(id="approval-box"):
+            asks = "failed in the sandbox" if request.only_leave else "needs your approval"
             yield Static(
-                Text(f"⚠ {escape(request.tool)}{who} needs your approval", style="bold"),
-                id="approval-title",
+                Text(f"⚠ {escape(request.tool)}{who} {asks}", style="bold"), id="approval-title"
             )
             with VerticalScroll(id="approval-command"):
                 yield Static(highlighted(request))
@@ -101,9 +102,10 @@ class ApprovalScreen(ModalScreen[Choice]):
             yield Static("", id="approval-countdown")
             with Horizontal(id="approval-buttons"):
                 yield Button("Deny (d)", id="deny", variant="error")
-                yield Button("Once (o)", id="once")
-                yield Button("Session (s)", id="session")
-                yield Button("Always (a)", id="always", variant="warning")
+                if not request.only_leave:  # a failed sandboxed command: only x lets it out
+                    yield Button("Once (o)", id="once")
+                    yield Button("Session (s)", id="session")
+                    yield Button("Always (a)", id="always", variant="warning")
                 if request.deny_offers:
                     yield Button("Never (n)", id="never")
                 if request.can_leave:

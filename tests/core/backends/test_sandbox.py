@@ -1,8 +1,12 @@
 """The terminal's sandbox, for real (bubblewrap): through `hermes-tui call`, as the agent runs.
 
-A command may write only in its working directory and a private /tmp; HERMES_HOME and the
-credential folders read as empty; the network is gone unless allowed; without a working
-bubblewrap nothing runs at all.
+It is on by default (`terminal.sandbox` unset): a command may write only in its working
+directory, the write roots and a private /tmp; HERMES_HOME and the credential folders read as
+empty; it sees none of our processes; the network is kept unless `sandbox_network: false`.
+Every working directory here is under pytest's tmp_path, so under /tmp, which the sandbox
+replaces with its own: the working directory is still bound in. A command the sandbox made
+fail never leaves it headless or with --yes. Without a working bubblewrap, the default runs
+unconfined and says so everywhere; `terminal.sandbox: true` then refuses to run anything.
 """
 
 from __future__ import annotations
@@ -16,17 +20,25 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import sandbox as support
 from tests.support.cli import run
-from workbench.core.backends.sandbox import bwrap_status
+from tests.support.sandbox import path_without_bwrap
+from workbench.core.backends.sandbox import bwrap_status, writable_roots
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason="bubblewrap does not work here")
 
 
 @pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    yield from support.outside_tmp()
+
+
+@pytest.fixture
 def sandboxed(cli_env, home: Path, tmp_path: Path) -> dict[str, str]:
-    """A session whose terminal is sandboxed; a fake user home with credentials in it."""
+    """A session with the default config (the sandbox on by default); a fake user home,
+    with credentials in it, as HOME."""
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("terminal:\n  sandbox: true\n")
+    (home / "config.yaml").write_text("approvals:\n  timeout: 30\n")
     (home / ".env").write_text("OPENAI_API_KEY=sk-in-dotenv\n")
     user = tmp_path / "user-home"
     (user / ".ssh").mkdir(parents=True)
@@ -44,8 +56,9 @@ def work(tmp_path: Path) -> Path:
     return path
 
 
-def term(env: dict[str, str], cwd: Path, command: str) -> dict:
-    out = run(env, "call", "terminal", "--args", json.dumps({"command": command}), "--yes", cwd=cwd)
+def term(env: dict[str, str], cwd: Path, command: str, *flags: str) -> dict:
+    args = json.dumps({"command": command})
+    out = run(env, "call", "terminal", "--args", args, *(flags or ("--yes",)), cwd=cwd)
     assert out.stdout, out.stderr
     return json.loads(out.stdout)
 
@@ -70,6 +83,35 @@ def test_writes_only_in_the_working_directory_and_a_private_tmp(
     assert "Read-only file system" in out["output"] and out["output"].endswith("done\n")
 
 
+def test_a_write_root_is_writable_and_nothing_beside_it(
+    sandboxed, work: Path, home: Path, outside_tmp: Path
+) -> None:
+    root, beside = outside_tmp / "notes", outside_tmp / "other"
+    root.mkdir()
+    beside.mkdir()
+    (home / "config.yaml").write_text(f"approvals:\n  write_roots: [{root}]\n")
+    out = term(sandboxed, work, f"echo n > {root}/n.txt; echo o > {beside}/o.txt")
+    assert (root / "n.txt").read_text() == "n\n" and not (beside / "o.txt").exists()
+    assert "Read-only file system" in out["output"]
+
+
+def test_write_roots_are_those_that_exist_resolved_and_never_a_hidden_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "secret" / "inside").mkdir(parents=True)
+    roots = (
+        str(tmp_path / "link"),
+        str(tmp_path / "real"),
+        str(tmp_path / "missing"),
+        str(tmp_path / "secret" / "inside"),
+        str(tmp_path / "work"),
+    )
+    hidden = [str(tmp_path / "secret")]
+    assert writable_roots(roots, str(tmp_path / "work"), hidden) == [str(tmp_path / "real")]
+
+
 def test_hermes_home_and_credentials_read_as_nothing(sandboxed, work: Path, home: Path) -> None:
     user = sandboxed["HOME"]
     out = term(
@@ -79,11 +121,20 @@ def test_hermes_home_and_credentials_read_as_nothing(sandboxed, work: Path, home
         f"{user}/.netrc; ls -A {home} {user}/.ssh; echo end",
     )
     shown = out["output"]
-    for secret in ("sk-in-dotenv", "PRIVATE KEY", "AWSSECRET", "NETRCSECRET", "sandbox: true"):
+    for secret in ("sk-in-dotenv", "PRIVATE KEY", "AWSSECRET", "NETRCSECRET", "timeout: 30"):
         assert secret not in shown, secret
     assert shown.endswith("end\n")
     echo = term(sandboxed, work, f"echo x > {home}/config.yaml")
-    assert echo["exit_code"] != 0 and "sandbox: true" in (home / "config.yaml").read_text()
+    assert echo["exit_code"] != 0 and "timeout: 30" in (home / "config.yaml").read_text()
+
+
+def test_the_command_sees_none_of_our_processes(sandboxed, work: Path) -> None:
+    out = term(sandboxed, work, "ps -eo pid,args; cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+    shown = out["output"]
+    assert out["exit_code"] == 0 and "ps -eo" in shown
+    assert "hermes-tui" not in shown and "python" not in shown
+    pids = [line.split()[0] for line in shown.splitlines()[1:] if line.split()[0].isdigit()]
+    assert len(pids) <= 5, shown  # its own namespace: bwrap's init, bash and what it runs
 
 
 @pytest.fixture
@@ -110,33 +161,64 @@ def listener() -> Iterator[tuple[int, list[object]]]:
     thread.join(timeout=5)
 
 
-def test_no_network_unless_allowed(sandboxed, work: Path, home: Path, listener) -> None:
+def test_the_network_is_kept_unless_switched_off(
+    sandboxed, work: Path, home: Path, listener
+) -> None:
     port, accepted = listener
     probe = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+    assert term(sandboxed, work, probe)["output"] == "connected\n"  # the default: on
+    assert len(accepted) == 1
+    (home / "config.yaml").write_text("terminal:\n  sandbox_network: false\n")
     out = term(sandboxed, work, probe)
-    assert out["exit_code"] != 0 and "connected" not in out["output"] and accepted == []
-    (home / "config.yaml").write_text("terminal:\n  sandbox: true\n  sandbox_network: true\n")
-    assert term(sandboxed, work, probe)["output"] == "connected\n"
+    assert out["exit_code"] != 0 and "connected" not in out["output"] and len(accepted) == 1
+    assert out["sandbox"].startswith("the sandbox has no network (terminal.sandbox_network")
 
 
-def test_without_bubblewrap_nothing_runs(sandboxed, work: Path, tmp_path: Path) -> None:
-    """Fail closed: a sandbox that cannot start never becomes a command run unsandboxed."""
-    bin_dir = tmp_path / "bin"  # bash, but no bwrap, on PATH
-    bin_dir.mkdir()
-    for tool in ("bash", "touch"):
-        (bin_dir / tool).symlink_to(f"/usr/bin/{tool}")
-    out = term({**sandboxed, "PATH": str(bin_dir)}, work, "touch ran")
+def test_sandbox_true_without_bubblewrap_runs_nothing(
+    sandboxed, home: Path, work: Path, tmp_path: Path
+) -> None:
+    """Fail closed: a sandbox asked for that cannot start never becomes a command run
+    unsandboxed."""
+    (home / "config.yaml").write_text("terminal:\n  sandbox: true\n")
+    env = {**sandboxed, "PATH": path_without_bwrap(tmp_path)}
+    out = term(env, work, "touch ran")
     assert out["status"] == "refused" and "bwrap is not installed" in out["error"]
     assert not (work / "ran").exists()
-    doctor = run({**sandboxed, "PATH": str(bin_dir)}, "doctor")
+    doctor = run(env, "doctor")
     assert doctor.returncode == 1 and "terminal.sandbox is on, but bwrap" in doctor.stdout
+
+
+def test_by_default_without_bubblewrap_it_runs_unconfined_and_says_so(
+    sandboxed, work: Path, tmp_path: Path
+) -> None:
+    env = {**sandboxed, "PATH": path_without_bwrap(tmp_path)}
+    out = term(env, work, "touch ran")
+    assert out["exit_code"] == 0 and (work / "ran").exists() and "sandbox" not in out
+    doctor = run(env, "doctor").stdout
+    assert (
+        "terminal  local, NOT confined: no sandbox here (bwrap is not installed (Debian: "
+        "apt-get install bubblewrap)); the approval gate alone decides"
+    ) in doctor
 
 
 def test_doctor_says_the_sandbox_is_on_and_working(sandboxed) -> None:
     doctor = run(sandboxed, "doctor").stdout
-    assert "terminal  sandbox (bubblewrap: writes only in the working directory, network off)" in (
+    assert "terminal  sandbox (bubblewrap: writes only in the working directory, network on)" in (
         doctor
     )
+
+
+def test_sandbox_false_runs_unconfined_and_says_so(sandboxed, home: Path, work: Path) -> None:
+    (home / "config.yaml").write_text("terminal:\n  sandbox: false\n")
+    doctor = run(sandboxed, "doctor").stdout
+    assert "terminal  local, NOT confined: terminal.sandbox is false; the approval gate" in doctor
+
+
+def test_a_value_that_cannot_be_read_keeps_it_on(sandboxed, home: Path) -> None:
+    (home / "config.yaml").write_text("terminal:\n  sandbox: maybe\n")
+    doctor = run(sandboxed, "doctor").stdout
+    assert "terminal  sandbox (bubblewrap" in doctor
+    assert "terminal.sandbox must be auto, true or false, not 'maybe': it is on" in doctor
 
 
 def test_a_working_directory_inside_hermes_home_is_refused(sandboxed, home: Path) -> None:
@@ -145,8 +227,24 @@ def test_a_working_directory_inside_hermes_home_is_refused(sandboxed, home: Path
     assert ".env" not in out["output"]
 
 
+@pytest.mark.parametrize("flags", [("--yes",), ()], ids=["yes", "no-tty"])
+def test_headless_a_command_the_sandbox_refused_stays_in_and_says_why(
+    sandboxed, work: Path, outside_tmp: Path, flags: tuple[str, ...]
+) -> None:
+    """No TTY to ask, or --yes: never out of the sandbox; the result says who can let it out.
+    (A script the gate does not read, so that the sandbox is what stops it.)"""
+    (work / "w.sh").write_text(f"echo x > {outside_tmp}/escaped.txt\n")
+    out = term(sandboxed, work, "sh ./w.sh", *flags)
+    assert out["exit_code"] != 0 and not (outside_tmp / "escaped.txt").exists()
+    assert out["sandbox"].startswith("the sandbox refused a write outside the working directory")
+    assert (
+        "a person can let it out once with x in the workbench, or set terminal.sandbox: "
+        in (out["sandbox"])
+    )
+
+
 async def test_the_person_may_let_one_command_out_of_the_sandbox(
-    tmp_path: Path, home: Path
+    tmp_path: Path, home: Path, outside_tmp: Path
 ) -> None:
     """Allowed once, `rm` of a file outside the project fails inside the sandbox; allowed
     "outside the sandbox" (the modal's extra choice), that one command runs unconfined."""
@@ -155,13 +253,12 @@ async def test_the_person_may_let_one_command_out_of_the_sandbox(
     from workbench.core.execution.executor import Executor
     from workbench.core.tools.registry import registry
 
-    project, other = tmp_path / "project", tmp_path / "other"
+    project = tmp_path / "project"
     project.mkdir()
-    other.mkdir()
-    victim = other / "victim.txt"
+    victim = outside_tmp / "victim.txt"
     victim.write_text("x")
     broker, asked = ApprovalBroker(), []
-    answers = iter([Choice.ONCE, Choice.OUTSIDE])
+    answers = iter([Choice.ONCE, Choice.DENY, Choice.OUTSIDE])
     broker.attach(lambda r: (asked.append(r), broker.answer(r.id, next(answers))))
     backend = SandboxBackend(hermes_home=home)
     executor = Executor(registry, broker=broker, cwd=str(project), backend=backend)
@@ -169,21 +266,81 @@ async def test_the_person_may_let_one_command_out_of_the_sandbox(
     (inside,) = await executor.run([{"id": "1", "name": "terminal", "arguments": command}])
     assert victim.exists() and json.loads(inside.content)["exit_code"] != 0
     assert asked[0].can_leave and asked[0].where.startswith("sandbox (bubblewrap")
+    # it failed because of the sandbox: asked once more, with x as the only yes; denied
+    assert asked[1].only_leave and "Read-only file system" in asked[1].reason
+    assert "It stayed in the sandbox: denied by the user" in json.loads(inside.content)["sandbox"]
     (outside,) = await executor.run([{"id": "2", "name": "terminal", "arguments": command}])
     assert outside.decision.choice is Choice.OUTSIDE and not victim.exists()
     victim.write_text("x")  # and it was this command only: the next one asks again
     (again,) = await executor.run([{"id": "3", "name": "terminal", "arguments": command}])
-    assert len(asked) == 3 and again.status == "denied" and victim.exists()
+    assert len(asked) == 4 and again.status == "denied" and victim.exists()
     executor.shutdown()
 
 
-async def test_outside_is_refused_where_there_is_no_sandbox_to_leave() -> None:
-    from workbench.core.execution.approval import ApprovalBroker, Choice
+async def test_a_command_the_sandbox_refused_runs_outside_once_on_x(
+    tmp_path: Path, home: Path, outside_tmp: Path
+) -> None:
+    """Nothing to ask about first (the gate does not read the script); it fails in the
+    sandbox, the person is asked, `x` runs it again outside, and the result says so."""
+    from workbench.core.backends.sandbox import SandboxBackend
+    from workbench.core.execution.approval import SANDBOX_REFUSED, ApprovalBroker, Choice
+    from workbench.core.execution.executor import Executor
+    from workbench.core.tools.registry import registry
 
-    broker = ApprovalBroker()
-    broker.attach(lambda r: broker.answer(r.id, Choice.OUTSIDE))
-    decision = await broker.decide("terminal", "rm -rf build", None, can_leave=False)
-    assert decision.choice is Choice.DENY
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "w.sh").write_text(f"echo x > {outside_tmp}/made.txt\n")
+    broker, asked = ApprovalBroker(), []
+    broker.attach(lambda r: (asked.append(r), broker.answer(r.id, Choice.OUTSIDE)))
+    executor = Executor(
+        registry, broker=broker, cwd=str(project), backend=SandboxBackend(hermes_home=home)
+    )
+    call = {"id": "1", "name": "terminal", "arguments": {"command": "sh ./w.sh"}}
+    (done,) = await executor.run([call])
+    (request,) = asked
+    assert request.only_leave and request.can_leave and not request.allow_offers
+    assert [f.rule for f in request.verdict.findings] == [SANDBOX_REFUSED]
+    result = json.loads(done.content)
+    assert result["exit_code"] == 0 and (outside_tmp / "made.txt").read_text() == "x\n"
+    assert result["sandbox"].startswith("ran outside the sandbox, allowed once by the user")
+    executor.shutdown()
+
+
+async def test_rules_and_approvals_off_never_let_a_command_out(
+    tmp_path: Path, home: Path, outside_tmp: Path
+) -> None:
+    """An allow rule for the command approves running it, not leaving the sandbox: the
+    person is still asked. With approvals off (--yes) no one is asked, even with a front end
+    attached that would say x."""
+    from workbench.core.backends.sandbox import SandboxBackend
+    from workbench.core.execution.approval import ApprovalBroker, Choice
+    from workbench.core.execution.executor import Executor
+    from workbench.core.policy import Action, Rule
+    from workbench.core.tools.registry import registry
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "w.sh").write_text(f"echo x > {outside_tmp}/made.txt\n")
+    allow = Rule(Action.ALLOW, "command_prefix", "sh ./w.sh")
+    for broker, answer in (
+        (ApprovalBroker(rules=[allow]), Choice.DENY),
+        (ApprovalBroker(mode="off"), Choice.OUTSIDE),
+    ):
+        asked: list[object] = []
+        broker.attach(lambda r, b=broker, a=answer, seen=asked: (seen.append(r), b.answer(r.id, a)))
+        executor = Executor(
+            registry, broker=broker, cwd=str(project), backend=SandboxBackend(hermes_home=home)
+        )
+        call = {"id": "1", "name": "terminal", "arguments": {"command": "sh ./w.sh"}}
+        (done,) = await executor.run([call])
+        executor.shutdown()
+        result = json.loads(done.content)
+        assert not (outside_tmp / "made.txt").exists() and result["exit_code"] != 0
+        if broker.mode == "off":
+            assert asked == [] and "never leave it" in result["sandbox"]
+        else:
+            assert [r.only_leave for r in asked] == [True]
+            assert "It stayed in the sandbox: denied by the user" in result["sandbox"]
 
 
 def test_a_link_in_the_project_does_not_lead_out(sandboxed, work: Path, tmp_path: Path) -> None:

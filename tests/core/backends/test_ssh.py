@@ -7,16 +7,25 @@ runs from another directory, so nothing can pass by running locally.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run
-from tests.support.sshd import Sshd, sshd  # noqa: F401 - the fixture
+from tests.support.sshd import Sshd, running_sshd, sshd_missing
 
 
 @pytest.fixture
-def remote(home: Path, tmp_path: Path, sshd: Sshd) -> Path:  # noqa: F811
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    if why := sshd_missing():
+        pytest.skip(why)
+    with running_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server
+
+
+@pytest.fixture
+def remote(home: Path, tmp_path: Path, sshd: Sshd) -> Path:
     work = tmp_path / "remote-work"
     work.mkdir()
     home.mkdir(parents=True, exist_ok=True)
@@ -76,7 +85,7 @@ def test_an_unreachable_host_runs_nothing_anywhere(
     cli_env,
     home: Path,
     tmp_path: Path,
-    sshd: Sshd,  # noqa: F811
+    sshd: Sshd,
 ) -> None:
     sshd.port = 1  # nothing listens there
     home.mkdir(parents=True, exist_ok=True)

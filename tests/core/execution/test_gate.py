@@ -17,7 +17,9 @@ from tests.support.calls import Scratch, call, terminal
 from workbench.core.execution.budget import SpillStore
 from workbench.core.execution.gate import check_call
 
-CONFIG = "approvals:\n  mode: ask\n"
+# The gate alone: these commands run unconfined, so that what holds is the gate (the
+# sandbox, on by default, has its own tests in tests/core/backends/test_sandbox.py).
+CONFIG = "approvals:\n  mode: ask\nterminal:\n  sandbox: false\n"
 
 
 def _config(s: Scratch) -> Path:

@@ -1,7 +1,8 @@
 """Where the terminal's commands and the file tools run: Hermes's `terminal.backend`.
 
-* `local`: here, as the user (the default);
-* the sandbox (`terminal.sandbox: true`): here, under bubblewrap (see `sandbox.py`);
+* `local`: here, as the user (the default), in the sandbox (bubblewrap, see `sandbox.py`)
+  where it works unless `terminal.sandbox: false`; where it cannot run, unconfined and said
+  so (`terminal.sandbox: true` refuses instead);
 * `ssh`: on another machine through the system's OpenSSH client, the file tools too;
 * any other backend Hermes knows (docker, modal, ...) is not run by hermes-tui: every
   terminal and file call is refused with a message naming it. Never a silent fall back to

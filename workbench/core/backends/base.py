@@ -68,21 +68,29 @@ class Backend:
         """The same place without the sandbox, for a command the user let out (None: none)."""
         return None
 
+    def failed_because(self, result: str) -> str | None:
+        """Why the sandbox made this terminal result's command fail (None: it did not)."""
+        return None
+
 
 @dataclass
 class LocalBackend(Backend):
+    # Why commands run here unconfined ("" only for a backend no config chose: a tool called
+    # directly, a test): said wherever the backend is shown, never silently.
+    unconfined: str = ""
+
     def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
         return Spawn(["bash", "-c", command], self.env(), cwd)
 
     def describe(self) -> str:
-        from workbench.core.backends.sandbox import bwrap_status
-
-        works = bwrap_status()[0]
-        hint = "bubblewrap works here: terminal.sandbox: true turns the sandbox on"
-        return "local (no sandbox" + (f"; {hint})" if works else ")")
+        if not self.unconfined:
+            return "local (no sandbox)"
+        return f"local, NOT confined: {self.unconfined}; the approval gate alone decides"
 
     def label(self) -> str:
-        return "terminal: local"
+        return (
+            f"terminal: NOT confined: {self.unconfined}" if self.unconfined else "terminal: local"
+        )
 
 
 @dataclass

@@ -1,11 +1,12 @@
 """The terminal's sandbox: bubblewrap around each command, so a detector's miss is not a disaster.
 
-Inside, the whole filesystem is read-only except the working directory; /tmp and /var/tmp
-are private and empty; HERMES_HOME and credential folders and files (~/.ssh, ~/.aws, ...)
-are covered by empty ones; /run (where daemons' sockets live) is empty; there is no network
-unless `terminal.sandbox_network` allows it; the command cannot see our processes. It
-never falls back to running unsandboxed: if bubblewrap does not work here, the terminal
-refuses and says why.
+Inside, the whole filesystem is read-only except the working directory and the directories
+of `approvals.write_roots`; /tmp and /var/tmp are private and empty; HERMES_HOME and
+credential folders and files (~/.ssh, ~/.aws, ...) are covered by empty ones; /run (where
+daemons' sockets live) is empty; the network is kept unless `terminal.sandbox_network:
+false`; the command cannot see our processes. Once built, it never falls back to running
+unsandboxed: if bubblewrap stops working, the terminal refuses and says why (whether to
+build one at all is `settings.py`'s choice).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.backends.base import Backend, BackendError, LocalBackend, Spawn
+from workbench.core.backends.sandbox_cause import failed_output, sandbox_cause
 
 # Relative to the user's home: hidden from every sandboxed command, whether read or written.
 HIDDEN_IN_HOME = (
@@ -46,6 +49,8 @@ PROBE_TIMEOUT = 10.0
 @functools.cache
 def bwrap_status() -> tuple[bool, str]:
     """Whether bubblewrap works here (user namespaces allowed, etc.), and why not."""
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap runs on Linux only, not {sys.platform}"
     path = shutil.which("bwrap")
     if path is None:
         return False, "bwrap is not installed (Debian: apt-get install bubblewrap)"
@@ -72,10 +77,35 @@ def hidden_paths(hermes_home: Path, user_home: str) -> list[str]:
     return [p for p in found if os.path.lexists(p)]
 
 
+def inside(path: str, places: list[str]) -> str | None:
+    """The first of `places` that `path` is or lies under."""
+    for place in places:
+        if path == place or path.startswith(place.rstrip("/") + "/"):
+            return place
+    return None
+
+
+def writable_roots(roots: tuple[str, ...], cwd: str, hidden: list[str]) -> list[str]:
+    """The write roots the sandbox binds writable: those that exist, resolved (a link cannot
+    lead the bind elsewhere), never one the sandbox hides, none twice, not the cwd again."""
+    found: dict[str, None] = {}
+    for root in roots:
+        real = os.path.realpath(os.path.expanduser(root))
+        if real != cwd and os.path.isdir(real) and inside(real, hidden) is None:
+            found.setdefault(real, None)
+    return list(found)
+
+
 def bwrap_argv(
-    bwrap: str, cwd: str, hidden: list[str], *, network: bool, keep: tuple[str, ...] = ()
+    bwrap: str,
+    cwd: str,
+    hidden: list[str],
+    *,
+    network: bool,
+    keep: tuple[str, ...] = (),
+    writable: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
-    """The bubblewrap command line that runs a command confined to `cwd`."""
+    """The bubblewrap command line that runs a command confined to `cwd` (and `writable`)."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
     if network:
@@ -84,7 +114,10 @@ def bwrap_argv(
                 argv += ["--ro-bind", resolver, resolver]
     else:
         argv.append("--unshare-net")
-    argv += ["--bind", cwd, cwd, *_cover(hidden, keep)]
+    argv += ["--bind", cwd, cwd]
+    for root in writable:
+        argv += ["--bind", root, root]
+    argv += _cover(hidden, keep)  # after the binds: a hidden place inside one stays hidden
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     argv += ["--die-with-parent", "--new-session", "--chdir", cwd, "--"]
     return argv
@@ -106,12 +139,18 @@ def _cover(hidden: list[str], keep: tuple[str, ...]) -> list[str]:
 @dataclass
 class SandboxBackend(Backend):
     name: str = "local"
-    network: bool = False
+    network: bool = True  # terminal.sandbox_network (see bench/bench_sandbox_network.py)
     hermes_home: Path = Path()
+    write_roots: tuple[str, ...] = ()  # approvals.write_roots: writable besides the cwd
 
     @property
     def sandboxed(self) -> bool:
-        return True
+        """This command runs in a working sandbox (one that cannot start refuses instead)."""
+        return bwrap_status()[0]
+
+    def hidden(self) -> list[str]:
+        """The places commands cannot see, as they exist now."""
+        return hidden_paths(self.hermes_home, os.path.expanduser("~"))
 
     def working(self) -> tuple[bool, str]:
         works, why = bwrap_status()
@@ -122,15 +161,21 @@ class SandboxBackend(Backend):
         if not works:
             raise BackendError(f"terminal.sandbox is on, and {bwrap}; nothing was run")
         real = os.path.realpath(cwd)
-        hidden = hidden_paths(self.hermes_home, os.path.expanduser("~"))
-        for place in hidden:
-            if real == place or real.startswith(place.rstrip("/") + "/"):
-                raise BackendError(
-                    f"the working directory {cwd} is inside {place}, which the sandbox hides; "
-                    "nothing was run"
-                )
-        argv = bwrap_argv(bwrap, real, hidden, network=self.network, keep=(real,))
+        hidden = self.hidden()
+        place = inside(real, hidden)
+        if place is not None:
+            raise BackendError(
+                f"the working directory {cwd} is inside {place}, which the sandbox hides; "
+                "nothing was run"
+            )
+        writable = writable_roots(self.write_roots, real, hidden)
+        argv = bwrap_argv(
+            bwrap, real, hidden, network=self.network, keep=(real,), writable=writable
+        )
+        # The home is read-only in here: npm's cache goes to the private /tmp (empty each
+        # command) so installs work; one the user set explicitly is kept.
         env = self.env({"TMPDIR": "/tmp"})
+        env.setdefault("npm_config_cache", "/tmp/.npm")
         return Spawn([*argv, "bash", "-c", command], env, real)
 
     def describe(self) -> str:
@@ -138,12 +183,21 @@ class SandboxBackend(Backend):
         network = "network on" if self.network else "network off"
         if not works:
             return f"sandbox NOT WORKING ({why}): terminal refused"
-        return f"sandbox (bubblewrap: writes only in the working directory, {network})"
+        roots = " and approvals.write_roots" if self.write_roots else ""
+        return f"sandbox (bubblewrap: writes only in the working directory{roots}, {network})"
 
     def label(self) -> str:
         if not bwrap_status()[0]:
             return "terminal: sandbox NOT WORKING"
-        return "terminal: sandboxed" + (", network on" if self.network else "")
+        return "terminal: sandboxed" + ("" if self.network else ", no network")
+
+    def failed_because(self, result: str) -> str | None:
+        output = failed_output(result)
+        if not output:
+            return None
+        return sandbox_cause(output, network=self.network, hidden=self.hidden())
 
     def outside(self) -> Backend | None:
-        return LocalBackend(name=self.name, passthrough=self.passthrough)
+        return LocalBackend(
+            name=self.name, passthrough=self.passthrough, unconfined="let out by the user"
+        )

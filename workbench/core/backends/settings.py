@@ -3,8 +3,9 @@
 ```yaml
 terminal:
   backend: local            # local (default) or ssh; docker, modal, ... are refused
-  sandbox: false            # true: local commands run under bubblewrap
-  sandbox_network: false    # true: the sandbox keeps the network
+  sandbox: auto             # auto (default): bubblewrap where it works, else unconfined and
+                            # said so; true: bubblewrap or refuse; false: unconfined
+  sandbox_network: true     # false: the sandbox takes the network away (loopback too)
   env_passthrough: [GITHUB_TOKEN]   # variables the terminal gets besides the allowlist
   ssh_host: build.example.org
   ssh_user: me
@@ -23,7 +24,7 @@ from typing import Any
 
 from workbench.core.backends.base import Backend, LocalBackend, RefusedBackend
 from workbench.core.backends.environment import passthrough_names
-from workbench.core.backends.sandbox import SandboxBackend
+from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.config import Config, hermes_home
 
 KNOWN_ELSEWHERE = ("docker", "singularity", "modal", "daytona", "podman", "kubernetes", "e2b")
@@ -39,9 +40,15 @@ def backend_for(kw: dict[str, Any]) -> Backend:
     return backend
 
 
+# Settings that widen what a command may reach: an untrusted config.yaml (a second hard
+# link, another owner: see `Config.untrusted`) may have been written by the agent itself.
+_WIDENING = ("terminal.sandbox", "terminal.env_passthrough", "approvals.write_roots")
+
+
 def backend_from_config(config: Config, home: Path | None = None) -> Backend:
-    get = config.get
+    get, untrusted = _trusted_get(config)
     names, problems = passthrough_names(get("terminal.env_passthrough"))
+    problems = [*untrusted, *problems]
     passthrough = tuple(names)
     name = str(_setting(get, "backend", "TERMINAL_ENV") or "local").strip().lower()
     if name == "ssh":
@@ -56,20 +63,51 @@ def backend_from_config(config: Config, home: Path | None = None) -> Backend:
     return backend
 
 
+def _trusted_get(config: Config) -> tuple[Any, list[str]]:
+    """`config.get`, less the widening settings when the file is not trusted."""
+    if not config.untrusted:
+        return config.get, []
+
+    def get(dotted: str, default: Any = None) -> Any:
+        return default if dotted in _WIDENING else config.get(dotted, default)
+
+    ignored = ", ".join(_WIDENING)
+    return get, [f"{config.path} is not trusted ({config.untrusted}): {ignored} not read"]
+
+
 def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[str]) -> Backend:
-    sandbox = get("terminal.sandbox", False)
-    if sandbox is True:
-        network = get("terminal.sandbox_network", False)
-        if not isinstance(network, bool):
-            problems.append("terminal.sandbox_network must be true or false; the network is off")
-        return SandboxBackend(
-            passthrough=passthrough, network=network is True, hermes_home=home.absolute()
-        )
-    if sandbox not in (False, None):
+    """Confined where bubblewrap works, unless the user said `terminal.sandbox: false`."""
+    sandbox = get("terminal.sandbox")
+    if sandbox is False:
+        return LocalBackend(passthrough=passthrough, unconfined="terminal.sandbox is false")
+    auto = sandbox is None or (isinstance(sandbox, str) and sandbox.strip().lower() == "auto")
+    if not auto and sandbox is not True:
         # Fail closed: a value we cannot read may have meant "on".
-        problems.append(f"terminal.sandbox must be true or false, not {sandbox!r}: it is on")
-        return SandboxBackend(passthrough=passthrough, hermes_home=home.absolute())
-    return LocalBackend(passthrough=passthrough)
+        problems.append(f"terminal.sandbox must be auto, true or false, not {sandbox!r}: it is on")
+    works, why = bwrap_status()
+    if auto and not works:  # said in the headers, chat's first line and doctor
+        return LocalBackend(passthrough=passthrough, unconfined=f"no sandbox here ({why})")
+    network = get("terminal.sandbox_network", True)
+    if not isinstance(network, bool):
+        problems.append("terminal.sandbox_network must be true or false; the network is off")
+    return SandboxBackend(
+        passthrough=passthrough,
+        network=network is True,
+        hermes_home=home.absolute(),
+        write_roots=write_roots(get("approvals.write_roots")),
+    )
+
+
+def write_roots(value: Any) -> tuple[str, ...]:
+    """`approvals.write_roots`: directories besides the working one where writes need no
+    approval and a sandboxed command may write."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        os.path.abspath(os.path.expanduser(str(v))) for v in value if isinstance(v, str) and v
+    )
 
 
 def _setting(get: Any, key: str, env_name: str) -> Any:

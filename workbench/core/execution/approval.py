@@ -9,6 +9,10 @@ What needs asking is the policy's call (`workbench.core.policy`): rules of every
 the detector. "Session", "always" and "never" save exactly the rule the front end showed
 (one of the request's `offers`: this exact command, or a prefix it starts with), in memory,
 in config.yaml or, for a trusted project, in its `.hermes/approvals.yaml`.
+
+A sandboxed command that failed because of the sandbox is asked about once more
+(`ask_to_leave`): only a person's `x` runs it outside, once; no rule, `--yes` or
+`approvals.mode: off` answers that question, and nothing is saved.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from workbench.core.safety import Finding, Verdict
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 60.0
+SANDBOX_REFUSED = "sandbox-refused"  # the finding of a request to leave the sandbox
 
 
 class Choice(StrEnum):
@@ -52,6 +57,8 @@ _ANSWERS = {
     "always": Choice.ALWAYS,
     "n": Choice.NEVER,
     "never": Choice.NEVER,
+    "x": Choice.OUTSIDE,  # denied by `_apply` unless the request offers it (`can_leave`)
+    "outside": Choice.OUTSIDE,
 }
 
 
@@ -92,6 +99,9 @@ class ApprovalRequest:
     allow_permanent: bool = True
     where: str = ""  # where the command would run (the terminal's backend)
     can_leave: bool = False  # the sandbox is on: the person may let this one command out
+    # The command failed in the sandbox because of it: the only yes is `x` (run it outside
+    # once); nothing is saved, everything else keeps the failed result.
+    only_leave: bool = False
     allow_offers: list[Offer] = field(default_factory=list)  # what session/always would save
     deny_offers: list[Offer] = field(default_factory=list)  # what never would save
     scopes: tuple[Scope, ...] = (Scope.EVERYWHERE,)  # where always/never may save
@@ -244,6 +254,37 @@ class ApprovalBroker:
         request.diff = diff
         return await self._ask(request)
 
+    @property
+    def can_ask(self) -> bool:
+        """A person can be asked: a front end is attached and approvals are not off (--yes)."""
+        return bool(self._front_ends) and self.mode != "off"
+
+    async def ask_to_leave(
+        self, command: str, reason: str, *, cwd: str = "", label: str = "", where: str = ""
+    ) -> Decision:
+        """A sandboxed command failed because of the sandbox: may it run once outside?
+        Rules never answer this (an allow rule approved running it, not leaving), nor does
+        --yes; only a person's `x` does. Never raises but CancelledError."""
+        if not self.can_ask:
+            return Decision(Choice.DENY, "it stays in the sandbox: no one can be asked")
+        verdict = Verdict(command, (Finding(SANDBOX_REFUSED, reason, (0, len(command))),))
+        request = ApprovalRequest(
+            id=next(self._ids),
+            tool="terminal",
+            command=command,
+            reason=reason,
+            verdict=verdict,
+            cwd=cwd,
+            label=label,
+            timeout=self.timeout,
+            deadline=time.monotonic() + self.timeout,
+            allow_permanent=False,
+            where=where,
+            can_leave=True,
+            only_leave=True,
+        )
+        return await self._ask(request)
+
     def _request(self, tool, command, verdict, facts, cwd, label, reason, where, can_leave):
         scopes = (Scope.EVERYWHERE, Scope.PROJECT) if self.book.trusted else (Scope.EVERYWHERE,)
         return ApprovalRequest(
@@ -292,6 +333,8 @@ class ApprovalBroker:
         self._emit(ApprovalAnswered(request, decision))
 
     async def _apply(self, choice: Choice, request: ApprovalRequest) -> Decision:
+        if request.only_leave and choice is not Choice.OUTSIDE:
+            return Decision(Choice.DENY, "denied by the user: it stays in the sandbox")
         if choice is Choice.DENY or (choice is Choice.OUTSIDE and not request.can_leave):
             return Decision(Choice.DENY, "denied by the user")
         if choice is Choice.OUTSIDE:  # never a rule: the next one asks again

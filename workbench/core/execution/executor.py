@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.backends import Backend
+from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
 from workbench.core.execution import diffs
 from workbench.core.execution.approval import ApprovalBroker, Choice, Decision, plugin_verdict
 from workbench.core.execution.budget import (
@@ -311,6 +312,10 @@ class Executor:
             self._stops.discard(stop)
             if call.name == "terminal":  # its writes count even if it was stopped midway
                 self._remember_writes(call.name, args)
+        if call.name == "terminal" and outcome.status not in ("timeout", "cancelled", "blocked"):
+            result = await self._sandbox_refused(
+                planned, args, context, outcome, result, hooks, meta
+            )
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return
@@ -326,6 +331,55 @@ class Executor:
         if status == "ok" and call.name != "terminal":
             self._remember_writes(call.name, args)
         await self._budget(call, result, outcome)
+
+    async def _sandbox_refused(
+        self,
+        planned: PlannedCall,
+        args: dict,
+        context: dict,
+        outcome: CallOutcome,
+        result: Any,
+        hooks: HookRegistry | None,
+        meta: dict,
+    ) -> Any:
+        """A sandboxed command that failed because of the sandbox: a person may let that one
+        command out (`x`), and its result is then the one from outside. Headless, --yes and
+        approvals off never leave: the result says why it failed and who can let it out."""
+        backend = self.backend
+        if backend is None or not backend.sandboxed or context.get("outside_sandbox"):
+            return result
+        cause = backend.failed_because(result) if isinstance(result, str) else None
+        if cause is None:
+            return result
+        if self.broker is None or not self.broker.can_ask:
+            return with_sandbox_note(result, f"{cause}. {STAYS_INSIDE}")
+        command = str(args.get("command", ""))
+        decision = await self.broker.ask_to_leave(
+            command,
+            f"it failed in the sandbox: {cause}; x runs it again, once, outside the sandbox",
+            cwd=self.cwd,
+            label=self.label,
+            where=backend.describe(),
+        )
+        if decision.choice is not Choice.OUTSIDE:
+            return with_sandbox_note(
+                result, f"{cause}. It stayed in the sandbox: {decision.reason}"
+            )
+        outcome.decision = decision
+        context["outside_sandbox"] = True
+        context["approved_command"] = command  # the person approved this exact command
+        stop = context["cancel_event"]
+        self._stops.add(stop)
+        try:
+            again = await self._dispatch(planned, args, context, outcome, hooks, meta)
+        finally:
+            self._stops.discard(stop)
+            self._remember_writes(planned.call.name, args)
+        if outcome.status in ("timeout", "cancelled", "blocked"):
+            return again
+        return with_sandbox_note(
+            again, f"ran outside the sandbox, allowed once by the user ({cause})"
+        )
 
     def _remember_writes(self, name: str, args: dict) -> None:
         """The files this call wrote: running one later asks (see `written_by`)."""

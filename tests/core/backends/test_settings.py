@@ -1,0 +1,94 @@
+"""Which backend `terminal.sandbox` gives: confined where bubblewrap works, unless told not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import sandbox as support
+from workbench.core.backends import LocalBackend, backend_from_config
+from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
+from workbench.core.config import Config
+
+needs_bwrap = pytest.mark.skipif(not bwrap_status()[0], reason="bubblewrap does not work here")
+
+
+@pytest.fixture
+def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    yield from support.no_bwrap(tmp_path, monkeypatch)
+
+
+def backend(tmp_path: Path, **terminal: object):
+    data = {"terminal": terminal} if terminal else {}
+    return backend_from_config(Config(tmp_path / "config.yaml", data), tmp_path / "hermes")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("value", [None, "auto", "AUTO"])
+def test_by_default_commands_run_confined_with_the_network(tmp_path: Path, value) -> None:
+    found = backend(tmp_path) if value is None else backend(tmp_path, sandbox=value)
+    assert isinstance(found, SandboxBackend) and found.sandboxed and found.network
+    assert found.label() == "terminal: sandboxed" and not found.problems
+
+
+@needs_bwrap
+def test_the_write_roots_and_the_network_setting_reach_the_sandbox(tmp_path: Path) -> None:
+    config = Config(
+        tmp_path / "config.yaml",
+        {"terminal": {"sandbox_network": False}, "approvals": {"write_roots": ["~/notes"]}},
+    )
+    found = backend_from_config(config, tmp_path / "hermes")
+    assert isinstance(found, SandboxBackend) and not found.network
+    assert found.write_roots == (str(Path.home() / "notes"),)
+    assert found.label() == "terminal: sandboxed, no network"
+
+
+def test_false_runs_unconfined_and_says_so(tmp_path: Path) -> None:
+    found = backend(tmp_path, sandbox=False)
+    assert type(found) is LocalBackend and not found.sandboxed
+    assert found.label() == "terminal: NOT confined: terminal.sandbox is false"
+    assert found.describe().endswith("; the approval gate alone decides")
+
+
+def test_a_value_that_cannot_be_read_keeps_it_on(tmp_path: Path) -> None:
+    found = backend(tmp_path, sandbox="maybe")
+    assert isinstance(found, SandboxBackend)
+    assert found.problems == ["terminal.sandbox must be auto, true or false, not 'maybe': it is on"]
+
+
+def test_without_bubblewrap_the_default_is_unconfined_and_true_refuses(
+    tmp_path: Path, no_bwrap: str
+) -> None:
+    found = backend(tmp_path)
+    assert type(found) is LocalBackend and not found.sandboxed
+    assert found.label().startswith("terminal: NOT confined: no sandbox here (bwrap is not")
+    asked_for = backend(tmp_path, sandbox=True)
+    assert isinstance(asked_for, SandboxBackend) and not asked_for.sandboxed
+    assert asked_for.working()[0] is False and asked_for.label() == "terminal: sandbox NOT WORKING"
+
+
+@needs_bwrap
+def test_an_untrusted_config_cannot_widen_what_commands_reach(tmp_path: Path) -> None:
+    """A config.yaml with a second name may have been rewritten by the agent: its switch
+    off of the sandbox, its passthrough of secrets and its write roots are not read."""
+    data = {
+        "terminal": {"sandbox": False, "env_passthrough": ["OPENAI_API_KEY"]},
+        "approvals": {"write_roots": ["/"]},
+    }
+    config = Config(tmp_path / "config.yaml", data, untrusted="it has 2 hard links")
+    found = backend_from_config(config, tmp_path / "hermes")
+    assert isinstance(found, SandboxBackend) and found.sandboxed
+    assert found.passthrough == () and found.write_roots == ()
+    assert any("is not trusted (it has 2 hard links)" in p for p in found.problems)
+    trusted = backend_from_config(Config(tmp_path / "config.yaml", data), tmp_path / "hermes")
+    assert type(trusted) is LocalBackend and trusted.passthrough == ("OPENAI_API_KEY",)
+
+
+@needs_bwrap
+def test_npm_gets_a_private_cache_in_the_sandbox(tmp_path: Path) -> None:
+    """The home is read-only inside: npm's cache goes to the sandbox's own /tmp."""
+    found = backend(tmp_path)
+    spawn = found.shell("true", str(tmp_path), 10)
+    assert spawn.env["npm_config_cache"] == "/tmp/.npm"
