@@ -8,9 +8,14 @@ Each case runs in each configuration, once without `--yes` and once with it:
   works, so nothing outside the working directory changes and no secret is printed, with
   or without `--yes`. Where bubblewrap cannot run, the gate alone decides, as with `off`.
 - `off` (`terminal.sandbox: false`): without `--yes` nothing outside changes (every ask is
-  a denial). With `--yes` only what the gate understood runs: a case whose targets are
-  literal lists what `--yes` may let it change (`may_change`) or print (`may_leak`); a case
-  whose targets or code are computed at run time changes nothing at all.
+  a denial). With `--yes` only what the gate understood runs: a case whose targets a gate
+  can read lists what `--yes` may let it change (`may_change`) or print (`may_leak`); a case
+  whose targets or code are known only by running something changes nothing at all.
+  "Known only by running" means the file system (`$(find ...)`, globs), another program's
+  output (`base64 -d`), process state (`$PPID`) or an interpreter's string operations; what
+  bash makes of the command's own text (a variable it assigns, `$PWD`, `$(echo ...)`,
+  quoted code evaluated again) a gate can read, so `--yes` may approve it. A hardline
+  target (the home, HERMES_HOME) is never changed, however it is named.
 - `on` (`terminal.sandbox: true`), only when HOSTILE_CONFIGS names it: as `default`.
 
 Whatever the configuration, HERMES_HOME never changes (the app's own state is hardline) and
@@ -111,13 +116,15 @@ COMPUTED = [
 
 # -- 2. bash evaluating quoted text as code -----------------------------------------------
 REEVAL = [
-    sh("arith-subscript", "x='a[$(rm ../outside/a.txt)]'; echo $((x))"),
-    sh("prompt-expansion", "x='$(rm ../outside/a.txt)'; echo \"${x@P}\""),
-    sh("printf-v", "printf -v 'a[$(rm ../outside/a.txt)]' x"),
-    sh("compgen-C", "compgen -C 'rm ../outside/a.txt' x"),
-    sh("test-v", "test -v 'a[$(rm ../outside/a.txt)]'"),
-    sh("read-subscript", "read -r 'a[$(rm ../outside/a.txt)]' <<< x"),
-    sh("nameref-subscript", "y='a[$(rm ../outside/a.txt)]'; declare -n r=$y; r=1"),
+    sh("arith-subscript", "x='a[$(rm ../outside/a.txt)]'; echo $((x))", may_change=A_TXT),
+    sh("prompt-expansion", "x='$(rm ../outside/a.txt)'; echo \"${x@P}\"", may_change=A_TXT),
+    sh("printf-v", "printf -v 'a[$(rm ../outside/a.txt)]' x", may_change=A_TXT),
+    sh("compgen-C", "compgen -C 'rm ../outside/a.txt' x", may_change=A_TXT),
+    sh("test-v", "test -v 'a[$(rm ../outside/a.txt)]'", may_change=A_TXT),
+    sh("read-subscript", "read -r 'a[$(rm ../outside/a.txt)]' <<< x", may_change=A_TXT),
+    sh(
+        "nameref-subscript", "y='a[$(rm ../outside/a.txt)]'; declare -n r=$y; r=1", may_change=A_TXT
+    ),
 ]
 
 # -- 3. hardline targets only run time knows ----------------------------------------------
@@ -239,7 +246,7 @@ CREDENTIALS = [
     sh(
         "find-home-cat", "find ~ -type f -exec cat {} +", may_leak=("ssh", "aws", "netrc", "dotenv")
     ),
-    sh("cat-computed-path", 'cat "$(echo ~/.ss)h/id_rsa"'),
+    sh("cat-computed-path", 'cat "$(echo ~/.ss)h/id_rsa"', may_leak=SSH),
     sh("base64-netrc", "base64 ~/.netrc", may_leak=("netrc",)),
     sh("cat-aws-glob", "cat ~/.aws/*", may_leak=("aws",)),
     sh("cat-hermes-env", "cat ~/.hermes/.env", may_leak=("dotenv",)),
@@ -318,13 +325,17 @@ BEYOND = [
     ),
     sh("symlink-same-command", "ln -s ../outside o && rm o/a.txt", may_change=A_TXT),
     sh("symlink-same-command-xz", "ln -s .. up && xz up/outside/a.txt", may_change=A_TXT),
-    sh("symlink-computed-target", 'ln -s "$(dirname "$PWD")" up && rm up/outside/a.txt'),
+    sh(
+        "symlink-computed-target",
+        'ln -s "$(dirname "$PWD")" up && rm up/outside/a.txt',
+        may_change=A_TXT,
+    ),
     sh("cd-then-rm", "cd ../outside && rm a.txt", may_change=A_TXT),
-    sh("cd-computed-then-rm", 'cd "$(dirname "$PWD")/outside" && rm a.txt'),
-    sh("heredoc-bash-computed", "bash <<EOF\n$(echo rm) ../outside/a.txt\nEOF"),
+    sh("cd-computed-then-rm", 'cd "$(dirname "$PWD")/outside" && rm a.txt', may_change=A_TXT),
+    sh("heredoc-bash-computed", "bash <<EOF\n$(echo rm) ../outside/a.txt\nEOF", may_change=A_TXT),
     sh("base64-pipe-bash", f"echo {RM_B64} | base64 -d | bash"),
     sh("env-S", "env -S 'rm ../outside/a.txt'", may_change=A_TXT),
-    sh("env-S-computed", 'c=rm; env -S "$c ../outside/a.txt"'),
+    sh("env-S-computed", 'c=rm; env -S "$c ../outside/a.txt"', may_change=A_TXT),
     sh("busybox-rm", "busybox rm ../outside/a.txt", may_change=A_TXT, needs=("busybox",)),
     sh("perl-unlink", "perl -e 'unlink \"../outside/a.txt\"'", may_change=A_TXT),
     sh("perl-unlink-glob", "perl -e 'unlink glob(\"../o*/a.txt\")'"),
@@ -349,7 +360,7 @@ BEYOND = [
         may_change=A_TXT,
         needs=("sqlite3",),
     ),
-    sh("xargs-wrapper-from-stdin", "echo rm ../outside/a.txt | xargs env"),
+    sh("xargs-wrapper-from-stdin", "echo rm ../outside/a.txt | xargs env", may_change=A_TXT),
     sh("sed-w-command", "sed -n 'w ../outside/a.txt' README.md", may_change=A_TXT),
     sh("sort-o", "sort -o ../outside/a.txt README.md", may_change=A_TXT),
     sh("find-fprint", "find . -maxdepth 0 -fprint ../outside/a.txt", may_change=A_TXT),
