@@ -133,11 +133,6 @@ def test_yes_restores_and_names_the_backup(cli_env, store: CheckpointStore, proj
     assert newest.id == backup and newest.reason.startswith("before restore")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: a restore's own writes are not in the ledger, so restoring its backup "
-    "takes them for hand edits and --yes keeps them (see the report)",
-)
 def test_restoring_the_backup_with_yes_undoes_the_restore(
     cli_env, store: CheckpointStore, project: Path
 ) -> None:

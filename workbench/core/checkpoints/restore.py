@@ -136,6 +136,12 @@ def restore(
             _write(project.cwd, rel, mode, data)
         for rel in deletes:
             _delete(project.cwd, rel)
+    # What the restore left is hermes-tui's doing, not a hand edit: restoring the backup
+    # (undoing this restore) must not take it for the person's work and keep it.
+    for rel in writes:
+        ledger.record(project.ledger_path, rel, ledger.blob_id(os.path.join(project.cwd, rel)))
+    for rel in deletes:
+        ledger.record(project.ledger_path, rel, None)
     return RestoreResult(backup, tuple(writes), tuple(deletes), kept)
 
 

@@ -318,7 +318,10 @@ class CheckpointStore:
         temp = Path(name)
         try:
             if project.index.exists():
-                shutil.copyfile(project.index, temp)
+                # copy2 keeps the index's mtime: git trusts a file's cached stat only when
+                # it is older than the index, so a fresh mtime would hide a same-size edit
+                # made in the snapshot's second.
+                shutil.copy2(project.index, temp)
             else:
                 temp.unlink()
             self._stage(project, temp, found, ())

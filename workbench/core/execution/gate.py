@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from workbench.core.safety import Finding, Verdict, analyze_command
+from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.places import (
     PathRisk,
     read_risk,
