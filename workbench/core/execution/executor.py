@@ -321,7 +321,7 @@ class Executor:
         finally:
             self._stops.discard(stop)
             if call.name == "terminal":  # its writes count even if it was stopped midway
-                self._remember_writes(call.name, args)
+                self._remember_writes(call.name, args, prepared)
         if call.name == "terminal" and outcome.status not in ("timeout", "cancelled", "blocked"):
             result = await self._sandbox_refused(
                 planned, args, context, outcome, result, hooks, meta
@@ -391,9 +391,11 @@ class Executor:
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
         )
 
-    def _remember_writes(self, name: str, args: dict) -> None:
+    def _remember_writes(self, name: str, args: dict, prepared: Prepared | None = None) -> None:
         """The files this call wrote: running one later asks (see `written_by`); the
-        checkpoint ledger notes them as the agent's (a restore tells them from hand edits)."""
+        checkpoint ledger notes them as the agent's (a restore tells them from hand edits),
+        and after a command that may change files (it has the turn's coverage), every file
+        changed since the turn's checkpoint, which the gate could not name."""
         try:
             found = written_by(self.registry, name, args, self.cwd)
         except Exception:  # the call already ran: a failure here must not fail it
@@ -403,6 +405,8 @@ class Executor:
         if self.checkpoints is not None and self._files_here():
             try:
                 self.checkpoints.record(self.cwd, found)
+                if prepared is not None:
+                    self.checkpoints.record_changes(prepared.coverage)
             except Exception:
                 logger.exception("could not note %s's writes in the checkpoint ledger", name)
 
