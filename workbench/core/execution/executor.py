@@ -34,7 +34,13 @@ from workbench.core.backends import Backend
 from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
 from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
 from workbench.core.execution import diffs
-from workbench.core.execution.approval import ApprovalBroker, Choice, Decision, plugin_verdict
+from workbench.core.execution.approval import (
+    ApprovalBroker,
+    Choice,
+    Decision,
+    needs_approval,
+    plugin_verdict,
+)
 from workbench.core.execution.budget import (
     BudgetConfig,
     Budgeted,
@@ -43,6 +49,7 @@ from workbench.core.execution.budget import (
     apply_result_budget,
     enforce_turn_budget,
 )
+from workbench.core.execution.confine import leaves_sandbox
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
@@ -490,7 +497,11 @@ class Executor:
         if broker is not None:
             broker.note(facts, shown)
         ruling = None
-        if check is None:
+        # a file tool doing what the sandboxed terminal could not: a person decides
+        leaves = leaves_sandbox(self.backend, name, args.get("path"), self.cwd)
+        if check is None and leaves:
+            verdict = needs_approval(shown, leaves)
+        elif check is None:
             # nothing to ask (a replaced file the turn's checkpoint holds included): the
             # terminal runs what the gate let through
             context["approved_command"] = shown
@@ -504,7 +515,7 @@ class Executor:
         if name in diffs.DIFFED and self._files_here() and not hardline:
             diff = await asyncio.to_thread(diffs.preview, name, args, self.cwd)
         decision = await self._decide(
-            name, verdict, shown=shown, facts=facts, diff=diff, ruling=ruling
+            name, verdict, shown=shown, facts=facts, diff=diff, ruling=ruling, leaves=leaves
         )
         outcome.decision = decision
         if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
@@ -545,6 +556,7 @@ class Executor:
         facts: CallFacts | None = None,
         diff: diffs.FileDiff | None = None,
         ruling: Ruling | None = None,
+        leaves: str = "",
     ) -> Decision:
         if verdict is not None and verdict.hardline:
             return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
@@ -563,6 +575,7 @@ class Executor:
             can_leave=name == "terminal" and backend is not None and backend.outside() is not None,
             diff=diff,
             confined=self._confined(name),
+            leaves=leaves,
         )
 
     def _confined(self, name: str) -> bool:
