@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -150,28 +151,54 @@ async def test_what_a_search_feeds_a_delete_still_asks(home: Path, workdir: Path
     executor.shutdown()
 
 
-async def test_a_file_changed_by_an_unknown_program_gets_a_new_snapshot_first(
-    home: Path, workdir: Path
-) -> None:
-    """After the turn's snapshot, a program the executor cannot follow rewrote a.txt: its
-    content now is in no checkpoint and not the agent's (per the ledger), so before
-    write_file replaces it a second snapshot holds it; nothing asks, nothing is lost."""
+async def test_what_an_unknown_program_left_is_the_agents(home: Path, workdir: Path) -> None:
+    """After the turn's snapshot, a program the executor cannot follow rewrote a.txt: the
+    ledger notes its content now as the agent's (every change since the turn's checkpoint
+    is), so write_file replaces it with no second snapshot, and restoring the turn's one
+    brings back the file as it was before the turn, no hand edit named."""
     (workdir / "w.py").write_text("open('a.txt', 'w').write('z')\n")
     executor, events, asked = _executor(home, workdir, answer="d")
     outcomes = await executor.run(
         [
             _call("terminal", 0, command="python3 w.py"),
             _call("write_file", 1, path="a.txt", content="x"),
-            _call("write_file", 2, path="a.txt", content="y"),  # the agent's: no third
         ]
     )
-    assert [o.status for o in outcomes] == ["ok", "ok", "ok"] and asked == []
-    first, second = _checkpoint_events(events)
+    assert [o.status for o in outcomes] == ["ok", "ok"] and asked == []
+    (first,) = _checkpoint_events(events)
     assert first.checkpoint.reason == "terminal: python3 w.py"
-    assert second.checkpoint.reason == "write_file a.txt"
     store = CheckpointStore(home)
-    store.restore(store.plan_restore(workdir, second.checkpoint.id), overwrite=["a.txt"])
-    assert (workdir / "a.txt").read_text() == "z"
+    plan = store.plan_restore(workdir, first.checkpoint.id)
+    assert plan.hand_edited == ()
+    store.restore(plan)
+    assert (workdir / "a.txt").read_text() == "a\n"
+    executor.shutdown()
+
+
+async def test_a_git_stash_in_a_turn_is_the_agents_at_restore(home: Path, workdir: Path) -> None:
+    """`git stash -u` changes and removes files the gate cannot name: after it, every change
+    since the turn's checkpoint is the agent's, so a restore names no hand edit and brings
+    the files back; a real hand edit made after the turn is still named."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=workdir, check=True)
+    subprocess.run([*git, "add", "a.txt"], cwd=workdir, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=workdir, check=True)
+    (workdir / "a.txt").write_text("a, edited before the turn\n")
+    (workdir / "notes.md").write_text("notes\n")
+    executor, events, _ = _executor(home, workdir)
+    (outcome,) = await executor.run([_call("terminal", 0, command=f"{' '.join(git)} stash -u")])
+    assert outcome.status == "ok", outcome.content
+    assert (workdir / "a.txt").read_text() == "a\n" and not (workdir / "notes.md").exists()
+    (taken,) = _checkpoint_events(events)
+    store = CheckpointStore(home)
+    plan = store.plan_restore(workdir, taken.checkpoint.id)
+    assert plan.hand_edited == ()
+    (workdir / "b.txt").write_text("by hand\n")
+    plan = store.plan_restore(workdir, taken.checkpoint.id)
+    assert plan.hand_edited == ("b.txt",)
+    store.restore(plan, overwrite=["b.txt"])
+    assert (workdir / "notes.md").read_text() == "notes\n"
+    assert (workdir / "a.txt").read_text() == "a, edited before the turn\n"
     executor.shutdown()
 
 

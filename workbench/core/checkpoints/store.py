@@ -384,6 +384,20 @@ class CheckpointStore:
         except (CheckpointError, OSError) as exc:
             logger.debug("not recorded in the ledger: %s (%s)", path, exc)
 
+    def record_changed_since(self, cwd: str | os.PathLike[str], commit: str) -> int:
+        """Every file that differs from `commit` now goes in the ledger as the agent's
+        (added or changed: its blob now; deleted: None): what a command the gate could not
+        follow left is the agent's, not a hand edit. One scan; never raises; the count."""
+        try:
+            project = self._project(cwd)
+            found = self._diff(project, commit)
+            for rel, kind, blob in found:
+                ledger.record(project.ledger_path, rel, None if kind == "deleted" else blob)
+        except (CheckpointError, OSError) as exc:
+            logger.debug("changes since %s not recorded in the ledger: %s", commit[:12], exc)
+            return 0
+        return len(found)
+
     def held(self, cwd: str | os.PathLike[str], commit: str, paths: Collection[str]) -> set[str]:
         """Of `paths` (absolute, inside cwd), those the checkpoint `commit` holds with the
         content they have now, or whose content now the agent wrote (the ledger): either
