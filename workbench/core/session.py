@@ -31,7 +31,7 @@ from workbench.core.execution.budget import BudgetConfig
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.execution.kept import CallKeeper, saving, watching
 from workbench.core.model import local as local_model
-from workbench.core.model import tokens
+from workbench.core.model import prompt_cache, tokens
 from workbench.core.model.settings import ModelSettings
 from workbench.core.runtime import Runtime, new_session_id
 from workbench.core.tools.memory import MemorySession
@@ -61,7 +61,8 @@ class ChatSession:
         self._owns_local = True
         self.notes: list[str] = []  # what a front end should tell the user at the start
         self._running: asyncio.Task[Any] | None = None
-        self.warming: asyncio.Future[None] | None = None  # the local server's prompt cache
+        self.warming: asyncio.Future[str] | None = None  # the local server's prompt cache
+        self.primed = ""  # how it was filled: restored, saved, read, failed (prompt_cache.prime)
         history: list[dict[str, Any]] = []
         if resume is not None:
             path = transcript.find(runtime.home, resume or None)
@@ -214,6 +215,7 @@ class ChatSession:
                 log=log,
                 ctx=self.window.context,
                 max_tokens=self.window.reply,
+                slots=prompt_cache_dir(self.runtime.home),
             )
             base_url, api_key = self.local.base_url, self.local.api_key
         else:
@@ -227,7 +229,22 @@ class ChatSession:
             api_key=self.local.api_key if self.local is not None else None,
         )
         if self.local is not None and self._owns_local:  # a shared server is warm already
-            self.warming = asyncio.ensure_future(self.agent.warm())
+            self.warming = asyncio.ensure_future(self._prime())
+            self.agent.ready = self.warming
+
+    async def _prime(self) -> str:
+        """The fixed prompt (system prompt and tools) into the new server's cache before the
+        first request: restored from HERMES_HOME if a process read it before, else read now
+        and saved (core.model.prompt_cache)."""
+        assert self.local is not None
+        spec = local_model.MODELS[self.settings.model]
+        request = self.agent.warm_request()
+        fixed = {"messages": request["messages"], "tools": request.get("tools", [])}
+        template = local_model.TEMPLATE.read_text(encoding="utf-8")
+        entry = prompt_cache.key(spec.sha256, local_model.build(), template, fixed)
+        cache = prompt_cache.PromptCache(prompt_cache_dir(self.runtime.home))
+        self.primed = await prompt_cache.prime(self.local, cache, entry, self.agent.warm)
+        return self.primed
 
     async def turn(self, prompt: str) -> TurnFinished:
         self._running = asyncio.current_task()
@@ -297,6 +314,11 @@ def _resume_notes(path: Path, skipped: int, repaired: int) -> list[str]:
             "result, so the model can go on"
         )
     return notes
+
+
+def prompt_cache_dir(home: Path) -> Path:
+    """Where the fixed prompt's saved state is kept (the local server's slot folder)."""
+    return home / "state" / "prompt-cache"
 
 
 def models_dir(home: Path) -> Path:

@@ -17,7 +17,6 @@ gets one retry after room is made, and the turn says what happened.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import time
@@ -143,6 +142,9 @@ class Agent:
         self.meter = meter or Meter(Estimate())
         self.used = 0  # tokens of the context in use (the last request and its reply)
         self._definitions_sent: list[dict[str, Any]] = []
+        # the local server's fixed prompt being restored or read: a request waits for it
+        # (inside the stream's task, so the user's interrupt stops the wait)
+        self.ready: asyncio.Future[Any] | None = None
         self._raw_sent = 0  # our uncorrected count of the last request sent
         self.compressor = Compressor(
             self.meter,
@@ -259,14 +261,12 @@ class Agent:
         self._to_write = []
         return True
 
-    async def warm(self) -> None:
-        """Fill a local server's prompt cache with the system prompt and the tools, before
-        the first prompt: on a 2-core CPU they take the bundled model about a minute to
-        read, and a user types for a while after the session opens. The first turn then
-        reads only its own tokens. Sends one request of one token; what fails is ignored
-        (the first turn says what is wrong)."""
+    def warm_request(self) -> dict[str, Any]:
+        """A request of one token whose prompt starts with the fixed part of every request
+        of this session: the system prompt and the tools. Its prompt, less the model and
+        the sampling, also names the fixed part (core.model.prompt_cache keys on it)."""
         definitions, _ = self._definitions()
-        request = {
+        request: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [*self._extra(), {"role": "user", "content": "Hello."}],
             "temperature": self.settings.temperature,
@@ -274,8 +274,19 @@ class Agent:
         }
         if definitions:
             request["tools"] = definitions
-        with contextlib.suppress(Exception):
-            await self.client.chat.completions.create(**request)
+        return request
+
+    async def warm(self) -> bool:
+        """Fill a local server's prompt cache with the system prompt and the tools, before
+        the first prompt: on a 2-core CPU they take the bundled model about a minute to
+        read, and a user types for a while after the session opens. The first turn then
+        reads only its own tokens. What fails is ignored (the first turn says what is
+        wrong); returns whether it worked."""
+        try:
+            await self.client.chat.completions.create(**self.warm_request())
+        except Exception:
+            return False
+        return True
 
     # -- one round ---------------------------------------------------------------------
 
@@ -504,6 +515,8 @@ class Agent:
     async def _stream(self, request: dict[str, Any]) -> _Reply:
         reply = _Reply()
         self._partial = ""
+        if self.ready is not None and not self.ready.done():
+            await asyncio.wait({self.ready})  # never cancels it: it goes on being saved
         pending, last_emit = "", time.monotonic()
         stream = await self.client.chat.completions.create(**request)
         async for chunk in stream:

@@ -66,6 +66,16 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b"  # measured: bench/bench_local_tasks.py
 DEFAULT_CONTEXT = MODELS[DEFAULT_MODEL].context
 
 
+def build() -> str:
+    """The llama.cpp build: a saved slot file is only read by the build that wrote it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("xllamacpp")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def default_threads() -> int:
     """All cores but one: llama.cpp's threads wait for each other at every step, so on a
     busy machine one thread that loses its core stalls the others (measured on 2 cores
@@ -132,6 +142,25 @@ class LocalServer:
     model: str
     lifeline: int = -1  # our end of the pipe the child watches; closing it ends the child
 
+    def slot(self, action: str, filename: str, timeout: float = 60.0) -> dict | None:
+        """Save or restore the server's slot 0 to or from `filename` in its slot folder
+        (llama.cpp's `POST /slots/0?action=...`); its reply, or None if it failed."""
+        import urllib.request
+
+        root = self.base_url.removesuffix("/v1")
+        request = urllib.request.Request(
+            f"{root}/slots/0?action={action}",
+            data=json.dumps({"filename": filename}).encode(),
+            headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                reply = json.loads(response.read())
+        except (OSError, ValueError):
+            return None
+        return reply if isinstance(reply, dict) else None
+
     def stop(self) -> None:
         if self.lifeline >= 0:
             with contextlib.suppress(OSError):
@@ -149,6 +178,8 @@ def start(
     models_dir: Path,
     *,
     threads: int | None = None,
+    batch_threads: int | None = None,
+    slots: Path | None = None,
     ctx: int = DEFAULT_CONTEXT,
     max_tokens: int = 1024,
     log: Path | None = None,
@@ -168,6 +199,8 @@ def start(
         "ctx": ctx,
         "max_tokens": max_tokens,
         "threads": threads or default_threads(),
+        "batch_threads": batch_threads or threads or default_threads(),
+        "slots": str(slots) if slots else "",
         "api_key": api_key,
         "template": TEMPLATE.read_text(encoding="utf-8"),
     }
@@ -240,6 +273,7 @@ def _parent_death_signal(parent: int) -> None:
 def _serve(config: dict) -> None:
     """Child process: load the model, serve, print the address, then wait to be killed."""
     _die_with_parent(config["watch_fd"], config.get("parent") or 0)
+    os.umask(0o077)  # the files the server writes (saved slots) are the user's alone
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -249,7 +283,10 @@ def _serve(config: dict) -> None:
     params.n_parallel = 1
     params.n_predict = config["max_tokens"]
     params.cpuparams.n_threads = config["threads"]
-    params.cpuparams_batch.n_threads = config["threads"]
+    params.cpuparams_batch.n_threads = config.get("batch_threads") or config["threads"]
+    if config.get("slots"):  # where POST /slots/0?action=save|restore keeps its files
+        params.slot_save_path = config["slots"].rstrip("/") + "/"  # the CLI adds the slash
+        params.endpoint_slots = True
     params.hostnames = ["127.0.0.1"]
     params.port = 0
     params.use_jinja = True
