@@ -216,6 +216,8 @@ class ChatSession:
                 ctx=self.window.context,
                 max_tokens=self.window.reply,
                 slots=prompt_cache_dir(self.runtime.home),
+                threads=settings.threads,
+                batch_threads=settings.batch_threads,
             )
             base_url, api_key = self.local.base_url, self.local.api_key
         else:
