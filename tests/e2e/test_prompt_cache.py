@@ -78,3 +78,26 @@ def test_the_second_process_restores_the_fixed_prompt(
     assert again["primed"] == "saved"
     log = (home / "logs" / "hermes-tui.log").read_text()
     assert "prompt cache" in log and "truncated" in log and slot.name in log
+
+
+@pytest.mark.timeout(600)
+def test_chat_says_what_the_local_model_is_doing(
+    env: dict[str, str], home: Path, tmp_path: Path
+) -> None:
+    from tests.support.cli import BIN
+
+    def chat() -> list[str]:
+        done = subprocess.run(
+            [str(BIN / "hermes-tui"), "chat", "Say hello.", "--cwd", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=500, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return [line.strip() for line in done.stderr.splitlines() if line.strip().startswith("…")]
+
+    chat()  # the first reads and saves the fixed prompt
+    said = chat()
+    assert said[0] == "… loading the local model…"
+    reading = [line for line in said if line.startswith("… reading the prompt: ")]
+    assert reading and "from cache" in reading[0]  # restored: the server said so
+    assert reading[-1].split("(")[1].startswith("100%")
+    assert "… generating…" in said

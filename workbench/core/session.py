@@ -18,6 +18,7 @@ from workbench.core.agent import transcript
 from workbench.core.agent.context import Window
 from workbench.core.agent.delegation import NAME as DELEGATE
 from workbench.core.agent.delegation import Delegation, Limits, SubagentFinished, SubagentTask
+from workbench.core.agent.events import ModelProgress
 from workbench.core.agent.loop import Agent, TurnFinished
 from workbench.core.agent.own_tools import (
     Clarifier,
@@ -207,6 +208,7 @@ class ChatSession:
         elif settings.local:
             spec = local_model.MODELS[settings.model]
             log = self.runtime.home / "logs" / "local-model.log"
+            self._tell(ModelProgress("loading"))
             # one number: the server's context is the window the budgets assume
             self.local = await asyncio.to_thread(
                 local_model.start,

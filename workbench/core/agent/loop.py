@@ -29,6 +29,7 @@ from workbench.core.agent.context import Refusal, Window, refusal, result_room, 
 from workbench.core.agent.events import (
     ContextNotice,
     ContextUsage,
+    ModelProgress,
     RoundStarted,
     SubagentFinished,
     SubagentStarted,
@@ -358,6 +359,8 @@ class Agent:
             "temperature": self.settings.temperature,
             "max_tokens": self.window.reply,  # the room the window keeps for the reply
         }
+        if self.settings.local:  # llama.cpp says how far it has read the prompt, as it goes
+            request["extra_body"] = {"return_progress": True}
         if definitions:
             request["tools"] = definitions
             if self._final:
@@ -515,11 +518,22 @@ class Agent:
     async def _stream(self, request: dict[str, Any]) -> _Reply:
         reply = _Reply()
         self._partial = ""
+        local = self.settings.local
         if self.ready is not None and not self.ready.done():
+            self._emit(ModelProgress("preparing"))
             await asyncio.wait({self.ready})  # never cancels it: it goes on being saved
+        if local:
+            self._emit(ModelProgress("reading"))
         pending, last_emit = "", time.monotonic()
         stream = await self.client.chat.completions.create(**request)
+        tracking, generating = local, False  # any llama.cpp server may say it unasked
         async for chunk in stream:
+            if progress := _progress(getattr(chunk, "prompt_progress", None)):
+                tracking = True
+                self._emit(progress)
+            if tracking and not generating and _produced(chunk):
+                generating = True
+                self._emit(ModelProgress("generating"))
             if getattr(chunk, "usage", None):
                 reply.usage = (chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
             reply.timings = _timings(getattr(chunk, "timings", None)) or reply.timings
@@ -700,6 +714,24 @@ def _timings(data: Any) -> ServerTimings | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _progress(data: Any) -> ModelProgress | None:
+    """llama.cpp's `prompt_progress` (asked for with `return_progress`), as an event."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        total, done = int(data["total"]), int(data["processed"])
+        return ModelProgress("reading", min(done, total), total, int(data.get("cache", 0)))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _produced(chunk: Any) -> bool:
+    """Whether a stream chunk carries generated text or a tool call's part."""
+    return any(
+        c.delta is not None and (c.delta.content or c.delta.tool_calls) for c in chunk.choices or []
+    )
 
 
 def _replayable(arguments: str) -> str:

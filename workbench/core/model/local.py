@@ -66,6 +66,9 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b"  # measured: bench/bench_local_tasks.py
 DEFAULT_CONTEXT = MODELS[DEFAULT_MODEL].context
 
 
+PROMPT_BATCH = 256
+
+
 def build() -> str:
     """The llama.cpp build: a saved slot file is only read by the build that wrote it."""
     from importlib.metadata import PackageNotFoundError, version
@@ -297,6 +300,9 @@ def _serve(config: dict) -> None:
     params.n_ctx = config["ctx"]
     params.n_parallel = 1
     params.n_predict = config["max_tokens"]
+    # the prompt is read in batches of this many tokens, and its progress reported after
+    # each: on 2 cores 256 tokens take 5-15 s, so a long prompt still shows it moving
+    params.n_batch = params.n_ubatch = PROMPT_BATCH
     params.cpuparams.n_threads = config["threads"]
     params.cpuparams_batch.n_threads = config.get("batch_threads") or config["threads"]
     if config.get("slots"):  # where POST /slots/0?action=save|restore keeps its files
