@@ -49,6 +49,7 @@ from workbench.core.agent.guards import (
 )
 from workbench.core.agent.offered import offered as offered_tools
 from workbench.core.agent.own_tools import OwnToolsState, ToolRouter
+from workbench.core.agent.text_calls import held_from, written_call
 from workbench.core.agent.transcript import Transcript
 from workbench.core.execution.events import (
     ApprovalAnswered,
@@ -65,6 +66,11 @@ from workbench.core.tools.memory import MemorySession
 DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
 TIME_GRACE = 60.0  # after the time limit, the answer it asked for gets this long
 ONE_CALL = "one_call"  # the finish of a lean reply whose stream was closed at a second call
+WRITTEN_RUNS = 1  # calls written as text in the final round run per turn, then it must answer
+WRITTEN_NOT_RUN = (
+    "The model wrote a call to {name} instead of an answer after the tool-call limit; it was "
+    "not run. Ask it to go on (it keeps what it found), or raise model.max_rounds."
+)
 FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what you have, without calling tools.]"
 
 
@@ -95,6 +101,8 @@ class _Reply:
     usage: tuple[int, int] = (0, 0)
     finish: str = ""
     timings: ServerTimings | None = None
+    shown: int = 0  # characters of `text` already streamed to the front ends
+    written: str = ""  # the tool of a call the model wrote as text (text_calls)
 
 
 class Agent:
@@ -183,8 +191,10 @@ class Agent:
         self._to_write = self._files_to_write(prompt)
         self._must_look = self._files_named(prompt) if self.settings.lean else []
         rounds, text, reason, error = 0, "", "answered", ""
+        written_left = WRITTEN_RUNS
         try:
-            for rounds in range(1, self.settings.max_rounds + 2):
+            # the rounds, the final one, and one more per call written as text in it
+            for rounds in range(1, self.settings.max_rounds + 2 + WRITTEN_RUNS):
                 final = (
                     rounds > self.settings.max_rounds
                     or self._only_repeats
@@ -199,8 +209,21 @@ class Agent:
                 if not reply.calls:
                     reason = "max_rounds" if rounds > self.settings.max_rounds else "answered"
                     break
+                if final and reply.written and written_left and time.monotonic() - started <= limit:
+                    # told to answer, it wrote its next call as text: run it (the same gate)
+                    # and ask for the answer again, once a turn
+                    written_left -= 1
+                    await self._run_calls(
+                        reply, [d["function"]["name"] for d in self._definitions_sent]
+                    )
+                    if self._cancelled:
+                        reason = "cancelled"
+                        break
+                    continue
                 if final:  # a model that calls tools when told not to gets no more rounds
                     reason = "max_rounds"
+                    if reply.written:  # its call is not its answer
+                        self._emit(ContextNotice(WRITTEN_NOT_RUN.format(name=reply.written)))
                     break
                 await self._run_calls(reply)
                 if self._cancelled:
@@ -307,6 +330,7 @@ class Agent:
         self.overhead.append(time.perf_counter() - began)
         request = await self._fitted(definitions)
         reply = await self._send(request, definitions)
+        self._shown_rest(reply, definitions)
         began = time.perf_counter()
         tokens[0] += reply.usage[0]
         tokens[1] += reply.usage[1]
@@ -324,6 +348,24 @@ class Agent:
         self._append(message)
         self.overhead[-1] += time.perf_counter() - began
         return reply
+
+    def _shown_rest(self, reply: _Reply, definitions: list[dict[str, Any]]) -> None:
+        """The reply's text not streamed yet, less a call written as text: that is made
+        the call it is (run through the same gate as any other), never shown as text."""
+        text, end = reply.text, len(reply.text)
+        names = [d["function"]["name"] for d in definitions]
+        written = written_call(text, names) if names and not reply.calls else None
+        if written is not None:
+            reply.calls = {
+                0: {"id": f"call_text_{int(time.time() * 1000)}", "name": written.name,
+                    "arguments": written.arguments}
+            }  # fmt: skip
+            reply.written, end = written.name, written.start
+            reply.text = (text[: written.start] + text[written.end :]).strip()
+            self._record("written_call", name=written.name, arguments=written.arguments)
+        if end > reply.shown:
+            self._emit(TextDelta(text[reply.shown : end]))
+        reply.shown = len(text)
 
     def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
         return offered_tools(self.tools, self.offered(), self.settings.lean)
@@ -524,7 +566,9 @@ class Agent:
             await asyncio.wait({self.ready})  # never cancels it: it goes on being saved
         if local:
             self._emit(ModelProgress("reading"))
-        pending, last_emit = "", time.monotonic()
+        last_emit = time.monotonic()
+        # text that may be a call written as text is held back until the reply is complete
+        calls_possible = bool(request.get("tools"))
         stream = await self.client.chat.completions.create(**request)
         tracking, generating = local, False  # any llama.cpp server may say it unasked
         async for chunk in stream:
@@ -541,7 +585,6 @@ class Agent:
                 delta = choice.delta
                 if delta.content:
                     reply.text += delta.content
-                    pending += delta.content
                     self._partial = reply.text
                 for call in delta.tool_calls or []:
                     if self.settings.lean and reply.calls and call.index not in reply.calls:
@@ -559,14 +602,14 @@ class Agent:
                         slot["arguments"] += call.function.arguments or ""
                 if choice.finish_reason and reply.finish != ONE_CALL:
                     reply.finish = choice.finish_reason
-            if pending and time.monotonic() - last_emit >= DELTA_INTERVAL:
-                self._emit(TextDelta(pending))
-                pending, last_emit = "", time.monotonic()
+            if time.monotonic() - last_emit >= DELTA_INTERVAL:
+                safe = held_from(reply.text) if calls_possible else len(reply.text)
+                if safe > reply.shown:
+                    self._emit(TextDelta(reply.text[reply.shown : safe]))
+                    reply.shown, last_emit = safe, time.monotonic()
             if reply.finish == ONE_CALL:
                 await stream.close()
                 break
-        if pending:
-            self._emit(TextDelta(pending))
         if reply.timings is not None:
             self._emit(reply.timings)
         if not reply.finish:
@@ -578,12 +621,12 @@ class Agent:
             slot["arguments"] = slot["arguments"] or "{}"
         return reply
 
-    async def _run_calls(self, reply: _Reply) -> None:
+    async def _run_calls(self, reply: _Reply, allowed: list[str] | None = None) -> None:
         calls = [
             {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
             for _, c in sorted(reply.calls.items())
         ]
-        self.executor.allowed = frozenset(self.last_offered)
+        self.executor.allowed = frozenset(self.last_offered if allowed is None else allowed)
         fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
         refused = [(c["name"], c["arguments"]) for c in calls if not any(c is f for f in fresh)]
         self._only_repeats = not fresh and not self.guard.another_try(refused)
