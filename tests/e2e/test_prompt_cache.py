@@ -94,7 +94,8 @@ def test_chat_says_what_the_local_model_is_doing(
         assert done.returncode == 0, done.stderr[-2000:]
         return [line.strip() for line in done.stderr.splitlines() if line.strip().startswith("…")]
 
-    chat()  # the first reads and saves the fixed prompt
+    first = chat()  # the first reads and saves the fixed prompt, and says how far it is
+    assert any(line.startswith("… reading the model's fixed prompt: ") for line in first)
     said = chat()
     assert said[0] == "… loading the local model…"
     reading = [line for line in said if line.startswith("… reading the prompt: ")]

@@ -50,8 +50,13 @@ class ModelProgress:
     def describe(self) -> str:
         if self.phase == "loading":
             return "loading the local model…"
+        if self.phase == "preparing" and self.total:
+            return (
+                f"reading the model's fixed prompt: {self.done:,} / {self.total:,} tokens "
+                f"({100 * self.done // self.total}%; once, kept for later sessions)"
+            )
         if self.phase == "preparing":
-            return "preparing the model's fixed prompt (once; kept for later sessions)…"
+            return "reading the model's fixed prompt (once; kept for later sessions)…"
         if self.phase == "generating":
             return "generating…"
         if not self.total:

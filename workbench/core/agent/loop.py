@@ -21,7 +21,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.agent.compress import Compressor, ContextCompressed, ContextTooSmall
@@ -306,8 +306,15 @@ class Agent:
         read, and a user types for a while after the session opens. The first turn then
         reads only its own tokens. What fails is ignored (the first turn says what is
         wrong); returns whether it worked."""
+        request = {**self.warm_request(), "stream": True}
+        if self.settings.local:
+            request["extra_body"] = {"return_progress": True}
         try:
-            await self.client.chat.completions.create(**self.warm_request())
+            stream = await self.client.chat.completions.create(**request)
+            async for chunk in stream:  # how far it has read, for a user who waits on it
+                progress = _progress(getattr(chunk, "prompt_progress", None))
+                if progress is not None:
+                    self._emit(replace(progress, phase="preparing"))
         except Exception:
             return False
         return True
