@@ -9,6 +9,11 @@ only writer is our process and exits when the pipe closes.
 Qwen2.5-Coder writes tool calls as a fenced block in its text, so the server gets a chat
 template of ours (templates/qwen2_5_tool_call.jinja) that asks for ```tool_call blocks;
 llama.cpp then returns real OpenAI `tool_calls`.
+
+The server saves and restores its slot to files in `slots` (core.model.prompt_cache keeps
+the fixed prompt's state there), reads prompts and generates with separate thread counts
+(default_batch_threads, default_threads), and reports how far it has read a prompt after
+each batch of PROMPT_BATCH tokens to a request that asks (`return_progress`).
 """
 
 from __future__ import annotations
