@@ -98,13 +98,15 @@ def default_batch_threads() -> int:
     Reading is large matrix products that scale with cores while they are free (measured
     on 2 idle cores: 34-45 tokens/s with 2 threads, 22-26 with 1), but a thread that has to
     share its core stalls the others (at load 3-5: 19 tokens/s with 2 threads, 25 with 1;
-    bench/bench_local_threads.py). The load is read when the server starts."""
+    bench/bench_local_threads.py). The load is read when the server starts; it counts our
+    own recent work too (a question asked just before keeps one core busy), so only more
+    than that, half a core beyond, means the machine is busy."""
     cores = os.cpu_count() or 2
     try:
         load = os.getloadavg()[0]
     except OSError:
         return default_threads()
-    return cores if load < cores / 2 else default_threads()
+    return cores if load < cores - 0.5 else default_threads()
 
 
 class LocalModelError(Exception):
