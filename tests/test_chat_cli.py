@@ -395,3 +395,18 @@ def test_the_first_line_says_whether_commands_run_confined(
         " · terminal: NOT confined: no sandbox here (bwrap is not installed (Debian: "
         "apt-get install bubblewrap))]"
     ), first
+
+
+def test_chat_says_on_stderr_how_far_the_model_has_read(env, fake: FakeOpenAI) -> None:
+    # a llama.cpp server's `prompt_progress`, as the bundled one sends when asked
+    fake.add(text("Four.", progress=[(256, 700, 0), (512, 700, 0), (700, 700, 0)]))
+    done = run(env, "chat", "2+2?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Four."
+    said = [line.strip() for line in done.stderr.splitlines() if line.strip().startswith("…")]
+    assert said == [
+        "… reading the prompt: 256 / 700 tokens (36%)",
+        "… reading the prompt: 512 / 700 tokens (73%)",
+        "… reading the prompt: 700 / 700 tokens (100%)",
+        "… generating…",
+    ]
