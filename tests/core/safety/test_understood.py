@@ -115,7 +115,7 @@ UNRULED = [
     ("iconv -f utf-8 -t ascii -o ~/.bashrc x.txt", Severity.HIGH),
     ("fallocate -p -o 0 -l 10 ~/.bashrc", Severity.HIGH),
     ("patch ~/.bashrc d.diff", Severity.HIGH),
-    ("zstd -r --rm ..", Severity.NORMAL),
+    ("zstd -r --rm ../outside", Severity.NORMAL),
     ("gzip ../outside/notes.txt", Severity.NORMAL),
     ("somefrobber --in-place ../outside/notes.txt", Severity.NORMAL),
 ]
@@ -138,6 +138,26 @@ def test_a_program_without_a_rule_given_hermes_home_never_runs(tree: Path) -> No
 def test_a_recursive_change_of_the_home_folder_asks_high(tree: Path) -> None:
     verdict = judged("zstd -r --rm ~", tree)
     assert verdict.severity is Severity.HIGH
+    assert verdict.opaque, verdict.as_dict()  # what it does to the tree is not understood
+
+
+@pytest.mark.parametrize("command", ["zstd -q -r --rm ..", "gzip -r ..", "somefrobber -R .."])
+def test_a_recursive_change_of_a_tree_holding_hermes_home_never_runs(
+    tree: Path, command: str
+) -> None:
+    assert judged(command, tree).hardline, judged(command, tree).as_dict()
+
+
+def test_a_recursive_change_of_a_tree_holding_a_home_is_opaque(tree: Path) -> None:
+    (tree.parent / "hermes-home" / "config.yaml").unlink()
+    verdict = judged("zstd -r --rm ../user", tree)
+    assert verdict.severity is Severity.HIGH and verdict.opaque, verdict.as_dict()
+
+
+def test_a_recursive_change_inside_stays_free_and_outside_is_understood(tree: Path) -> None:
+    assert not judged("zstd -q -r --rm src", tree).dangerous
+    verdict = judged("zstd -r ../outside", tree)
+    assert verdict.dangerous and not verdict.opaque and not verdict.hardline
 
 
 WRITERS_WITH_RULES = [
