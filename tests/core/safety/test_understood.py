@@ -237,3 +237,30 @@ def test_xargs_replacement_strings_are_read_as_xargs_reads_them(tree: Path, comm
     verdict = judged(command, tree)
     assert verdict.dangerous and not verdict.opaque, verdict.as_dict()
     assert "dynamic-command" not in verdict.rules
+
+
+HARD_LINKS = [
+    ("cp -l ~/.bashrc b", Severity.HIGH),
+    ("cp --link ../outside/notes.txt n", Severity.NORMAL),
+    ("ln ../outside/notes.txt n", Severity.NORMAL),
+    ("cp -l ~/.ssh/id_rsa k", Severity.HIGH),
+    ("ln ~/.ssh/id_rsa k", Severity.HIGH),
+]
+
+
+@pytest.mark.parametrize(("command", "severity"), HARD_LINKS)
+def test_a_hard_link_to_a_file_outside_is_judged_as_a_change_of_it(
+    tree: Path, command: str, severity: Severity
+) -> None:
+    (tree.parent / "user" / ".ssh").mkdir()
+    (tree.parent / "user" / ".ssh" / "id_rsa").write_text("KEY\n")
+    verdict = judged(command, tree)
+    assert verdict.dangerous and not verdict.hardline, verdict.as_dict()
+    assert verdict.severity is severity, verdict.as_dict()
+
+
+def test_a_hard_link_into_hermes_home_never_runs_and_links_inside_stay_free(tree: Path) -> None:
+    assert judged("cp -l ../hermes-home/config.yaml c", tree).hardline
+    assert judged("cp -l ~/.bashrc b; echo x >> b", tree).severity is Severity.HIGH
+    assert not judged("ln script.py s.py", tree).dangerous
+    assert not judged("ln -s ../outside/notes.txt n", tree).dangerous

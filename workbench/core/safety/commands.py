@@ -225,6 +225,17 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
             ctx.place(cmd.node, target, "install creates")
         return
     dest, sources = _destination(cmd)
+    _copy(ctx, cmd, dest, sources)
+    if cmd.name == "cp" and cmd.has("--link", "--symbolic-link", short="ls"):
+        hard = cmd.has("--link", short="l")
+        for source in sources:
+            if hard:
+                _hard_link(ctx, cmd, source)
+            if dest is not None:
+                ctx.link(dest, source)  # later writes through it land in the source
+
+
+def _copy(ctx: Context, cmd: Cmd, dest: str | None, sources: list[str | None]) -> None:
     if dest is not None and cmd.has("--recursive", "--archive", short="rRa"):
         ctx.place(cmd.node, dest, f"{cmd.name} copies into", tree=tuple(sources))
     if dest is None:
@@ -393,6 +404,8 @@ def _ln(ctx: Context, cmd: Cmd) -> None:
     for link, target in pairs:
         ctx.place(cmd.node, link, "ln makes a link at", follow=False)
         ctx.link(link, target)
+        if not cmd.has("--symbolic", short="s"):
+            _hard_link(ctx, cmd, target)
     if cmd.has("--force", short="f") and operands:
         _overwrite(ctx, cmd.node, operands[-1], "ln replaces")
 
@@ -406,6 +419,14 @@ def _create(ctx: Context, cmd: Cmd) -> None:
         ctx.place(cmd.node, target, f"{cmd.name} creates")
         if cmd.name == "mknod":
             break
+
+
+def _hard_link(ctx: Context, cmd: Cmd, source: str | None) -> None:
+    """A hard link is its source under another name: whatever later writes the link (in this
+    command or a later one) changes the source, so it is judged as a change of the source
+    (outside the working directory: asks; a credential or start-up file: high)."""
+    verb = f"{cmd.name} makes a hard link (writes through it change the file) to"
+    ctx.place(cmd.node, source, verb, contents=False)
 
 
 def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
