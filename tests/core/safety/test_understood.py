@@ -264,3 +264,41 @@ def test_a_hard_link_into_hermes_home_never_runs_and_links_inside_stay_free(tree
     assert judged("cp -l ~/.bashrc b; echo x >> b", tree).severity is Severity.HIGH
     assert not judged("ln script.py s.py", tree).dangerous
     assert not judged("ln -s ../outside/notes.txt n", tree).dangerous
+
+
+def _tar(folder: Path) -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(folder / "a.tar", "w") as archive:
+        info = tarfile.TarInfo("x/config.yaml")
+        info.size = 1
+        archive.addfile(info, io.BytesIO(b"x"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar xf a.tar --transform 's,^x,.hermes,'",
+        "tar -xf a.tar --xform=s,^x,.hermes,",
+        "bsdtar -xf a.tar -s ',^x,.hermes,'",
+        "tar -x -s ',^x,.hermes,' -f a.tar",
+        "pax -r -s ',^x,.hermes,' -f a.tar",
+        "tar xf -",
+        "cat a.tar | tar x",
+        'tar xf "$(ls *.tar)"',
+        "tar -xf $ARCHIVE",
+    ],
+)
+def test_an_archive_renamed_or_unread_at_unpacking_is_opaque(tree: Path, command: str) -> None:
+    _tar(tree)
+    verdict = judged(command, tree)
+    assert verdict.dangerous and verdict.opaque, verdict.as_dict()
+
+
+@pytest.mark.parametrize(
+    "command", ["tar xf a.tar", "tar xsf a.tar", "tar tf -", "tar cf - src", "tar -tvf a.tar"]
+)
+def test_an_archive_read_here_unpacks_or_lists_unasked(tree: Path, command: str) -> None:
+    _tar(tree)
+    assert not judged(command, tree).dangerous, judged(command, tree).as_dict()

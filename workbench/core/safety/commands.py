@@ -21,6 +21,7 @@ from workbench.core.safety.places import within
 from workbench.core.safety.python_code import python_strings
 from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 from workbench.core.safety.settings import judge_setting
+from workbench.core.safety.unruled import judge_unruled
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
 
@@ -1351,8 +1352,36 @@ def _tar(ctx: Context, cmd: Cmd) -> None:
             )
     if mode == "x" and directory is not None:
         ctx.place(cmd.node, directory, "tar extracts into", tree=())
-    if mode == "x" and archive not in (None, "-"):
+    if mode == "x" and _renames(cmd):
+        reason = f"{cmd.name} renames members as it unpacks them, so where they land is not known"
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+    elif mode == "x" and archive in (None, "-"):  # no -f: the tape or standard input
+        reason = (
+            f"{cmd.name} unpacks an archive read from standard input or named at run time,"
+            " so what it holds is not known"
+        )
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+    elif mode == "x":
         _unpacked(ctx, cmd, archive, directory or ".")
+
+
+_SUBSTITUTION = re.compile(r"s?([^\w\s]).*\1.*\1\w*", re.DOTALL)
+
+
+def _renames(cmd: Cmd) -> bool:
+    """tar --transform/--xform, or bsdtar's `-s /old/new/`: members land under names other
+    than those the archive holds (GNU tar's own -s takes no value)."""
+    for i, arg in enumerate(cmd.args):
+        following = cmd.args[i + 1] if i + 1 < len(cmd.args) else ""
+        if arg is None:
+            continue
+        if arg.startswith(("--transform", "--xform")):
+            return True
+        if arg == "-s" and (
+            cmd.name == "bsdtar" or following is None or _SUBSTITUTION.fullmatch(following)
+        ):
+            return True
+    return False
 
 
 def _unpacked(ctx: Context, cmd: Cmd, archive: str, folder: str) -> None:
@@ -1409,6 +1438,15 @@ def _7z(ctx: Context, cmd: Cmd) -> None:
     for arg in cmd.args:  # -oDIR, no space: where x and e unpack
         if arg and arg.startswith("-o") and len(arg) > 2:
             ctx.place(cmd.node, arg[2:], f"{cmd.name} extracts into", tree=())
+
+
+@rule("pax")
+def _pax(ctx: Context, cmd: Cmd) -> None:
+    """pax -r unpacks members this gate does not read (renamed too, with -s)."""
+    if any(a is None or (a[:1] == "-" and a[1:2] != "-" and "r" in a) for a in cmd.args):
+        reason = "pax unpacks an archive whose members are not read here"
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+    judge_unruled(ctx, cmd)  # what else it is given, as for any program without a rule
 
 
 @rule("cpio")
