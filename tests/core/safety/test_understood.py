@@ -302,3 +302,11 @@ def test_an_archive_renamed_or_unread_at_unpacking_is_opaque(tree: Path, command
 def test_an_archive_read_here_unpacks_or_lists_unasked(tree: Path, command: str) -> None:
     _tar(tree)
     assert not judged(command, tree).dangerous, judged(command, tree).as_dict()
+
+
+def test_an_archive_made_earlier_in_the_command_is_opaque_when_unpacked(tree: Path) -> None:
+    (tree / "t" / "x").mkdir(parents=True)
+    command = "tar cf r.tar -C t x --transform 's/^x/.hermes/' && tar xf r.tar"
+    verdict = judged(command, tree)
+    assert verdict.dangerous and verdict.opaque, verdict.as_dict()
+    assert not judged("tar cf r.tar -C t x", tree).dangerous

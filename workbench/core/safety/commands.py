@@ -1388,6 +1388,12 @@ def _unpacked(ctx: Context, cmd: Cmd, archive: str, folder: str) -> None:
     """Each member of an archive there to read, judged where unpacking puts it."""
     path = ctx.resolve(archive)
     found = archives.members(path) if path is not None and os.path.isfile(path) else None
+    written_here = ctx.ran_written_file(archive)[0]
+    if written_here or (found is None and path is not None and os.path.lexists(path)):
+        # made earlier in this command, or in a form not read here: its members are not known
+        reason = f"{cmd.name} unpacks {archive}, whose members cannot be read here"
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+        return
     for name, link in found or ():
         if archives.escapes(name) or (link and archives.escapes(link)):
             what = f"{name} -> {link}" if link else name
