@@ -17,6 +17,7 @@ import shlex
 from typing import Any
 
 from workbench.core.safety import databases, evaluated
+from workbench.core.safety.assigned import Unknown, values_of
 from workbench.core.safety.commands import (
     DOWNLOADERS,
     RULES,
@@ -562,6 +563,36 @@ class Analyzer:
                 )
                 return
 
+    def _computed_reads(self, cmd: Cmd, name: str) -> None:
+        """Operands built from output: `cat "$(echo ~/.ss)h/id_rsa"` reads what echo's known
+        output makes, judged as that path; one built from output only run time knows, whose
+        known part names a credential place or a home's hidden folder, asks as opaque."""
+        if name in _KEY_USERS:
+            return
+        for arg, node in zip(cmd.args, cmd.nodes, strict=False):
+            if arg is not None or node is None:
+                continue
+            try:
+                values = [t.value for t in values_of(self, node, set())]
+            except Unknown:
+                self._unknown_read(node, name)
+                continue
+            self.reads(cmd.node, name, list(values))
+
+    def _unknown_read(self, node: Node, name: str) -> None:
+        text = node.text.decode("utf-8", errors="replace").strip("\"'")
+        known = re.split(r"[$`]", text, maxsplit=1)[0]
+        folder = known if known.endswith("/") else posixpath.dirname(known)
+        path = self.resolve(folder) if folder else None
+        if path is None:
+            return
+        hidden = _home_hidden(path) or (
+            known != folder and _home_hidden(path + "/" + known.rsplit("/", 1)[-1])
+        )
+        if hidden or credential_dir(path) or holds_credentials(path):
+            reason = f"{name} reads {text}, a path computed at run time under {folder}"
+            self.flag("credential-read", reason, node, Severity.HIGH, opaque=True)
+
     def wrote(self, value: str | None) -> None:
         path = self.resolve(value) if value else None
         if value:
@@ -745,6 +776,7 @@ class Analyzer:
             return
         self.ran.append((inner.program or inner.name, *inner.args))
         self.reads(inner.node, _only_reads(inner).name, inner.args)
+        self._computed_reads(inner, _only_reads(inner).name)
         self._inside_state(_only_reads(inner))
         if inner.name in ("alias", "unalias"):
             self._alias(inner)
@@ -1134,6 +1166,15 @@ def _printed(cmds: list[Cmd | None]) -> str | None:
             text = text.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
         parts.append(text)
     return "\n".join(parts)
+
+
+def _home_hidden(path: str) -> bool:
+    """`path` is, or lies in, a hidden folder (or file) at the top of a home: `~/.ssh`, `~/.ss`."""
+    home = home_dir().rstrip("/")
+    for top in {home, os.path.realpath(home)}:
+        if top and path.startswith(top + "/."):
+            return True
+    return re.match(r"/(?:home/[^/]+|root)/\.", path) is not None
 
 
 def _credential_read(places: list[str]) -> str:
