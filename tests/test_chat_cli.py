@@ -239,7 +239,8 @@ def test_a_full_disk_keeps_the_session_going_in_memory(
     env = {**env, "HERMES_HOME": str(home)}
     assert run(env, "tools").returncode == 0  # the home is made while there is room
     fill()
-    fake.add(tools(("read_file", {"path": str(home / "config.yaml")})), text("It is a config."))
+    # a file outside HERMES_HOME: the sandbox hides that from the file tools too
+    fake.add(tools(("read_file", {"path": "/etc/os-release"})), text("It is a config."))
     out = run(env, "chat", "what is in my config?")
     assert out.returncode == 0 and out.stdout.strip() == "It is a config."
     assert "The transcript is not being saved (cannot write" in out.stderr

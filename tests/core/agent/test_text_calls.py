@@ -100,14 +100,15 @@ async def test_a_second_written_call_is_not_run_and_not_shown_as_the_answer(
 async def test_a_written_call_goes_through_the_same_gate(
     make_session, fake: FakeOpenAI, home: Path, workdir: Path
 ) -> None:
-    written = '```tool_call\n{"name": "terminal", "arguments": {"command": "rm a.txt"}}\n```'
+    # a glob: what it deletes is known only when it runs, so it asks whatever a checkpoint holds
+    written = '```tool_call\n{"name": "terminal", "arguments": {"command": "rm *.txt"}}\n```'
     fake.add(text("I will delete it.\n" + written), text("Not deleted."))
     asked: list[str] = []
     broker = ApprovalBroker()
     broker.attach(lambda request: (asked.append(request.command), broker.answer(request.id, "d")))
     session, events = await make_session(broker=broker)
     finished = await session.turn("delete a.txt")
-    assert asked == ["rm a.txt"] and (workdir / "a.txt").exists()
+    assert asked == ["rm *.txt"] and (workdir / "a.txt").exists()
     assert finished.text == "Not deleted."
     assert _shown(events) == "I will delete it.\nNot deleted."
     await session.close()
