@@ -189,7 +189,10 @@ async def test_a_destructive_command_asks_and_enter_denies(
         await wait_until(pilot, lambda: form.tool == "terminal" and form.query("#arg-command"))
         form.query_one("#arg-command").value = "rm victim.log"
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        # the modal is up once its focus is set (its buttons are mounted): what is asserted
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.focused is not None
+        )
         modal = app.screen
         assert modal.focused.id == "deny" and modal.request.command == "rm victim.log"
         await pilot.press("enter")
@@ -198,7 +201,9 @@ async def test_a_destructive_command_asks_and_enter_denies(
         )
         assert (tmp_path / "victim.log").exists()
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.focused is not None
+        )
         await pilot.press("o")
         await wait_until(
             pilot, lambda: str(form.query_one("#form-status").content).startswith("ok")
