@@ -10,7 +10,7 @@ prisma migrate reset, alembic downgrade...) by the task.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.core.safety.verdict import Severity
@@ -435,7 +435,7 @@ def _kv_has_command(cmd: Cmd) -> bool:
     )
 
 
-def _judge_kv_words(ctx: Context, node: Node, name: str, words: list[str | None]) -> None:
+def _judge_kv_words(ctx: Context, node: Node, name: str, words: Sequence[str | None]) -> None:
     if not words:
         return
     if words[0] is None:

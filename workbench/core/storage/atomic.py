@@ -42,6 +42,7 @@ def atomic_write_text(
     file is left as it is (another process may have just written it) and False is returned.
     """
     target = Path(os.path.realpath(path))
+    keep_mode: int | None
     try:
         keep_mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
