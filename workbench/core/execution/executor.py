@@ -536,7 +536,7 @@ class Executor:
                 return outcome.content
         loop = asyncio.get_running_loop()
         call = functools.partial(self.registry.dispatch, name, **context)
-        if wrapped:  # middleware wraps the dispatch, in the same worker thread
+        if hooks is not None and wrapped:  # middleware wraps the dispatch, in the same thread
             call = functools.partial(hooks.around, name, args, meta or {}, call)
             future = loop.run_in_executor(self._pool, call)
         else:
