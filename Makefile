@@ -78,17 +78,17 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix workbench tests bench
 
 # Tests run in two passes. The first: every test not marked e2e, spread over the cores by
-# pytest-xdist (tests that share something are grouped with `xdist_group` and run on one
-# worker). The second: the end-to-end tests (real terminals, servers, the bundled model),
-# one at a time, since each loads the whole machine. The 25 slowest of each pass are
-# printed and kept in .cache/durations-*.txt.
-WORKERS ?= 2
+# pytest-xdist (a test that must not run beside another can be kept on one worker with
+# `@pytest.mark.xdist_group("name")`; none needs it today). The second: the end-to-end tests
+# (real terminals, servers, the bundled model), one at a time, since each loads the whole
+# machine. The 25 slowest of each pass are printed and kept in .cache/durations-*.txt.
+WORKERS ?= auto
 PYTEST = $(BIN)/python -m pytest -q
 UNIT_TESTS = $(PYTEST) -n $(WORKERS) --dist loadgroup -m "not e2e" --ignore=tests/e2e
 E2E_TESTS = $(PYTEST) -m e2e
 
 # The developer's loop: lint, types and every test but the end-to-end ones.
-check: $(VENV)/.installed-dev lint
+check: $(VENV)/.installed-dev system-deps mcp-servers lint
 	$(UNIT_TESTS)
 
 test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers lint
