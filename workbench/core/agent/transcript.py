@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core.agent.compress import ContextCompressed
-from workbench.core.agent.events import TranscriptFailed
+from workbench.core.agent.events import ContextCompressed, TranscriptFailed
 from workbench.core.storage.private import open_private
 from workbench.core.tools import errors
 

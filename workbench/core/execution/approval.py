@@ -285,7 +285,18 @@ class ApprovalBroker:
         )
         return await self._ask(request)
 
-    def _request(self, tool, command, verdict, facts, cwd, label, reason, where, can_leave):
+    def _request(
+        self,
+        tool: str,
+        command: str,
+        verdict: Verdict | None,
+        facts: CallFacts,
+        cwd: str,
+        label: str,
+        reason: str,
+        where: str,
+        can_leave: bool,
+    ) -> ApprovalRequest:
         scopes = (Scope.EVERYWHERE, Scope.PROJECT) if self.book.trusted else (Scope.EVERYWHERE,)
         return ApprovalRequest(
             id=next(self._ids),

@@ -78,7 +78,13 @@ def _shown(values: Sequence[str | None], limit: int = 4) -> str:
 
 
 def _targets_finding(
-    ctx: Context, cmd: Cmd, rule_id: str, verb: str, targets, recursive: bool, delete: bool = True
+    ctx: Context,
+    cmd: Cmd,
+    rule_id: str,
+    verb: str,
+    targets: Sequence[str | None],
+    recursive: bool,
+    delete: bool = True,
 ) -> None:
     severity, labels = Severity.NORMAL, []
     for target in targets:
