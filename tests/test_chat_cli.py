@@ -28,10 +28,10 @@ def test_chat_streams_the_reply_and_reports_tools(env, fake: FakeOpenAI, tmp_pat
 
 
 def test_destructive_calls_are_denied_headless(env, fake: FakeOpenAI, tmp_path: Path) -> None:
-    (tmp_path / "keep.txt").write_text("x")
-    fake.add(tools(("terminal", {"command": "rm keep.txt"})), text("I could not delete it."))
-    out = run(env, "chat", "delete keep.txt", cwd=tmp_path)
-    assert out.returncode == 0 and (tmp_path / "keep.txt").exists()
+    (tmp_path / "keep.log").write_text("x")  # a log: no checkpoint holds it, so rm asks
+    fake.add(tools(("terminal", {"command": "rm keep.log"})), text("I could not delete it."))
+    out = run(env, "chat", "delete keep.log", cwd=tmp_path)
+    assert out.returncode == 0 and (tmp_path / "keep.log").exists()
     assert "✖ terminal denied" in out.stderr
 
 

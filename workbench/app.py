@@ -27,12 +27,14 @@ from workbench.screens.main import MainScreen
 from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
+    from workbench.core.checkpoints import Checkpoint, RestoreResult
     from workbench.core.commands import Done, SourceAction
     from workbench.core.events import CallProgress, CoreEvent
     from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest, Choice
     from workbench.core.policy import Rule
     from workbench.core.runtime import Runtime
     from workbench.screens.mcp_sources import McpSources
+    from workbench.screens.session import SessionScreen
     from workbench.widgets.sources import SourcesPanel
     from workbench.widgets.timeline import TimelineModel
 
@@ -179,6 +181,8 @@ class WorkbenchApp(App[None]):
             AskSettled,
             CallProgress,
             CatalogChanged,
+            CheckpointSkipped,
+            CheckpointTaken,
             ResourceUpdated,
             ServerLog,
             ToolCallFinished,
@@ -199,13 +203,16 @@ class WorkbenchApp(App[None]):
                 self._progress(event)
             case ServerLog() | ResourceUpdated() | CatalogChanged() | AskSettled():
                 self.mcp_ui.event(event)
+            case CheckpointTaken() | CheckpointSkipped():  # before a call by hand
+                session = self._session()
+                if session is not None:
+                    self.call_later(session.checkpoint_noted, event)
         main = self.main
         if main is not None:
             main.core_event(event)
 
     def _progress(self, event: CallProgress) -> None:
         """An MCP call's progress: on its timeline bar and its card in the chat."""
-        from workbench.screens.session import SessionScreen
         from workbench.widgets.chat import ChatLog
 
         bar = self.timeline_model.by_id.get(event.call_id)
@@ -213,18 +220,52 @@ class WorkbenchApp(App[None]):
             return
         bar.progress = progress_text(event)
         self._timeline_changed()
-        session = self.get_screen("session")
-        if isinstance(session, SessionScreen) and session.is_mounted:
+        session = self._session()
+        if session is not None:
             card = session.query_one(ChatLog).cards.get(event.call_id)
             if card is not None:
                 card.set_progress(bar.progress)
 
     def _timeline_changed(self) -> None:
+        session = self._session()
+        if session is not None:
+            session.timeline_changed()
+
+    def _session(self) -> SessionScreen | None:
+        """The session screen, once it has been shown (None before)."""
         from workbench.screens.session import SessionScreen
 
-        session = self.get_screen("session")
-        if isinstance(session, SessionScreen) and session.is_mounted:
-            session.timeline_changed()
+        try:
+            session = self.get_screen("session")
+        except KeyError:  # not installed yet: the first frame is still being drawn
+            return None
+        return session if isinstance(session, SessionScreen) and session.is_mounted else None
+
+    def open_checkpoints(self) -> None:
+        """The checkpoints of the working directory the session's calls run in: see, diff,
+        restore. A restore is said in the session's conversation too."""
+        from workbench.screens.checkpoints import CheckpointsScreen
+
+        store = self.controller.checkpoints()
+        if store is None:
+            self.notify("Still loading; try again in a moment")
+            return
+        if isinstance(self.screen, CheckpointsScreen):
+            return
+        screen = self._session()
+        chat = screen.session if screen is not None else None
+        cwd = chat.executor.cwd if chat is not None else self.controller.cwd
+        session = chat.id if chat is not None else None
+        self.push_screen(CheckpointsScreen(store, cwd, session, self._restored, self._turn_running))
+
+    def _turn_running(self) -> bool:
+        session = self._session()
+        return session is not None and session.busy
+
+    def _restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
+        session = self._session()
+        if session is not None:
+            self.call_later(session.restored, checkpoint, result)
 
     def action_chat(self) -> None:
         """Open the session screen (chat and timeline); F6 there comes back."""
@@ -293,9 +334,11 @@ class WorkbenchApp(App[None]):
 
     def action_help(self) -> None:
         from workbench.screens.approval import ApprovalScreen
+        from workbench.screens.checkpoints import CheckpointsScreen
         from workbench.screens.conversation import ConversationScreen
         from workbench.screens.help import HelpScreen
         from workbench.screens.mcp_asks import ArgumentsScreen, ElicitationScreen, SamplingScreen
+        from workbench.screens.restore import RestoreScreen
         from workbench.screens.rules import RulesScreen
         from workbench.screens.save_case import SaveCaseScreen
         from workbench.screens.session import SessionScreen
@@ -329,6 +372,8 @@ class WorkbenchApp(App[None]):
                     ("Session search", SessionSearchScreen),
                     ("Approval rules", RulesScreen),
                     ("Past conversation", ConversationScreen),
+                    ("Checkpoints", CheckpointsScreen),
+                    ("Restore a checkpoint", RestoreScreen),
                 ]
             )
         )
@@ -363,6 +408,11 @@ class WorkbenchApp(App[None]):
         )
         yield SystemCommand(
             "Approval rules", "Test a call; list, add, edit, delete rules", self.action_rules
+        )
+        yield SystemCommand(
+            "Checkpoints",
+            "Snapshots of the working directory: what changed since, diff, restore",
+            self.open_checkpoints,
         )
         yield SystemCommand("Help", "Every key", self.action_help)
 

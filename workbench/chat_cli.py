@@ -83,8 +83,11 @@ class Printer:
     """Turns the agent's events into terminal output."""
 
     def __call__(self, event: CoreEvent) -> None:
+        from workbench import checkpoints_text
         from workbench.core.agent.transcript import not_saved
         from workbench.core.events import (
+            CheckpointSkipped,
+            CheckpointTaken,
             ContextCompressed,
             ContextNotice,
             TextDelta,
@@ -113,6 +116,10 @@ class Printer:
                 _err(f"\n  ! {event.text}")
             case TranscriptFailed():
                 _err(f"\nhermes-tui: {not_saved(event.reason)}")
+            case CheckpointTaken():
+                _err(f"  {checkpoints_text.taken(event.checkpoint)}")
+            case CheckpointSkipped():
+                _err(f"  {checkpoints_text.skipped(event.note)}")
             case ToolCallFinished():
                 mark = "✔" if event.status == "ok" else "✖"
                 note = f" → {event.spilled}" if event.spilled else ""

@@ -129,6 +129,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="run saved tool calls (YAML case files) and check their results; exit 1 on a failure",
     )
     replay_cli.add_arguments(replay)
+    from workbench import checkpoints_cli
+
+    checkpoints = sub.add_parser(
+        "checkpoints",
+        help="the working directory's checkpoints: list them, diff one against now, restore",
+        description=(
+            "Checkpoints are snapshots of the working directory taken before the agent "
+            "changes files. A restore first checkpoints the state it replaces (so it can be "
+            "undone) and keeps files changed by hand since unless told to overwrite them."
+        ),
+    )
+    checkpoints_cli.add_arguments(checkpoints)
 
     serve = sub.add_parser(
         "serve",
@@ -183,6 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         return _run_app(view=args.path)
     if args.command == "serve":
         return cmd_serve(args)
+    if args.command == "checkpoints":  # the store and config.yaml: no tools, plugins or MCP
+        from workbench import checkpoints_cli
+
+        try:
+            return checkpoints_cli.run(args)
+        except BrokenPipeError:  # `checkpoints diff | head`
+            return EXIT_OK
     from workbench import approvals_cli, replay_cli
     from workbench.core.runtime import load_runtime
 

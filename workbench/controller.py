@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from workbench.core.agent.offered import Costs
+    from workbench.core.checkpoints import CheckpointStore
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import CallOutcome, Executor
     from workbench.core.history import CallEntry, CallHistory
@@ -165,6 +167,17 @@ class Controller:
                 self.rows.sizes,
             )
         return self.rows
+
+    @property
+    def cwd(self) -> str:
+        """The working directory calls run in (the by-hand executor's; a session's is the same
+        unless it was given another)."""
+        return self.executor.cwd if self.executor is not None else os.getcwd()
+
+    def checkpoints(self) -> CheckpointStore | None:
+        """The checkpoint store, with the settings of config.yaml now (None before the core
+        is loaded)."""
+        return self.runtime.checkpoints() if self.runtime is not None else None
 
     @property
     def history(self) -> CallHistory | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import workbench.core.events as vocabulary
 
-PARTS = ("agent", "execution", "mcp", "plugins", "tools")
+PARTS = ("agent", "checkpoints", "execution", "mcp", "plugins", "tools")
 CORE = Path(vocabulary.__file__).parent
 
 

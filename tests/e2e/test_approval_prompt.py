@@ -23,12 +23,12 @@ pytestmark = [
 def test_prompt_denies_unless_explicitly_allowed(
     tmux_run, tmp_path: Path, answer: str, kept: bool, code: int
 ) -> None:
-    (tmp_path / "data.txt").write_text("x")
-    session = tmux_run("call", "terminal", "--args", '{"command": "rm data.txt"}')
-    wait_for(session, "Allow? [o]nce", "rm data.txt", "why:   deletes data.txt", "writes: data.txt")
+    (tmp_path / "data.log").write_text("x")  # a log: no checkpoint holds it, so rm asks
+    session = tmux_run("call", "terminal", "--args", '{"command": "rm data.log"}')
+    wait_for(session, "Allow? [o]nce", "rm data.log", "why:   deletes data.log", "writes: data.log")
     subprocess.run(["tmux", "send-keys", "-t", session, answer, "Enter"], check=True)
     wait_for(session, f"EXIT={code}")
-    assert (tmp_path / "data.txt").exists() is kept
+    assert (tmp_path / "data.log").exists() is kept
 
 
 def test_always_is_saved_and_not_asked_again(tmux_run, tmp_path: Path, home: Path) -> None:
@@ -44,12 +44,12 @@ def test_always_is_saved_and_not_asked_again(tmux_run, tmp_path: Path, home: Pat
 
 
 def test_a_command_cannot_hide_itself_in_the_prompt(tmux_run, tmp_path: Path) -> None:
-    (tmp_path / "data.txt").write_text("x")
-    hidden = "rm -f data.txt #\r\x1b[2K\x1b[1A\x1b[2Kls -la\necho second line"
+    (tmp_path / "data.log").write_text("x")  # a log: no checkpoint holds it, so rm asks
+    hidden = "rm -f data.log #\r\x1b[2K\x1b[1A\x1b[2Kls -la\necho second line"
     args = json.dumps({"command": hidden})
     session = tmux_run("call", "terminal", "--args", args)
-    shown_whole = r"rm -f data.txt #\r\x1b[2K\x1b[1A\x1b[2Kls -la"
+    shown_whole = r"rm -f data.log #\r\x1b[2K\x1b[1A\x1b[2Kls -la"
     wait_for(session, "Allow? [o]nce", shown_whole, "    echo second line")  # every line
     subprocess.run(["tmux", "send-keys", "-t", session, "d", "Enter"], check=True)
     wait_for(session, "EXIT=1")
-    assert (tmp_path / "data.txt").exists()
+    assert (tmp_path / "data.log").exists()

@@ -26,7 +26,7 @@ def test_a_whole_session(tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path)
     (tmp_path / "big.txt").write_text("".join(f"{n:05d} {'x' * 150}\n" for n in range(3000)))
     fake.add(
         tools(("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"}),
-              ("terminal", {"command": "rm a.txt"})),
+              ("terminal", {"command": "rm *.txt"})),
         tools(("search_files", {"pattern": "xxxx", "path": "big.txt", "limit": 1000, "context": 2})),
         text("Read a and b; I did not delete a. big.txt is long.", chunks=8),
         text("word " * 3000, chunks=3000, delay=0.005),
@@ -39,7 +39,7 @@ def test_a_whole_session(tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path)
     wait_for(session, "Talking to fake")
     typed(session, "read a and b, delete a, then read big.txt")
     keys(session, "Enter")
-    wait_for(session, "needs your approval", "rm a.txt", "deletes a.txt")
+    wait_for(session, "needs your approval", "rm *.txt", "deletes *.txt")
     keys(session, "Enter")  # deny is the default
     # the denied card, open, may push the reads off screen
     wait_for(session, "answered", "denied", "search_files(", timeout=30)

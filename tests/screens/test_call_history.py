@@ -64,22 +64,22 @@ async def test_rerun_and_edit_go_through_the_form_and_approvals_still_ask(
     home: Path, tmp_path: Path, monkeypatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "victim.txt").write_text("x")
+    (tmp_path / "victim.log").write_text("x")  # a log: no checkpoint holds it, so rm asks
     history = CallHistory(home / "state" / "history")
-    history.add(entry("terminal", {"command": "rm victim.txt"}, "ok", "", 0.01, "agent"))
+    history.add(entry("terminal", {"command": "rm victim.log"}, "ok", "", 0.01, "agent"))
     app = WorkbenchApp()
     async with app.run_test(size=(120, 45)) as pilot:
         calls = await _open_calls(pilot, app, "terminal")
         await pilot.press("f4", "r")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        assert app.screen.request.command == "rm victim.txt"
+        assert app.screen.request.command == "rm victim.log"
         await pilot.press("enter")  # deny
         await wait_until(pilot, lambda: len(calls.calls) == 2)
-        assert calls.calls[0].status == "denied" and (tmp_path / "victim.txt").exists()
+        assert calls.calls[0].status == "denied" and (tmp_path / "victim.log").exists()
         calls.highlighted = 1  # the agent's call
         await pilot.press("e")
         form = app.screen.query_one(RunToolForm)
-        await wait_until(pilot, lambda: form.query_one("#arg-command").value == "rm victim.txt")
+        await wait_until(pilot, lambda: form.query_one("#arg-command").value == "rm victim.log")
         assert "ctrl+r runs it" in _status(form)
         form.query_one("#arg-command").value = "echo edited"
         await pilot.press("ctrl+r")

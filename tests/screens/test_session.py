@@ -60,7 +60,7 @@ async def test_parallel_calls_get_cards_and_lanes_and_a_denied_command_never_run
         tools(
             ("read_file", {"path": "a.txt"}),
             ("read_file", {"path": "b.txt"}),
-            ("terminal", {"command": "rm a.txt"}),
+            ("terminal", {"command": "rm *.txt"}),  # a glob: no checkpoint vouches for it
         ),
         text("Both read; nothing deleted."),
     )
@@ -69,7 +69,7 @@ async def test_parallel_calls_get_cards_and_lanes_and_a_denied_command_never_run
         screen = await open_session(pilot, app)
         await send(pilot, screen, "read both, then delete a")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        assert app.screen.request.command == "rm a.txt"
+        assert app.screen.request.command == "rm *.txt"
         await pilot.press("enter")
         await wait_until(pilot, lambda: "answered" in str(screen.query_one("#turn-line").content))
         cards = {c.call_id: c for c in screen.query(ToolCard)}

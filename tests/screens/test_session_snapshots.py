@@ -145,3 +145,75 @@ def test_viewer(snap_compare, tmp_path: Path, monkeypatch) -> None:
         await pilot.pause(0.3)
 
     assert snap_compare(ViewerHost(path), terminal_size=SIZE, run_before=search)
+
+
+class FixedCheckpoints:
+    """Checkpoints with fixed ids and times, so the picture is the same on every run (the
+    pilot tests in test_checkpoints.py use the real store)."""
+
+    enabled = True
+
+    def __init__(self) -> None:
+        from workbench.core.checkpoints import Checkpoint, FileChange
+
+        at = 1_767_000_000.0
+        self.found = [
+            Checkpoint("9c1d2e3f4a5b", "/work/project", at + 300, "before restore of 3f2a1b2c3d4e",
+                       None, None, 41),
+            Checkpoint("7b6a5f4e3d2c", "/work/project", at + 120, "terminal: xz notes.txt", "s1",
+                       2, 41),
+            Checkpoint("3f2a1b2c3d4e", "/work/project", at, "write_file src/app.py", "s1", 1, 40),
+        ]  # fmt: skip
+        self.by_id = {
+            "9c1d2e3f4a5b": [],
+            "7b6a5f4e3d2c": [FileChange("notes.txt", "deleted"), FileChange("notes.txt.xz", "added")],
+            "3f2a1b2c3d4e": [FileChange("src/app.py", "changed"), FileChange("notes.txt", "deleted"),
+                             FileChange("notes.txt.xz", "added")],
+        }  # fmt: skip
+
+    def list(self, cwd: str) -> list:
+        return self.found
+
+    def changes(self, cwd: str, checkpoint_id: str) -> list:
+        return self.by_id[checkpoint_id]
+
+    def file_diff(self, cwd: str, checkpoint_id: str, path: str):
+        from workbench.core.execution.diffs import unified
+
+        old = "def main():\n    print('hello')\n\n\nmain()\n"
+        return unified(path, old, old.replace("'hello'", "'hello, world'"))
+
+
+class CheckpointsHost(App[None]):
+    def on_mount(self) -> None:
+        from workbench.screens.checkpoints import CheckpointsScreen
+
+        self.push_screen(CheckpointsScreen(FixedCheckpoints(), "/work/project", "s1"))
+
+
+def test_checkpoints_list(snap_compare, monkeypatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")  # the times shown are local
+    time.tzset()
+
+    async def shown(pilot) -> None:
+        from textual.widgets import Static
+
+        from workbench.widgets.checkpoints import ChangeList, CheckpointList
+        from workbench.widgets.diff_view import DiffPane
+
+        screen = pilot.app.screen
+        listing = screen.query_one(CheckpointList)
+        await wait_until(pilot, lambda: len(listing.counts) == 3)
+        listing.highlighted = 2  # the oldest: its files and the first one's diff
+        diff = screen.query_one(DiffPane).query_one(Static)
+        await wait_until(pilot, lambda: len(screen.query_one(ChangeList).changes) == 3)
+        await wait_until(pilot, lambda: "world" in str(diff.content))
+        await pilot.pause()
+
+    try:
+        assert snap_compare(CheckpointsHost(), terminal_size=SIZE, run_before=shown)
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -179,7 +179,7 @@ async def test_a_destructive_command_asks_and_enter_denies(
     home: Path, tmp_path: Path, monkeypatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "victim.txt").write_text("x")
+    (tmp_path / "victim.log").write_text("x")  # a log: no checkpoint holds it, so rm asks
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot, app)
@@ -187,16 +187,16 @@ async def test_a_destructive_command_asks_and_enter_denies(
         await pilot.press("f2")
         form = screen.query_one(RunToolForm)
         await wait_until(pilot, lambda: form.tool == "terminal" and form.query("#arg-command"))
-        form.query_one("#arg-command").value = "rm victim.txt"
+        form.query_one("#arg-command").value = "rm victim.log"
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         modal = app.screen
-        assert modal.focused.id == "deny" and modal.request.command == "rm victim.txt"
+        assert modal.focused.id == "deny" and modal.request.command == "rm victim.log"
         await pilot.press("enter")
         await wait_until(
             pilot, lambda: str(form.query_one("#form-status").content).startswith("denied")
         )
-        assert (tmp_path / "victim.txt").exists()
+        assert (tmp_path / "victim.log").exists()
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("o")
@@ -232,6 +232,11 @@ async def test_help_lists_every_binding_with_its_id(home: Path) -> None:
             "sources.subscribe",
             "elicit.accept",
             "sampling.approve",
+            "session.checkpoints",
+            "checkpoints.restore",
+            "checkpoints.restore_file",
+            "restore.keep",
+            "restore.overwrite",
         } <= ids
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)

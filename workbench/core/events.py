@@ -23,6 +23,7 @@ from workbench.core.agent.events import (
     TranscriptFailed,
     TurnFinished,
 )
+from workbench.core.checkpoints.events import CheckpointEvent, CheckpointSkipped, CheckpointTaken
 from workbench.core.execution.events import (
     ApprovalAnswered,
     ApprovalRequested,
@@ -76,7 +77,7 @@ SourceEvent: TypeAlias = (
 )
 """What the tool sources emit: the registry, the toolsets, plugins and MCP servers."""
 
-CoreEvent: TypeAlias = AgentEvent | CallEvent | SourceEvent
+CoreEvent: TypeAlias = AgentEvent | CallEvent | CheckpointEvent | SourceEvent
 """Every event the core emits."""
 
 __all__ = [
@@ -88,6 +89,9 @@ __all__ = [
     "CallProgress",
     "CatalogChanged",
     "ChangeKind",
+    "CheckpointEvent",
+    "CheckpointSkipped",
+    "CheckpointTaken",
     "ContextCompressed",
     "ContextNotice",
     "ContextUsage",

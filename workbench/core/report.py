@@ -141,6 +141,7 @@ def collect_problems(runtime: Runtime) -> list[str]:
         if state.status == "failed":
             problems.append(f"plugin {state.key}: {state.error}")
     problems.extend(backend_problems(runtime))
+    problems.extend(runtime.checkpoints().problems)  # a bad `checkpoints:` value, and its fallback
     memory = runtime.memory
     if memory.selected != BUILTIN and memory.plugin is None:
         problems.append(

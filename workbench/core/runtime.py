@@ -25,6 +25,8 @@ from workbench.core.tools.toolsets import ToolsetChoices, Toolsets
 if TYPE_CHECKING:
     from workbench.core.agent.session_index import SessionIndex
     from workbench.core.backends import Backend
+    from workbench.core.checkpoints import CheckpointStore
+    from workbench.core.checkpoints.turns import TurnCheckpoints
     from workbench.core.execution.approval import ApprovalBroker
     from workbench.core.execution.executor import Executor
     from workbench.core.history import CallHistory
@@ -126,6 +128,7 @@ class Runtime:
         get = self.config.get
         timeouts = get("tools.timeouts") or {}
         session_id = session_id or new_session_id()
+        backend = self.backend()
         return Executor(
             self.registry,
             broker=broker,
@@ -141,9 +144,22 @@ class Runtime:
             on_event=on_event,
             hooks=self.hooks,
             write_roots=write_roots(self.config),
-            backend=self.backend(),
+            backend=backend,
             switched_off=self.off_tools,
+            checkpoints=self.turn_checkpoints(session_id) if backend.remote is None else None,
         )
+
+    def checkpoints(self) -> CheckpointStore:
+        """The checkpoint store, with the `checkpoints:` settings of config.yaml."""
+        from workbench.core.checkpoints import CheckpointStore
+
+        return CheckpointStore(self.home, self.config)
+
+    def turn_checkpoints(self, session_id: str | None = None) -> TurnCheckpoints:
+        """An executor's checkpoints: one snapshot a turn before the first change."""
+        from workbench.core.checkpoints.turns import TurnCheckpoints
+
+        return TurnCheckpoints(self.checkpoints(), session_id)
 
     def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
         """`ctx.dispatch_tool`: the same pipeline as the agent, approvals included (Hermes's

@@ -33,7 +33,15 @@ from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 
 if TYPE_CHECKING:
     from workbench.controller import Controller
-    from workbench.core.events import CoreEvent, ToolCallFinished, ToolCallStarted, TurnFinished
+    from workbench.core.checkpoints import Checkpoint, RestoreResult
+    from workbench.core.events import (
+        CheckpointSkipped,
+        CheckpointTaken,
+        CoreEvent,
+        ToolCallFinished,
+        ToolCallStarted,
+        TurnFinished,
+    )
     from workbench.core.model.settings import ModelSettings
     from workbench.core.runtime import Runtime
     from workbench.core.session import ChatSession
@@ -56,6 +64,7 @@ class SessionScreen(Screen[None]):
         Binding("f6", "app.pop_screen", "Tools", id="session.tools", priority=True),
         Binding("f7", "focus_timeline", "Timeline", id="session.timeline", priority=True),
         Binding("f8", "focus_prompt", "Prompt", id="session.prompt", priority=True),
+        Binding("f9", "checkpoints", "Checkpoints", id="session.checkpoints", priority=True),
     ]
 
     def __init__(
@@ -273,6 +282,17 @@ class SessionScreen(Screen[None]):
     def action_focus_prompt(self) -> None:
         self.query_one(PromptArea).focus()
 
+    def action_checkpoints(self) -> None:
+        """The checkpoints of the session's working directory: see, diff, restore."""
+        if self.controller is not None:
+            self.app.open_checkpoints()
+
+    async def restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
+        """A restore made from the checkpoints view: said in the conversation."""
+        from workbench.checkpoints_text import after_restore
+
+        await self.query_one(ChatLog).note(Text(after_restore(checkpoint, result), style="cyan"))
+
     # -- events ------------------------------------------------------------------------
 
     @on(CoreEventArrived)
@@ -282,6 +302,8 @@ class SessionScreen(Screen[None]):
     async def agent_event(self, event: CoreEvent) -> None:
         """One event of the running turn, in the order the agent emitted them."""
         from workbench.core.events import (
+            CheckpointSkipped,
+            CheckpointTaken,
             ContextCompressed,
             ContextNotice,
             ContextUsage,
@@ -335,6 +357,8 @@ class SessionScreen(Screen[None]):
                 await log.note(Text(event.text, style="yellow"))
             case TranscriptFailed():
                 await log.note(Text(not_saved(event.reason), style="yellow"))
+            case CheckpointTaken() | CheckpointSkipped():
+                await self.checkpoint_noted(event)
             case ToolCallFinished():
                 card = log.cards.get(event.call_id)
                 if card is not None:
@@ -346,6 +370,18 @@ class SessionScreen(Screen[None]):
                         event.diff,
                     )
                 self.call_finished(event)
+
+    async def checkpoint_noted(self, event: CheckpointTaken | CheckpointSkipped) -> None:
+        """One quiet line: a checkpoint taken before a change, or why none was (a failure
+        stands out: the change went ahead without one)."""
+        from workbench.checkpoints_text import skipped, taken
+        from workbench.core.events import CheckpointTaken
+
+        if isinstance(event, CheckpointTaken):
+            line = Text(taken(event.checkpoint), style="dim")
+        else:
+            line = Text(skipped(event.note), style="yellow" if event.failed else "dim")
+        await self.query_one(ChatLog).note(line)
 
     def call_started(self, event: ToolCallStarted) -> None:
         """A call from the agent, the run form or a plugin: onto the timeline."""

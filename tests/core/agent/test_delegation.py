@@ -79,7 +79,7 @@ async def test_a_subagents_destructive_command_asks_the_user_under_its_name(
 ) -> None:
     fake.add(tools(("delegate_task", {"goal": "clean up a"})), text("the sub-agent was refused"))
     fake.route(
-        "clean up a", tools(("terminal", {"command": "rm a.txt"})), text("I could not delete a")
+        "clean up a", tools(("terminal", {"command": "rm *.txt"})), text("I could not delete a")
     )
     asked = []
     broker = ApprovalBroker()
@@ -87,7 +87,7 @@ async def test_a_subagents_destructive_command_asks_the_user_under_its_name(
     session, events = await make_session(broker=broker)
     await session.turn("tidy up")
     (request,) = asked
-    assert request.command == "rm a.txt" and request.label.startswith("sub-agent ")
+    assert request.command == "rm *.txt" and request.label.startswith("sub-agent ")
     assert (workdir / "a.txt").exists()
     denied = [e for e in events if isinstance(e, ToolCallFinished) and e.name == "terminal"]
     assert denied[0].status == "denied" and denied[0].label == request.label

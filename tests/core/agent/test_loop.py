@@ -217,15 +217,16 @@ async def test_cancel_stops_running_calls_and_records_what_never_started(
 async def test_destructive_commands_wait_for_approval(
     make_session, fake: FakeOpenAI, workdir: Path
 ) -> None:
-    fake.add(tools(("terminal", {"command": "rm a.txt"})), text("could not"))
+    # a glob: what it deletes is not known before it runs, so no checkpoint can vouch for it
+    fake.add(tools(("terminal", {"command": "rm *.txt"})), text("could not"))
     broker = ApprovalBroker()
     broker.attach(lambda request: broker.answer(request.id, "d"))
     session, _ = await make_session(broker=broker)
-    await session.turn("delete a.txt")
+    await session.turn("delete the text files")
     assert (workdir / "a.txt").exists()
     assert "denied by the user" in tool_messages(fake.requests[1])[0]["content"]
     approvals = [r for r in transcript.read(session.transcript.path) if r["kind"] == "approval"]
-    assert approvals[0]["command"] == "rm a.txt" and approvals[0]["decision"] == "deny"
+    assert approvals[0]["command"] == "rm *.txt" and approvals[0]["decision"] == "deny"
     await session.close()
 
 

@@ -70,10 +70,10 @@ async def test_a_failure_inside_the_call_path_is_that_calls_result(
 
     real = executor_module.assess
 
-    def failing(registry, name, args, *rest):
+    def failing(registry, name, args, *rest, **options):
         if args.get("path") == "c.txt":
             raise RuntimeError("injected fault")
-        return real(registry, name, args, *rest)
+        return real(registry, name, args, *rest, **options)
 
     monkeypatch.setattr(executor_module, "assess", failing)
     fake.add(

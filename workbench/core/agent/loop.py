@@ -169,6 +169,9 @@ class Agent:
     async def run_turn(self, prompt: str) -> TurnFinished:
         self._cancelled = self._timed_out = self._only_repeats = False
         self.guard.reset()
+        checkpoints = self.executor.checkpoints  # one snapshot for the turn's rounds
+        if checkpoints is not None:
+            checkpoints.begin_turn()
         started = time.monotonic()
         # past the time limit the next round must answer; a grace later the turn is stopped
         limit = self.settings.turn_timeout
@@ -216,6 +219,8 @@ class Agent:
             self._record("error", message=error)
         finally:  # however the turn ended, the conversation stays one the API accepts
             watchdog.cancel()
+            if checkpoints is not None:
+                checkpoints.end_turn()
             self._answer_open_calls(error or "the turn was cancelled before it ran")
         finished = TurnFinished(
             reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error,

@@ -32,6 +32,7 @@ from typing import Any
 
 from workbench.core.backends import Backend
 from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
+from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
 from workbench.core.execution import diffs
 from workbench.core.execution.approval import ApprovalBroker, Choice, Decision, plugin_verdict
 from workbench.core.execution.budget import (
@@ -108,6 +109,8 @@ class Executor:
     switched_off: Callable[[], Mapping[str, str]] | None = None
     write_roots: tuple[str, ...] = ()  # besides cwd, where writes need no approval
     backend: Backend | None = None  # where terminal and file calls run (None: here, no sandbox)
+    # a snapshot before each turn's first change, and the write policy that counts on it
+    checkpoints: TurnCheckpoints | None = None
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="tool")
@@ -124,6 +127,8 @@ class Executor:
         this batch's results (the agent's: what is left of the model's window)."""
         self._cancelled = False
         self._batch_budget = budget
+        if self.checkpoints is not None:
+            self.checkpoints.new_batch()
         normalised = [ToolCall.of(c, i) for i, c in enumerate(calls)]
         outcomes: list[CallOutcome | None] = [None] * len(normalised)
         position, segment_index = 0, 0
@@ -307,7 +312,12 @@ class Executor:
             context["max_chars"] = read_chars
         if self.backend is not None:
             context["backend"] = self.backend
-        if not await self._approve(call.name, args, context, outcome):
+        prepared = await self._checkpoint(call.name, args)
+        if prepared.refusal:
+            outcome.status = "error"
+            outcome.content = errors.tool_error(f"Not run: {prepared.refusal}", status="error")
+            return
+        if not await self._approve(call.name, args, context, outcome, prepared):
             return
         old = None  # the file a write changes, as it was, for the diff shown with the result
         if call.name in diffs.DIFFED and self._files_here():
@@ -389,13 +399,36 @@ class Executor:
         )
 
     def _remember_writes(self, name: str, args: dict) -> None:
-        """The files this call wrote: running one later asks (see `written_by`)."""
+        """The files this call wrote: running one later asks (see `written_by`); the
+        checkpoint ledger notes them as the agent's (a restore tells them from hand edits)."""
         try:
             found = written_by(self.registry, name, args, self.cwd)
         except Exception:  # the call already ran: a failure here must not fail it
             logger.exception("could not tell which files %s wrote", name)
             return
         self.written.update(found)
+        if self.checkpoints is not None and self._files_here():
+            try:
+                self.checkpoints.record(self.cwd, found)
+            except Exception:
+                logger.exception("could not note %s's writes in the checkpoint ledger", name)
+
+    async def _checkpoint(self, name: str, args: dict) -> Prepared:
+        """Before a call that may change files, this turn's snapshot (the first such call
+        takes it); its event goes on the stream once."""
+        if self.checkpoints is None or not self._files_here():
+            return Prepared(None)
+        blocked = functools.partial(self._hardline, name, args)
+        try:
+            prepared = await asyncio.to_thread(
+                self.checkpoints.prepare, self.registry, name, args, self.cwd, blocked
+            )
+        except Exception:  # a snapshot never blocks the call (prepare says when it must)
+            logger.exception("the checkpoint before %s failed", name)
+            return Prepared(None)
+        if prepared.event is not None:
+            self._emit(prepared.event)
+        return prepared
 
     async def _before(
         self, hooks: HookRegistry, name: str, args: dict, meta: dict, outcome: CallOutcome
@@ -426,10 +459,34 @@ class Executor:
                 return None
         return before.args
 
-    async def _approve(self, name: str, args: dict, context: dict, outcome: CallOutcome) -> bool:
+    def _hardline(self, name: str, args: dict) -> bool:
+        try:
+            _, check = assess(self.registry, name, args, self.cwd, self.written, self.write_roots)
+        except Exception:
+            return False  # _approve meets the same failure and says so
+        return check is not None and check.verdict.hardline
+
+    async def _approve(
+        self,
+        name: str,
+        args: dict,
+        context: dict,
+        outcome: CallOutcome,
+        prepared: Prepared | None = None,
+    ) -> bool:
         """The rules and the detector on every call: a deny rule refuses a call the detector
-        has nothing against, an ask rule asks about it."""
-        facts, check = assess(self.registry, name, args, self.cwd, self.written, self.write_roots)
+        has nothing against, an ask rule asks about it. Replacing a file inside the working
+        directory asks only when no checkpoint of this turn holds it."""
+        facts, check = assess(
+            self.registry,
+            name,
+            args,
+            self.cwd,
+            self.written,
+            self.write_roots,
+            prepared.coverage if prepared is not None else None,
+            checkpoints=self.checkpoints is not None and self._files_here(),
+        )
         verdict = check.verdict if check is not None else None
         shown = check.shown if check is not None else _shown(name, args)
         broker = self.broker
@@ -437,6 +494,9 @@ class Executor:
             broker.note(facts, shown)
         ruling = None
         if check is None:
+            # nothing to ask (a replaced file the turn's checkpoint holds included): the
+            # terminal runs what the gate let through
+            context["approved_command"] = shown
             if broker is None or not broker.book.policy:
                 return True  # no rules and nothing found: the fast path
             ruling = broker.judge(facts, None)

@@ -9,11 +9,12 @@ directory and the write roots ask; reading a credential file asks too.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+import stat
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
-from workbench.core.safety import Finding, Verdict, analyze_command
+from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.places import (
     PathRisk,
     read_risk,
@@ -85,3 +86,106 @@ def _path_check(name: str, path: str, verb: str, risk: PathRisk | None) -> GateC
         (path,) if verb == "changes" else (),
     )
     return GateCheck(shown, Verdict(shown, (finding,)))
+
+
+# -- one policy for replacing files inside the working directory (issue 22, item 6) ---------
+
+RECOVERABLE_RULES = ("delete", "overwrite")  # the terminal's findings a checkpoint can undo
+UNRECOVERABLE = "unrecoverable-overwrite"
+_GLOB = frozenset("*?[")
+
+
+class Holds(Protocol):
+    """This turn's checkpoint (see `checkpoints.turns.Coverage`)."""
+
+    def holds(self, paths: Collection[str]) -> set[str]: ...
+
+    def missing(self, path: str) -> str: ...
+
+
+def with_coverage(
+    name: str,
+    args: dict[str, Any],
+    cwd: str | os.PathLike[str],
+    check: GateCheck | None,
+    coverage: Holds | None,
+) -> GateCheck | None:
+    """The gate's question once checkpoints are counted, the same for every tool:
+    replacing or deleting an existing file inside the working directory runs unasked when
+    this turn's checkpoint holds it (it can be brought back), and asks when none does.
+
+    write_file/patch over such a file not held gets a finding (`unrecoverable-overwrite`);
+    a terminal `delete`/`overwrite` finding whose targets are all existing regular files
+    inside the working directory (no folders, no glob left unexpanded) that the checkpoint
+    holds is dropped. Every other question stays as `check_call` put it.
+    """
+    cwd = os.fspath(cwd)
+    if name in FILE_WRITERS:
+        if check is not None or not isinstance(args.get("path"), str):
+            return check
+        path = str(resolve_path(args["path"], cwd))
+        if not _recoverable_target(path, cwd, follow=True):
+            return check  # a new file (nothing lost), or outside (check_call judged it)
+        if coverage is not None and path in coverage.holds([path]):
+            return None
+        why = coverage.missing(path) if coverage is not None else "checkpoints are not in use"
+        shown = f"{name} {path}"
+        reason = f"{name} replaces {path}, which no checkpoint holds ({why}): it cannot be undone"
+        finding = Finding(UNRECOVERABLE, reason, (0, len(shown)), Severity.NORMAL, (path,))
+        return GateCheck(shown, Verdict(shown, (finding,)))
+    if name != "terminal" or check is None or coverage is None:
+        return check
+    workdir = str(resolve_path(args["workdir"], cwd)) if args.get("workdir") else cwd
+    targets = {f: _terminal_targets(f, workdir, cwd) for f in check.verdict.findings}
+    wanted = {p for paths in targets.values() if paths for p in paths}
+    if not wanted:
+        return check
+    held = coverage.holds(wanted)
+    left = tuple(f for f, paths in targets.items() if not paths or not set(paths) <= held)
+    if len(left) == len(check.verdict.findings):
+        return check
+    return GateCheck(check.shown, replace(check.verdict, findings=left)) if left else None
+
+
+def coverable(
+    name: str, args: dict[str, Any], cwd: str | os.PathLike[str], check: GateCheck | None
+) -> tuple[str, ...]:
+    """The files whose replacing makes a terminal command ask and that a checkpoint of the
+    turn would hold (when snapshots keep them): with every finding so covered, it runs
+    unasked in a session with checkpoints on. For `approvals test`, which takes none."""
+    if name != "terminal" or check is None:
+        return ()
+    cwd = os.fspath(cwd)
+    workdir = str(resolve_path(args["workdir"], cwd)) if args.get("workdir") else cwd
+    targets = [_terminal_targets(f, workdir, cwd) for f in check.verdict.findings]
+    if not targets or any(t is None for t in targets):
+        return ()
+    return tuple(dict.fromkeys(p for t in targets if t for p in t))
+
+
+def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ...] | None:
+    """The finding's targets as paths, when each is one a checkpoint could bring back."""
+    if finding.rule not in RECOVERABLE_RULES or not finding.writes or finding.contextual:
+        return None
+    paths = []
+    for written in finding.writes:
+        if _GLOB & set(written) or "$" in written or written.startswith("~"):
+            return None  # what it names is known only at run time
+        path = str(resolve_path(written, workdir))
+        if not _recoverable_target(path, cwd, follow=False):  # rm removes a link itself
+            return None
+        paths.append(path)
+    return tuple(paths)
+
+
+def _recoverable_target(path: str, cwd: str, *, follow: bool) -> bool:
+    """An existing regular file inside the working directory (with `follow`, what a link
+    leads to; without, a link is not one)."""
+    real_cwd = os.path.realpath(cwd)
+    if not resolved(path).startswith(real_cwd.rstrip("/") + "/"):
+        return False
+    try:
+        info = os.stat(path) if follow else os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode)

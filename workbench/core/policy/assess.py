@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from workbench.core.execution.gate import FILE_WRITERS, GateCheck, check_call
+from workbench.core.execution.gate import FILE_WRITERS, GateCheck, Holds, check_call, with_coverage
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.parser import home_dir
@@ -46,10 +46,19 @@ def assess(
     cwd: str | os.PathLike[str],
     recent_writes: Iterable[str] = (),
     roots: Iterable[str] = (),
+    coverage: Holds | None = None,
+    *,
+    checkpoints: bool = False,
 ) -> tuple[CallFacts, GateCheck | None]:
-    """The call's facts, and what needs approval in it (None: nothing)."""
+    """The call's facts, and what needs approval in it (None: nothing).
+
+    With `checkpoints` (the executor has them, on or off), replacing a file inside the
+    working directory follows the one write policy (`gate.with_coverage`): `coverage` is the
+    turn's checkpoint, None when no checkpoint holds anything."""
     facts = facts_for(registry, name, args)
     check = check_call(name, args, cwd, recent_writes, roots)
+    if checkpoints:
+        check = with_coverage(name, args, cwd, check, coverage)
     if check is None:
         check = app_state_check(registry, name, args, cwd)
     if check is None:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.core.execution.gate import coverable
 from workbench.core.policy.assess import assess
 from workbench.core.policy.policy import Outcome, Policy, Ruling
 from workbench.core.policy.rules import CallFacts, Rule
@@ -24,6 +25,8 @@ class Simulation:
     rules: list[Rule] = field(default_factory=list)  # every rule about the call
     mode_off: bool = False  # approvals.mode: off (or --yes): an ask would run
     confined: bool = False  # it would run in the working sandbox
+    # files a turn's checkpoint would hold: every question is about replacing them
+    checkpointed: tuple[str, ...] = ()
 
     @property
     def unread(self) -> list[str]:
@@ -74,6 +77,12 @@ class Simulation:
             out.append("  approvals are off (approvals.mode: off or --yes): it runs unasked")
         for part, reason in self.spans():
             out.append(f"  dangerous: {part!r} — {reason}")
+        if self.checkpointed and self.ruling.rule is None:
+            out.append(
+                f"  checkpoint: a turn's snapshot would hold {', '.join(self.checkpointed)}: "
+                "with checkpoints on (checkpoints.enabled) the agent's call runs unasked, "
+                "unless snapshots leave the file out (.env*, logs, over max_file_size_mb)"
+            )
         for rule in self.rules:
             decided = (
                 " ← decides" if self.ruling.rule is not None and rule is self.ruling.rule else ""
@@ -94,6 +103,7 @@ class Simulation:
             "not_understood": self.unread,
             "confined": self.confined,
             "rules": [r.entry() | {"origin": r.origin} for r in self.rules],
+            "checkpoint_would_hold": list(self.checkpointed),
         }
 
 
@@ -113,4 +123,5 @@ def simulate(
     ruling = policy.judge(facts, check.verdict if check else None)
     shown = check.shown if check else (facts.command if facts.command is not None else name)
     confined = confined and name == "terminal"
-    return Simulation(facts, shown, ruling, policy.matching(facts), mode_off, confined)
+    held = coverable(name, args, cwd, check)
+    return Simulation(facts, shown, ruling, policy.matching(facts), mode_off, confined, held)

@@ -100,3 +100,23 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int) -> None:
+    """Write `data` to `path` (never followed if a link) via a temp file, fsync, rename,
+    with permission bits `mode`. What replaces a file is a new inode: hard links to the old
+    one keep the old content."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)

@@ -1,0 +1,99 @@
+"""Unreadable files and a full disk, for real: named, never fatal, nothing changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.core.checkpoints.conftest import make_store
+from workbench.core.checkpoints import CheckpointError
+
+REPO = Path(__file__).resolve().parents[3]
+SNAPSHOT = """
+import dataclasses, json, sys
+from pathlib import Path
+from workbench.core.checkpoints import CheckpointStore
+from workbench.core.config import Config
+home = Path(sys.argv[2])
+store = CheckpointStore(home, Config(home / "config.yaml", {}))
+snap = store.snapshot(sys.argv[1], reason="x")
+print(json.dumps({"note": snap.note, "failed": snap.failed,
+                  "files": snap.checkpoint.files if snap.checkpoint else None}))
+"""
+
+
+def test_unreadable_files_and_folders_are_named_not_fatal(tmp_path: Path, project: Path) -> None:
+    """Run without the capabilities that let root read anything (as a user would be)."""
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("root without setpriv: every file is readable")
+    (project / "locked.txt").write_text("no\n")
+    (project / "locked.txt").chmod(0)
+    (project / "closed").mkdir()
+    (project / "closed" / "inside.txt").write_text("no\n")
+    (project / "closed").chmod(0)
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    argv = [*(drop if os.geteuid() == 0 else []), sys.executable, "-c", SNAPSHOT]
+    try:
+        done = subprocess.run(
+            [*argv, str(project), str(tmp_path / "home")],
+            capture_output=True, text=True, check=True, cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+    finally:
+        (project / "closed").chmod(0o755)
+    result = json.loads(done.stdout)
+    assert not result["failed"] and result["files"] == 4  # the four readable files
+    assert "locked.txt" in result["note"] and "closed (Permission denied)" in result["note"]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB tmpfs (root only): the disk the store is on fills up."""
+    mount = tmp_path / "small-disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m,mode=700", "tmpfs", str(mount)],
+        capture_output=True,
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root, or not allowed)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_fails_the_snapshot_with_a_message(small_disk: Path, project: Path) -> None:
+    store = make_store(small_disk / "home")
+    (project / "data.bin").write_bytes(os.urandom(3 << 20))  # does not fit, even zipped
+    snap = store.snapshot(project, reason="x")
+    assert snap.checkpoint is None and snap.failed
+    assert snap.note.startswith("failed: disk full"), snap.note
+
+
+def test_a_restore_on_a_full_disk_changes_nothing(small_disk: Path, project: Path) -> None:
+    store = make_store(small_disk / "home")
+    taken = store.snapshot(project, reason="x").checkpoint
+    assert taken is not None
+    (project / "src" / "app.py").write_text("changed\n")
+    (project / "data.bin").write_bytes(os.urandom(3 << 20))  # the backup will not fit
+    plan = store.plan_restore(project, taken.id, files=["src/app.py"])
+    with pytest.raises(CheckpointError, match=r"disk full.*nothing was restored"):
+        store.restore(plan, overwrite=["src/app.py"])
+    assert (project / "src" / "app.py").read_text() == "changed\n"
+
+
+def test_a_read_only_home_fails_the_snapshot_with_a_message(
+    home: Path, project: Path, make_read_only
+) -> None:
+    home.mkdir()
+    make_read_only(home)
+    snap = make_store(home).snapshot(project, reason="x")
+    assert snap.failed and snap.checkpoint is None and snap.note.startswith("failed: ")
