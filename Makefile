@@ -81,7 +81,8 @@ format: $(VENV)/.installed-dev
 # pytest-xdist (a test that must not run beside another can be kept on one worker with
 # `@pytest.mark.xdist_group("name")`; none needs it today). The second: the end-to-end tests
 # (real terminals, servers, the bundled model), one at a time, since each loads the whole
-# machine. The 25 slowest of each pass are printed and kept in .cache/durations-*.txt.
+# machine. Both passes run, so one run tells every failure; either failing fails `make test`.
+# The 25 slowest of each pass are printed and kept in .cache/durations-*.txt.
 WORKERS ?= auto
 PYTEST = $(BIN)/python -m pytest -q
 UNIT_TESTS = $(PYTEST) -n $(WORKERS) --dist loadgroup -m "not e2e" --ignore=tests/e2e
@@ -93,8 +94,8 @@ check: $(VENV)/.installed-dev system-deps mcp-servers lint
 
 test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers lint
 	mkdir -p .cache
-	$(UNIT_TESTS) --durations=25 | tee .cache/durations-unit.txt
-	$(E2E_TESTS) --durations=25 | tee .cache/durations-e2e.txt
+	unit=0; $(UNIT_TESTS) --durations=25 | tee .cache/durations-unit.txt || unit=$$?; \
+	$(E2E_TESTS) --durations=25 | tee .cache/durations-e2e.txt; exit $$unit
 
 # Ruff (check and format) before every commit, through pre-commit; never installed unasked.
 hooks: $(VENV)/.installed-dev
