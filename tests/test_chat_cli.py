@@ -239,7 +239,8 @@ def test_a_full_disk_keeps_the_session_going_in_memory(
     env = {**env, "HERMES_HOME": str(home)}
     assert run(env, "tools").returncode == 0  # the home is made while there is room
     fill()
-    fake.add(tools(("read_file", {"path": str(home / "config.yaml")})), text("It is a config."))
+    # a file outside HERMES_HOME: the sandbox hides that from the file tools too
+    fake.add(tools(("read_file", {"path": "/etc/os-release"})), text("It is a config."))
     out = run(env, "chat", "what is in my config?")
     assert out.returncode == 0 and out.stdout.strip() == "It is a config."
     assert "The transcript is not being saved (cannot write" in out.stderr
@@ -395,3 +396,18 @@ def test_the_first_line_says_whether_commands_run_confined(
         " · terminal: NOT confined: no sandbox here (bwrap is not installed (Debian: "
         "apt-get install bubblewrap))]"
     ), first
+
+
+def test_chat_says_on_stderr_how_far_the_model_has_read(env, fake: FakeOpenAI) -> None:
+    # a llama.cpp server's `prompt_progress`, as the bundled one sends when asked
+    fake.add(text("Four.", progress=[(256, 700, 0), (512, 700, 0), (700, 700, 0)]))
+    done = run(env, "chat", "2+2?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Four."
+    said = [line.strip() for line in done.stderr.splitlines() if line.strip().startswith("…")]
+    assert said == [
+        "… reading the prompt: 256 / 700 tokens (36%)",
+        "… reading the prompt: 512 / 700 tokens (73%)",
+        "… reading the prompt: 700 / 700 tokens (100%)",
+        "… generating…",
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -297,3 +298,62 @@ def test_a_damaged_store(
         assert "damaged" in out.stderr and "nothing was changed" in out.stderr
         assert "Traceback" not in out.stderr
     assert files(project) == before
+
+
+# -- a working directory whose shape changed since -------------------------------------
+
+
+def test_a_folder_that_became_a_file_is_restored_when_told_to_overwrite(
+    cli_env, store: CheckpointStore, project: Path
+) -> None:
+    original = files(project)
+    snapshot(store, project, "before", 1)
+    shutil.rmtree(project / "src")
+    (project / "src").write_text("a file where a folder was\n")
+    out = run(cli_env, "checkpoints", "restore", "--yes", "--overwrite-hand-edits", cwd=project)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert files(project) == original
+
+
+def test_a_folder_that_became_a_kept_file_refuses_and_changes_nothing(
+    cli_env, store: CheckpointStore, project: Path
+) -> None:
+    snapshot(store, project, "before", 1)
+    shutil.rmtree(project / "src")
+    (project / "src").write_text("a file where a folder was\n")
+    (project / "a.txt").write_text("changed\n")
+    before = files(project)
+    out = run(cli_env, "checkpoints", "restore", "--yes", cwd=project)
+    assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+    assert "src" in out.stderr and "nothing was restored" in out.stderr
+    assert files(project) == before
+
+
+def test_a_restore_that_fails_midway_says_what_it_did_and_did_not(
+    cli_env, store: CheckpointStore, project: Path
+) -> None:
+    """The disk fills while writing back (a file-size limit on the process stands for it):
+    the files written are named, the others too, and the backup that undoes it."""
+    (project / "big.txt").write_text("x" * 300_000)
+    snapshot(store, project, "before", 1)
+    for name in ("a.txt", "big.txt", "b.txt"):
+        (project / name).unlink()
+        store.record_write(str(project), name)
+
+    def limit() -> None:  # git's objects and the index stay under it, big.txt does not
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    out = subprocess.run(
+        [str(BIN / "hermes-tui"), "checkpoints", "restore", "--yes"],
+        env=cli_env, cwd=project, capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL, preexec_fn=limit,
+    )  # fmt: skip
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "stopped at big.txt: the disk is full" in out.stderr
+    assert "restored a.txt, b.txt; not restored big.txt" in out.stderr
+    undo = re.search(r"undo with: hermes-tui checkpoints restore (\w+)", out.stderr)
+    assert undo is not None and (project / "b.txt").exists()
+    assert not (project / "big.txt").exists()
+    again = run(cli_env, "checkpoints", "restore", undo.group(1), "--yes", cwd=project)
+    assert again.returncode == 0, again.stderr  # the backup undoes what was done
+    assert not (project / "a.txt").exists() and not (project / "b.txt").exists()

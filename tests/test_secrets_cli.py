@@ -27,6 +27,14 @@ SNOOP = (
 )
 
 
+@pytest.fixture
+def unconfined(home: Path) -> None:
+    """These tests read the app's processes from a command: the layer under test is the one
+    that holds without the sandbox (whose own process namespace would hide them all)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("terminal:\n  sandbox: false\n")
+
+
 def secret() -> str:
     return f"sk-test-SECRET-{secrets.token_hex(8)}"  # no other process on the machine has it
 
@@ -37,7 +45,7 @@ def tool_output(fake: FakeOpenAI) -> str:
 
 
 def test_a_model_that_reads_every_process_gets_no_key(
-    cli_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
+    unconfined: None, cli_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     key = fake.api_key = secret()
     fake.add(tools(("terminal", {"command": SNOOP})), text("nothing found"))
@@ -51,7 +59,7 @@ def test_a_model_that_reads_every_process_gets_no_key(
 
 
 def test_the_running_app_shows_neither_key_in_proc(
-    cli_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
+    unconfined: None, cli_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     key = fake.api_key = secret()
     # the model asks for the app's own /proc files: the terminal's command runs while it waits

@@ -107,10 +107,7 @@ def _test(runtime: Runtime, book, args: argparse.Namespace) -> int:
 
 def _confined(runtime: Runtime) -> bool:
     """Terminal commands would run in the working sandbox (terminal.sandbox, bwrap works)."""
-    from workbench.core.backends.settings import backend_from_config
-
-    backend = backend_from_config(runtime.config, runtime.home)
-    return backend.sandboxed and backend.working()[0]
+    return runtime.backend().sandboxed
 
 
 def _call(args: argparse.Namespace) -> tuple[str, dict] | str:

@@ -82,6 +82,9 @@ def _err(text: str) -> None:
 class Printer:
     """Turns the agent's events into terminal output."""
 
+    def __init__(self) -> None:
+        self._progress = ""  # the last progress line said (the same is not said twice)
+
     def __call__(self, event: CoreEvent) -> None:
         from workbench import checkpoints_text
         from workbench.core.agent.transcript import not_saved
@@ -90,6 +93,7 @@ class Printer:
             CheckpointTaken,
             ContextCompressed,
             ContextNotice,
+            ModelProgress,
             TextDelta,
             ToolCallFinished,
             ToolCallStarted,
@@ -100,6 +104,11 @@ class Printer:
             case TextDelta(text=text):
                 sys.stdout.write(text)
                 sys.stdout.flush()
+            case ModelProgress():
+                line = event.describe()
+                if line != self._progress:
+                    self._progress = line
+                    _err(f"  … {line}")
             case ToolCallStarted():
                 args = (
                     json.dumps(event.arguments, ensure_ascii=False)

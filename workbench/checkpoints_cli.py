@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The command, with the store of $HERMES_HOME (nothing else of the core is loaded)."""
-    from workbench.core.checkpoints import CheckpointError
+    from workbench.core.checkpoints import CheckpointError, RestoreStopped
 
     action = args.action or "list"
     if action != "list" and args.json:
@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         if action == "diff":
             return _diff(store, cwd, args.id)
         return _restore(store, cwd, args)
+    except RestoreStopped as exc:  # some files were changed: it says which
+        _err(str(exc))
+        return EXIT_ERROR
     except CheckpointError as exc:
         _err(f"{exc} (nothing was changed)")
         return EXIT_ERROR

@@ -56,11 +56,12 @@ async def test_a_real_tool_call_round_trip(home: Path, tmp_path: Path, monkeypat
     assert sent_back and "buy milk" in sent_back[0]["content"]
     assistant = [m for m in transcript.messages(records) if m["role"] == "assistant"]
     assert assistant[0]["tool_calls"][0]["function"]["name"] == "read_file"
-    # round cap 1: the loop stopped and asked once more for an answer (tool_choice none)
-    assert finished.reason in ("max_rounds", "answered") and finished.rounds == 2
+    # round cap 1: the loop stopped and asked once more for an answer (tool_choice none);
+    # a call the model wrote as text in that round ran, and it was asked once again
+    assert finished.reason in ("max_rounds", "answered") and finished.rounds in (2, 3)
     # the server read the system prompt and the tools before the prompt came (warm), and
     # the final round read only what the first round had not (its prefix kept)
-    first, final = [e for e in events if isinstance(e, ServerTimings)]
+    first, final = [e for e in events if isinstance(e, ServerTimings)][:2]
     assert first.cached > 500 and first.evaluated < first.cached
     assert final.cached > first.cached + first.evaluated - 8
     assert any(isinstance(e, TextDelta) for e in events) or finished.text == ""

@@ -57,7 +57,12 @@ async def test_a_write_the_sandbox_refused_is_offered_a_run_outside_and_x_runs_i
     async with app.run_test(size=(120, 40)) as pilot:
         assert "terminal: sandboxed" in (await loaded(pilot, app)).sub_title
         form = await run_in_form(pilot, app, "sh ./w.sh")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30)
+        # the modal and its buttons (pushed, then composed)
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#deny"),
+            timeout=30,
+        )
         modal = app.screen
         assert not target.exists()  # it ran in the sandbox, and failed there
         assert modal.request.only_leave and "Read-only file system" in modal.request.reason

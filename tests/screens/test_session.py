@@ -267,3 +267,25 @@ async def test_with_config_yaml_unreadable_the_chat_says_so_and_offers_no_tool_i
                    for n in notes), notes  # fmt: skip
         offered = {t["function"]["name"] for t in fake.requests[0].get("tools", [])}
         assert offered.isdisjoint({"terminal", "read_file", "write_file", "patch"})
+
+
+async def test_the_model_s_progress_shows_on_the_turn_line_while_it_reads(server) -> None:
+    import threading
+
+    release = threading.Event()
+    server.add(text("Done.", progress=[(600, 1000, 600), (900, 1000, 600)], hold=release))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "hi")
+
+        def line() -> str:
+            return str(screen.query_one("#turn-line").content)
+
+        try:  # the server holds its reply: what shows now is the progress it reported
+            await wait_until(pilot, lambda: "900 / 1,000 tokens (90%, 600 from cache)" in line())
+            assert screen.busy
+        finally:
+            release.set()
+        await wait_until(pilot, lambda: "answered" in line())
+        assert "reading" not in line() and "generating" not in line()

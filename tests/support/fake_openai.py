@@ -39,6 +39,10 @@ class Reply:
     usage: tuple[int, int] = (11, 7)
     cut_after: int = 2
     timings: Any = None  # llama.cpp's extra `timings` field, sent on the stream's last chunk
+    # llama.cpp's `prompt_progress` chunks ((processed, total, cache) each), sent first, as
+    # it does when asked with `return_progress`; then, if set, the stream waits for `hold`
+    progress: list[tuple[int, int, int]] = field(default_factory=list)
+    hold: Any = None  # a threading.Event
 
 
 def text(content: str, **kw: Any) -> Reply:
@@ -240,6 +244,12 @@ class FakeOpenAI:
             yield event({"role": "assistant", "content": "Hel"})
             yield b"data: {this is not json\n\n"
             return
+        for processed, total, cache in reply.progress:
+            chunk = json.loads(event({"role": "assistant", "content": None})[6:])
+            chunk["prompt_progress"] = {"total": total, "cache": cache, "processed": processed}
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+        if reply.hold is not None:
+            reply.hold.wait(60)
         yield event({"role": "assistant", "content": ""})
         for piece in _split(reply.text, reply.chunks, reply.chunk_size):
             yield event({"content": piece})

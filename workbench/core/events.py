@@ -16,6 +16,7 @@ from workbench.core.agent.events import (
     ContextCompressed,
     ContextNotice,
     ContextUsage,
+    ModelProgress,
     RoundStarted,
     SubagentFinished,
     SubagentStarted,
@@ -59,6 +60,7 @@ AgentEvent: TypeAlias = (
     | SubagentStarted
     | SubagentFinished
     | TranscriptFailed
+    | ModelProgress
 )
 """What a chat session emits while a turn runs (its tool calls too: see `CallEvent`)."""
 
@@ -96,6 +98,7 @@ __all__ = [
     "ContextNotice",
     "ContextUsage",
     "CoreEvent",
+    "ModelProgress",
     "ModuleImportFailed",
     "PluginChanged",
     "RegistryChanged",

@@ -18,6 +18,7 @@ from workbench.core.agent import transcript
 from workbench.core.agent.context import Window
 from workbench.core.agent.delegation import NAME as DELEGATE
 from workbench.core.agent.delegation import Delegation, Limits, SubagentFinished, SubagentTask
+from workbench.core.agent.events import ModelProgress
 from workbench.core.agent.loop import Agent, TurnFinished
 from workbench.core.agent.own_tools import (
     Clarifier,
@@ -31,7 +32,7 @@ from workbench.core.execution.budget import BudgetConfig
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.execution.kept import CallKeeper, saving, watching
 from workbench.core.model import local as local_model
-from workbench.core.model import tokens
+from workbench.core.model import prompt_cache, tokens
 from workbench.core.model.settings import ModelSettings
 from workbench.core.runtime import Runtime, new_session_id
 from workbench.core.tools.memory import MemorySession
@@ -61,7 +62,8 @@ class ChatSession:
         self._owns_local = True
         self.notes: list[str] = []  # what a front end should tell the user at the start
         self._running: asyncio.Task[Any] | None = None
-        self.warming: asyncio.Future[None] | None = None  # the local server's prompt cache
+        self.warming: asyncio.Future[str] | None = None  # the local server's prompt cache
+        self.primed = ""  # how it was filled: restored, saved, read, failed (prompt_cache.prime)
         history: list[dict[str, Any]] = []
         if resume is not None:
             path = transcript.find(runtime.home, resume or None)
@@ -208,6 +210,7 @@ class ChatSession:
         elif settings.local:
             spec = local_model.MODELS[settings.model]
             log = self.runtime.home / "logs" / "local-model.log"
+            self._tell(ModelProgress("loading"))
             # one number: the server's context is the window the budgets assume
             self.local = await asyncio.to_thread(
                 local_model.start,
@@ -216,6 +219,9 @@ class ChatSession:
                 log=log,
                 ctx=self.window.context,
                 max_tokens=self.window.reply,
+                slots=prompt_cache_dir(self.runtime.home),
+                threads=settings.threads,
+                batch_threads=settings.batch_threads,
             )
             base_url, api_key = self.local.base_url, self.local.api_key
         else:
@@ -229,7 +235,22 @@ class ChatSession:
             api_key=self.local.api_key if self.local is not None else None,
         )
         if self.local is not None and self._owns_local:  # a shared server is warm already
-            self.warming = asyncio.ensure_future(self.agent.warm())
+            self.warming = asyncio.ensure_future(self._prime())
+            self.agent.ready = self.warming
+
+    async def _prime(self) -> str:
+        """The fixed prompt (system prompt and tools) into the new server's cache before the
+        first request: restored from HERMES_HOME if a process read it before, else read now
+        and saved (core.model.prompt_cache)."""
+        assert self.local is not None
+        spec = local_model.MODELS[self.settings.model]
+        request = self.agent.warm_request()
+        fixed = {"messages": request["messages"], "tools": request.get("tools", [])}
+        template = local_model.TEMPLATE.read_text(encoding="utf-8")
+        entry = prompt_cache.key(spec.sha256, local_model.build(), template, fixed)
+        cache = prompt_cache.PromptCache(prompt_cache_dir(self.runtime.home))
+        self.primed = await prompt_cache.prime(self.local, cache, entry, self.agent.warm)
+        return self.primed
 
     async def turn(self, prompt: str) -> TurnFinished:
         self._running = asyncio.current_task()
@@ -299,6 +320,11 @@ def _resume_notes(path: Path, skipped: int, repaired: int) -> list[str]:
             "result, so the model can go on"
         )
     return notes
+
+
+def prompt_cache_dir(home: Path) -> Path:
+    """Where the fixed prompt's saved state is kept (the local server's slot folder)."""
+    return home / "state" / "prompt-cache"
 
 
 def models_dir(home: Path) -> Path:

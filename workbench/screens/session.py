@@ -85,6 +85,7 @@ class SessionScreen(Screen[None]):
         self._reason = ""  # how the last turn ended
         self._turn_text = ""  # the last turn's figures
         self._context_text = ""  # the context in use now, e.g. "context 12.3k / 32k"
+        self._progress_text = ""  # what the local model is doing now (loading, reading…)
 
     @property
     def agent_thread(self) -> AgentThread:
@@ -307,6 +308,7 @@ class SessionScreen(Screen[None]):
             ContextCompressed,
             ContextNotice,
             ContextUsage,
+            ModelProgress,
             RoundStarted,
             SubagentFinished,
             SubagentStarted,
@@ -328,6 +330,9 @@ class SessionScreen(Screen[None]):
                 await self._finish_reply()
             case ToolCallStarted():
                 await self._finish_reply()
+                if self._progress_text:
+                    self._progress_text = ""
+                    self._render_turn_line()
                 await log.card(event.call_id, event.name, event.arguments, event.label)
                 self.call_started(event)
             case SubagentStarted():
@@ -347,6 +352,9 @@ class SessionScreen(Screen[None]):
                 await log.note(Text(ended, style="cyan" if event.reason == "answered" else "red"))
             case ContextUsage():
                 self._context_text = f"context {short(event.used)} / {short(event.window)}"
+                self._render_turn_line()
+            case ModelProgress():
+                self._progress_text = event.describe()
                 self._render_turn_line()
             case ContextCompressed():
                 await self._finish_reply()
@@ -420,11 +428,12 @@ class SessionScreen(Screen[None]):
             f"↓ {finished.completion_tokens:,} out"
         )
         self._reason = finished.reason
+        self._progress_text = ""
         self._render_turn_line()
 
     def _render_turn_line(self) -> None:
         # The reason and the context lead: on a narrow pane the token counts are what gets cut.
-        parts = [self._reason, self._context_text, self._turn_text]
+        parts = [self._progress_text or self._reason, self._context_text, self._turn_text]
         self.query_one("#turn-line", Static).update(
             Text(" · ".join(p for p in parts if p), style="dim")
         )

@@ -112,6 +112,25 @@ def test_write_roots_are_those_that_exist_resolved_and_never_a_hidden_one(
     assert writable_roots(roots, str(tmp_path / "work"), hidden) == [str(tmp_path / "real")]
 
 
+def test_the_projects_rules_and_plugins_are_read_only(sandboxed, work: Path) -> None:
+    """A trusted project's session obeys `.hermes/approvals.yaml` and loads its plugins: a
+    command whose target the gate could not read (so --yes runs it confined) must not
+    rewrite them."""
+    rules = work / ".hermes" / "approvals.yaml"
+    rules.parent.mkdir()
+    rules.write_text('rules:\n  - deny: "curl *"\n')
+    out = term(
+        sandboxed,
+        work,
+        'd=$(echo .her)mes; cat "$d/approvals.yaml"; echo "rules: []" > "$d/approvals.yaml"; '
+        'mkdir -p "$d/plugins/evil"; echo ok > inside.txt',
+    )
+    assert "deny" in out["output"] and "Read-only file system" in out["output"]
+    assert rules.read_text() == 'rules:\n  - deny: "curl *"\n'
+    assert not (work / ".hermes" / "plugins").exists()
+    assert (work / "inside.txt").read_text() == "ok\n"  # the rest of the project stays writable
+
+
 def test_hermes_home_and_credentials_read_as_nothing(sandboxed, work: Path, home: Path) -> None:
     user = sandboxed["HOME"]
     out = term(

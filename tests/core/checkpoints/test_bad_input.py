@@ -97,3 +97,45 @@ def test_a_read_only_home_fails_the_snapshot_with_a_message(
     make_read_only(home)
     snap = make_store(home).snapshot(project, reason="x")
     assert snap.failed and snap.checkpoint is None and snap.note.startswith("failed: ")
+
+
+def test_a_snapshot_killed_during_git_add_does_not_block_the_next(
+    home: Path, project: Path
+) -> None:
+    """A process killed while `git add` runs leaves git's `<index>.lock` behind (seen for
+    real with SIGKILL): every later snapshot, and so every restore (its backup), failed."""
+    store = make_store(home)
+    first = store.snapshot(str(project), reason="first")
+    assert first.checkpoint is not None
+    index = home / "checkpoints" / "store" / "indexes"
+    (lock,) = [p for p in index.iterdir() if "." not in p.name]
+    Path(f"{lock}.lock").write_bytes(b"")  # what the killed git add left
+    (project / "README.md").write_text("# changed\n")
+    after = store.snapshot(str(project), reason="after the kill")
+    assert after.checkpoint is not None and not after.failed, after.note
+    plan = store.plan_restore(str(project), first.checkpoint.id)
+    store.restore(plan, overwrite=plan.hand_edited)
+    assert (project / "README.md").read_text() == "# demo\n"
+
+
+def test_a_ref_pointing_nowhere_is_dropped_not_the_whole_store(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """One checkpoint whose commit was lost (a ref to a missing object): the others, and
+    those of other projects, stay listed and restorable; the store is not set aside."""
+    store = make_store(home)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.txt").write_text("x\n")
+    kept = store.snapshot(str(other), reason="other project").checkpoint
+    first = store.snapshot(str(project), reason="first").checkpoint
+    assert kept is not None and first is not None
+    refs = home / "checkpoints" / "store" / "refs" / "hermes"
+    (folder,) = [p for p in refs.iterdir() if any(c.name.startswith(first.id) for c in p.iterdir())]
+    (folder / ("0123abcd" * 5)).write_text("0123abcd" * 5 + "\n")
+    assert [c.id for c in store.list(str(project))] == [first.id]
+    assert [c.id for c in store.list(str(other))] == [kept.id]
+    (project / "README.md").write_text("# changed\n")
+    again = store.snapshot(str(project), reason="again")
+    assert again.checkpoint is not None and "set aside" not in again.note
+    assert not list((home / "checkpoints").glob("store.damaged-*"))

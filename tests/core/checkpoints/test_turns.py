@@ -4,6 +4,8 @@ the events, the ledger, and the write policy's question."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -120,28 +122,83 @@ async def test_the_terminal_asks_as_before_where_no_checkpoint_holds(
     executor.shutdown()
 
 
-async def test_a_file_changed_by_an_unknown_program_gets_a_new_snapshot_first(
-    home: Path, workdir: Path
-) -> None:
-    """After the turn's snapshot, a program the executor cannot follow rewrote a.txt: its
-    content now is in no checkpoint and not the agent's (per the ledger), so before
-    write_file replaces it a second snapshot holds it; nothing asks, nothing is lost."""
+async def test_a_hard_link_to_a_file_outside_still_asks(home: Path, tmp_path: Path) -> None:
+    """A redirection writes through a second name into the file outside too: no checkpoint
+    of the working directory brings that back, so the question stays (confined or not;
+    write_file replaces the name, leaving the other file as it was)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    os.link(outside, work / "x.txt")
+    executor, _, asked = _executor(home, work, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command="echo evil > x.txt")])
+    assert outcome.status == "denied" and outside.read_text() == "precious\n"
+    assert [f.rule for f in asked[0].verdict.findings] == ["overwrite"]
+    executor.shutdown()
+
+
+async def test_what_a_search_feeds_a_delete_still_asks(home: Path, workdir: Path) -> None:
+    """`{}` is the detector's stand-in for each file found, not a file: a real file named
+    `{}` (which a checkpoint holds) must not let the whole listing's delete run unasked;
+    `.env` is left out of snapshots, so nothing could bring it back."""
+    (workdir / "{}").write_text("")
+    (workdir / ".env").write_text("OPENAI_API_KEY=sk-x\n")
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command="ls -A | xargs rm")])
+    assert outcome.status == "denied" and len(asked) == 1
+    assert (workdir / ".env").exists() and (workdir / "a.txt").exists()
+    executor.shutdown()
+
+
+async def test_what_an_unknown_program_left_is_the_agents(home: Path, workdir: Path) -> None:
+    """After the turn's snapshot, a program the executor cannot follow rewrote a.txt: the
+    ledger notes its content now as the agent's (every change since the turn's checkpoint
+    is), so write_file replaces it with no second snapshot, and restoring the turn's one
+    brings back the file as it was before the turn, no hand edit named."""
     (workdir / "w.py").write_text("open('a.txt', 'w').write('z')\n")
     executor, events, asked = _executor(home, workdir, answer="d")
     outcomes = await executor.run(
         [
             _call("terminal", 0, command="python3 w.py"),
             _call("write_file", 1, path="a.txt", content="x"),
-            _call("write_file", 2, path="a.txt", content="y"),  # the agent's: no third
         ]
     )
-    assert [o.status for o in outcomes] == ["ok", "ok", "ok"] and asked == []
-    first, second = _checkpoint_events(events)
+    assert [o.status for o in outcomes] == ["ok", "ok"] and asked == []
+    (first,) = _checkpoint_events(events)
     assert first.checkpoint.reason == "terminal: python3 w.py"
-    assert second.checkpoint.reason == "write_file a.txt"
     store = CheckpointStore(home)
-    store.restore(store.plan_restore(workdir, second.checkpoint.id), overwrite=["a.txt"])
-    assert (workdir / "a.txt").read_text() == "z"
+    plan = store.plan_restore(workdir, first.checkpoint.id)
+    assert plan.hand_edited == ()
+    store.restore(plan)
+    assert (workdir / "a.txt").read_text() == "a\n"
+    executor.shutdown()
+
+
+async def test_a_git_stash_in_a_turn_is_the_agents_at_restore(home: Path, workdir: Path) -> None:
+    """`git stash -u` changes and removes files the gate cannot name: after it, every change
+    since the turn's checkpoint is the agent's, so a restore names no hand edit and brings
+    the files back; a real hand edit made after the turn is still named."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=workdir, check=True)
+    subprocess.run([*git, "add", "a.txt"], cwd=workdir, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=workdir, check=True)
+    (workdir / "a.txt").write_text("a, edited before the turn\n")
+    (workdir / "notes.md").write_text("notes\n")
+    executor, events, _ = _executor(home, workdir)
+    (outcome,) = await executor.run([_call("terminal", 0, command=f"{' '.join(git)} stash -u")])
+    assert outcome.status == "ok", outcome.content
+    assert (workdir / "a.txt").read_text() == "a\n" and not (workdir / "notes.md").exists()
+    (taken,) = _checkpoint_events(events)
+    store = CheckpointStore(home)
+    plan = store.plan_restore(workdir, taken.checkpoint.id)
+    assert plan.hand_edited == ()
+    (workdir / "b.txt").write_text("by hand\n")
+    plan = store.plan_restore(workdir, taken.checkpoint.id)
+    assert plan.hand_edited == ("b.txt",)
+    store.restore(plan, overwrite=["b.txt"])
+    assert (workdir / "notes.md").read_text() == "notes\n"
+    assert (workdir / "a.txt").read_text() == "a, edited before the turn\n"
     executor.shutdown()
 
 
@@ -230,3 +287,97 @@ async def test_the_agents_turn_takes_one_snapshot_for_all_its_rounds(
     store.restore(first)
     assert (workdir / "a.txt").read_text() == "a\n" and (workdir / "b.txt").read_text() == "b\n"
     await session.close()
+
+
+# -- the write policy as an attack: a checkpoint never "holds" what it cannot give back -----
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm `echo .env` a.txt",  # a target computed at run time besides a held one
+        "rm $(echo .env) a.txt",
+        "echo .env | xargs rm a.txt",  # xargs appends what it reads
+    ],
+)
+async def test_a_target_known_only_at_run_time_asks(
+    home: Path, workdir: Path, command: str
+) -> None:
+    (workdir / ".env").write_text("SECRET=1\n")  # left out of checkpoints
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked
+    assert (workdir / ".env").read_text() == "SECRET=1\n" and (workdir / "a.txt").exists()
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"name": "terminal", "command": ": > h.txt"},
+        {"name": "terminal", "command": "truncate -s0 h.txt"},
+        {"name": "write_file", "path": "h.txt", "content": "PWNED\n"},
+    ],
+)
+async def test_a_hard_link_to_a_file_outside_is_not_held(
+    home: Path, workdir: Path, tmp_path: Path, call: dict
+) -> None:
+    """A checkpoint holds a name: changing a file with another name outside the working
+    directory changes that one too, and no restore brings it back."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("PRECIOUS\n")
+    (workdir / "h.txt").hardlink_to(outside)
+    executor, _, asked = _executor(home, workdir, answer="d")
+    name = call.pop("name")
+    (outcome,) = await executor.run([_call(name, 0, **call)])
+    assert outcome.status == "denied" and asked
+    assert outside.read_text() == "PRECIOUS\n"
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd node_modules && rm a.txt",
+        "cd node_modules; : > a.txt",
+        "(cd node_modules; rm a.txt)",
+        "pushd node_modules && rm a.txt",
+        "env -C node_modules rm a.txt",
+        "env --chdir=node_modules rm a.txt",
+        "sh -c 'cd node_modules && rm a.txt'",
+    ],
+)
+async def test_a_target_in_another_directory_is_not_covered(
+    home: Path, workdir: Path, command: str
+) -> None:
+    """The held a.txt of the working directory is not the a.txt a command deletes after
+    changing directory (node_modules is left out of checkpoints)."""
+    (workdir / "node_modules").mkdir()
+    (workdir / "node_modules" / "a.txt").write_text("module\n")
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked
+    assert (workdir / "node_modules" / "a.txt").read_text() == "module\n"
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "(cd sub); rm big.bin",  # the subshell's cd does not move the shell
+        "cd missing; rm big.bin",  # a failed cd leaves it where it was
+        "cd sub || rm big.bin",
+    ],
+)
+async def test_a_cd_bash_does_not_follow_is_not_taken_for_one(
+    home: Path, workdir: Path, command: str
+) -> None:
+    """sub/big.bin is small and held; ./big.bin is over the size cap, left out: bash deletes
+    the second, so the command asks."""
+    (workdir / "sub").mkdir()
+    (workdir / "sub" / "big.bin").write_text("small\n")
+    (workdir / "big.bin").write_bytes(b"0" * (11 * 1024 * 1024))
+    executor, _, asked = _executor(home, workdir, answer="d")
+    (outcome,) = await executor.run([_call("terminal", 0, command=command)])
+    assert outcome.status == "denied" and asked and (workdir / "big.bin").exists()
+    executor.shutdown()

@@ -55,6 +55,8 @@ async def test_headless_denies() -> None:
     # Hermes auto-approved every dangerous command without an interactive context
     decision = await ask(ApprovalBroker(), "rm -rf build")
     assert not decision.approved and "no one can be asked" in decision.reason
+    # and what it would have asked about, so the user can judge it
+    assert "it asks because" in decision.reason and "build" in decision.reason
 
 
 async def test_timeout_denies() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.calls import Scratch, call, terminal
+from workbench.core.backends.sandbox import bwrap_status
 from workbench.core.execution.budget import SpillStore
 from workbench.core.execution.gate import check_call
 
@@ -155,6 +156,16 @@ def test_writes_outside_the_working_directory_ask(scratch, capsys) -> None:
         assert not target.exists()
     inside = call(capsys, "write_file", {"path": "app.log", "content": "x"}, scratch.project)
     assert inside.ran and (scratch.project / "app.log").read_text() == "x"
+    # the sandbox on (the default, where bubblewrap works): --yes does not let the file
+    # tools write where a command could not; with it off, the write is an ask, which --yes
+    # answers
+    if bwrap_status()[0]:
+        yes = call(
+            capsys, "write_file", {"path": str(target), "content": "x"}, scratch.project, yes=True
+        )
+        assert yes.status == "denied" and "approvals.write_roots" in yes.stdout
+        assert not target.exists()
+    _config(scratch)
     approved = call(
         capsys, "write_file", {"path": str(target), "content": "x"}, scratch.project, yes=True
     )

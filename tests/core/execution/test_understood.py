@@ -47,6 +47,19 @@ async def test_yes_unconfined_denies_what_was_not_understood(tmp_path: Path) -> 
     assert "turn on terminal.sandbox" in decision.reason and "in person" in decision.reason
 
 
+async def test_yes_unconfined_says_why_it_runs_unconfined(tmp_path: Path) -> None:
+    """The denial names why there is no sandbox: a user without bubblewrap must not be told
+    only to turn on a setting that would then refuse every command."""
+    broker = ApprovalBroker(mode="off")
+    where = "local, NOT confined: no sandbox here (bwrap is not installed)"
+    decision = await broker.decide(
+        "terminal", OPAQUE, verdict(OPAQUE, tmp_path), cwd="/w", where=where
+    )
+    assert not decision.approved
+    assert f"outside the sandbox ({where})" in decision.reason
+    assert "where bubblewrap can run" in decision.reason
+
+
 async def test_yes_confined_approves_it(tmp_path: Path) -> None:
     broker = ApprovalBroker(mode="off")
     decision = await broker.decide(

@@ -255,3 +255,19 @@ def test_credentials_in_a_url_are_never_shown(setup) -> None:
     )
     assert "(https://proxy.example:8443/v1)" in settings.describe()
     assert "hunter2" not in settings.describe() and "abc" not in settings.describe()
+
+
+@pytest.mark.parametrize(
+    ("value", "batch", "generate"),
+    [("", None, None), ("2", 2, 2), ("{batch: 2, generate: 1}", 2, 1), ("{generate: 1}", None, 1)],
+)
+def test_model_threads_sets_both_phases_or_each(setup, value, batch, generate) -> None:
+    line = f"  threads: {value}\n" if value else ""
+    settings = setup(f"model:\n  local: qwen2.5-coder-0.5b\n{line}")
+    assert (settings.batch_threads, settings.threads) == (batch, generate)
+
+
+@pytest.mark.parametrize("value", ["0", "many", "{batch: -1}", "{read: 2}", "true"])
+def test_model_threads_that_is_not_a_count_is_refused(setup, value) -> None:
+    with pytest.raises(ModelConfigError, match=r"model\.threads"):
+        setup(f"model:\n  local: qwen2.5-coder-0.5b\n  threads: {value}\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.execution.gate import check_call
-from workbench.core.safety import analyze_command, places
+from workbench.core.safety import Severity, analyze_command, places
 from workbench.core.tools.invoke import call_tool
 from workbench.core.tools.registry import registry
 
@@ -109,6 +109,17 @@ def test_a_hard_link_to_hermes_own_secrets_is_one_too(fake_home: Path) -> None:
     assert "credential-read" in verdict("cat e.txt", fake_home).rules
 
 
+def test_a_big_credential_folder_does_not_hide_hermes_own_secrets(fake_home: Path) -> None:
+    """The scan is bounded: a home's folder with more entries than its budget (gcloud keeps
+    its logs under ~/.config/gcloud) must not keep it from HERMES_HOME's keys."""
+    logs = fake_home.parent / ".config" / "gcloud" / "logs"
+    logs.mkdir(parents=True)
+    for i in range(places.SCAN_LIMIT + 1):
+        (logs / f"{i}.log").touch()
+    os.link(fake_home.parent / ".hermes" / ".env", fake_home / "e.txt")
+    assert "credential-read" in verdict("cat e.txt", fake_home).rules
+
+
 def test_a_search_of_the_project_skips_a_hard_link_to_a_key(fake_home: Path) -> None:
     os.link(fake_home.parent / ".ssh" / "id_rsa", fake_home / "k.txt")
     (fake_home / "copy.txt").write_text(KEY)  # an ordinary file with the same text
@@ -124,3 +135,40 @@ def test_searching_a_folder_of_credentials_asks(fake_home: Path) -> None:
         assert check is not None and check.verdict.rules == {"credential-read"}, folder
     names_only = {"path": "~/.ssh", "pattern": "*", "target": "files"}
     assert check_call("search_files", names_only, fake_home) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'cat "$(echo ~/.ss)h/id_rsa"',
+        "cat `echo ~/.ss`h/id_rsa",
+        'head -n 5 "$(echo ~/.aws)/credentials"',
+    ],
+)
+def test_a_path_built_from_known_output_is_read_as_that_path(fake_home: Path, command: str):
+    found = verdict(command, fake_home)
+    assert found.dangerous and found.severity is Severity.HIGH, found.reasons
+    assert not found.opaque, found.reasons  # the gate read where it points
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat ~/.ssh/$(ls ~/.ssh | head -1)", 'cat ~/.aws/"$(cat name)"', "cat ~/.ss`cat f`"],
+)
+def test_a_path_computed_under_a_credential_place_asks_as_opaque(fake_home: Path, command: str):
+    found = verdict(command, fake_home)
+    assert found.dangerous and found.opaque, found.reasons
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'cat "$(echo notes).txt"',
+        'cat "$(git rev-parse --show-toplevel)/notes.txt"',
+        "wc -l $(find . -name '*.txt')",
+        'cat "$(echo ~/.ssh)/id_rsa.pub"',
+    ],
+)
+def test_paths_built_from_output_elsewhere_stay_free(fake_home: Path, command: str):
+    found = verdict(command, fake_home)
+    assert not found.dangerous, found.reasons

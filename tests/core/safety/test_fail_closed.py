@@ -11,8 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.calls import terminal
+from tests.support.calls import Scratch, terminal
 from workbench.core.safety import analyze_command
+
+
+@pytest.fixture(autouse=True)
+def gate_alone(scratch: Scratch) -> None:
+    """The detector alone decides here: with checkpoints on, deleting `f` (which a
+    checkpoint would hold) runs unasked by design, and these tests are about whether the
+    detector sees the `rm f` at all."""
+    config = scratch.hermes / "config.yaml"
+    config.write_text(config.read_text() + "\ncheckpoints:\n  enabled: false\n")
+
 
 BYPASSES = [
     "shopt -s expand_aliases; alias r=rm; r f",

@@ -13,6 +13,16 @@ import pytest
 
 from tests.support.cli import run
 
+
+@pytest.fixture(autouse=True)
+def gate_alone(home: Path) -> None:
+    """The detector alone decides here: with checkpoints on, replacing `f` (which a
+    checkpoint would hold) runs unasked by design; these tests are about the gate reading
+    the payload at all."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("checkpoints:\n  enabled: false\n")
+
+
 EVALUATED = [
     "x='a[$(rm f)]'; echo $((x))",
     "x='$(rm f)'; echo ${x@P}",

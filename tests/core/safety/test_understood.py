@@ -115,7 +115,7 @@ UNRULED = [
     ("iconv -f utf-8 -t ascii -o ~/.bashrc x.txt", Severity.HIGH),
     ("fallocate -p -o 0 -l 10 ~/.bashrc", Severity.HIGH),
     ("patch ~/.bashrc d.diff", Severity.HIGH),
-    ("zstd -r --rm ..", Severity.NORMAL),
+    ("zstd -r --rm ../outside", Severity.NORMAL),
     ("gzip ../outside/notes.txt", Severity.NORMAL),
     ("somefrobber --in-place ../outside/notes.txt", Severity.NORMAL),
 ]
@@ -138,6 +138,26 @@ def test_a_program_without_a_rule_given_hermes_home_never_runs(tree: Path) -> No
 def test_a_recursive_change_of_the_home_folder_asks_high(tree: Path) -> None:
     verdict = judged("zstd -r --rm ~", tree)
     assert verdict.severity is Severity.HIGH
+    assert verdict.opaque, verdict.as_dict()  # what it does to the tree is not understood
+
+
+@pytest.mark.parametrize("command", ["zstd -q -r --rm ..", "gzip -r ..", "somefrobber -R .."])
+def test_a_recursive_change_of_a_tree_holding_hermes_home_never_runs(
+    tree: Path, command: str
+) -> None:
+    assert judged(command, tree).hardline, judged(command, tree).as_dict()
+
+
+def test_a_recursive_change_of_a_tree_holding_a_home_is_opaque(tree: Path) -> None:
+    (tree.parent / "hermes-home" / "config.yaml").unlink()
+    verdict = judged("zstd -r --rm ../user", tree)
+    assert verdict.severity is Severity.HIGH and verdict.opaque, verdict.as_dict()
+
+
+def test_a_recursive_change_inside_stays_free_and_outside_is_understood(tree: Path) -> None:
+    assert not judged("zstd -q -r --rm src", tree).dangerous
+    verdict = judged("zstd -r ../outside", tree)
+    assert verdict.dangerous and not verdict.opaque and not verdict.hardline
 
 
 WRITERS_WITH_RULES = [
@@ -217,3 +237,76 @@ def test_xargs_replacement_strings_are_read_as_xargs_reads_them(tree: Path, comm
     verdict = judged(command, tree)
     assert verdict.dangerous and not verdict.opaque, verdict.as_dict()
     assert "dynamic-command" not in verdict.rules
+
+
+HARD_LINKS = [
+    ("cp -l ~/.bashrc b", Severity.HIGH),
+    ("cp --link ../outside/notes.txt n", Severity.NORMAL),
+    ("ln ../outside/notes.txt n", Severity.NORMAL),
+    ("cp -l ~/.ssh/id_rsa k", Severity.HIGH),
+    ("ln ~/.ssh/id_rsa k", Severity.HIGH),
+]
+
+
+@pytest.mark.parametrize(("command", "severity"), HARD_LINKS)
+def test_a_hard_link_to_a_file_outside_is_judged_as_a_change_of_it(
+    tree: Path, command: str, severity: Severity
+) -> None:
+    (tree.parent / "user" / ".ssh").mkdir()
+    (tree.parent / "user" / ".ssh" / "id_rsa").write_text("KEY\n")
+    verdict = judged(command, tree)
+    assert verdict.dangerous and not verdict.hardline, verdict.as_dict()
+    assert verdict.severity is severity, verdict.as_dict()
+
+
+def test_a_hard_link_into_hermes_home_never_runs_and_links_inside_stay_free(tree: Path) -> None:
+    assert judged("cp -l ../hermes-home/config.yaml c", tree).hardline
+    assert judged("cp -l ~/.bashrc b; echo x >> b", tree).severity is Severity.HIGH
+    assert not judged("ln script.py s.py", tree).dangerous
+    assert not judged("ln -s ../outside/notes.txt n", tree).dangerous
+
+
+def _tar(folder: Path) -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(folder / "a.tar", "w") as archive:
+        info = tarfile.TarInfo("x/config.yaml")
+        info.size = 1
+        archive.addfile(info, io.BytesIO(b"x"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar xf a.tar --transform 's,^x,.hermes,'",
+        "tar -xf a.tar --xform=s,^x,.hermes,",
+        "bsdtar -xf a.tar -s ',^x,.hermes,'",
+        "tar -x -s ',^x,.hermes,' -f a.tar",
+        "pax -r -s ',^x,.hermes,' -f a.tar",
+        "tar xf -",
+        "cat a.tar | tar x",
+        'tar xf "$(ls *.tar)"',
+        "tar -xf $ARCHIVE",
+    ],
+)
+def test_an_archive_renamed_or_unread_at_unpacking_is_opaque(tree: Path, command: str) -> None:
+    _tar(tree)
+    verdict = judged(command, tree)
+    assert verdict.dangerous and verdict.opaque, verdict.as_dict()
+
+
+@pytest.mark.parametrize(
+    "command", ["tar xf a.tar", "tar xsf a.tar", "tar tf -", "tar cf - src", "tar -tvf a.tar"]
+)
+def test_an_archive_read_here_unpacks_or_lists_unasked(tree: Path, command: str) -> None:
+    _tar(tree)
+    assert not judged(command, tree).dangerous, judged(command, tree).as_dict()
+
+
+def test_an_archive_made_earlier_in_the_command_is_opaque_when_unpacked(tree: Path) -> None:
+    (tree / "t" / "x").mkdir(parents=True)
+    command = "tar cf r.tar -C t x --transform 's/^x/.hermes/' && tar xf r.tar"
+    verdict = judged(command, tree)
+    assert verdict.dangerous and verdict.opaque, verdict.as_dict()
+    assert not judged("tar cf r.tar -C t x", tree).dangerous

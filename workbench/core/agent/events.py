@@ -36,6 +36,37 @@ class RoundStarted:
 
 
 @dataclass(frozen=True)
+class ModelProgress:
+    """What the bundled model is doing before its reply streams, so a slow model can be
+    told from a hung one: loading its file, preparing the fixed prompt (restored from disk
+    or read once), reading this request's prompt (tokens so far of the total, those taken
+    from its cache counted as read), generating."""
+
+    phase: str  # loading, preparing, reading, generating
+    done: int = 0  # reading: prompt tokens read so far (the cached ones included)
+    total: int = 0  # reading: tokens of the whole prompt; 0 while the server has not said
+    cached: int = 0  # reading: tokens taken from the server's cache
+
+    def describe(self) -> str:
+        if self.phase == "loading":
+            return "loading the local model…"
+        if self.phase == "preparing" and self.total:
+            return (
+                f"reading the model's fixed prompt: {self.done:,} / {self.total:,} tokens "
+                f"({100 * self.done // self.total}%; once, kept for later sessions)"
+            )
+        if self.phase == "preparing":
+            return "reading the model's fixed prompt (once; kept for later sessions)…"
+        if self.phase == "generating":
+            return "generating…"
+        if not self.total:
+            return "reading the prompt…"
+        percent = 100 * self.done // self.total
+        cached = f", {self.cached:,} from cache" if self.cached else ""
+        return f"reading the prompt: {self.done:,} / {self.total:,} tokens ({percent}%{cached})"
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     reason: str  # answered, max_rounds, cancelled, error
     text: str

@@ -17,12 +17,11 @@ gets one retry after room is made, and the turn says what happened.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.agent.compress import Compressor, ContextTooSmall
@@ -31,6 +30,7 @@ from workbench.core.agent.events import (
     ContextCompressed,
     ContextNotice,
     ContextUsage,
+    ModelProgress,
     RoundStarted,
     SubagentFinished,
     SubagentStarted,
@@ -50,6 +50,7 @@ from workbench.core.agent.guards import (
 )
 from workbench.core.agent.offered import offered as offered_tools
 from workbench.core.agent.own_tools import OwnToolsState, ToolRouter
+from workbench.core.agent.text_calls import held_from, written_call
 from workbench.core.agent.transcript import Transcript
 from workbench.core.execution.events import (
     ApprovalAnswered,
@@ -66,6 +67,11 @@ from workbench.core.tools.memory import MemorySession
 DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
 TIME_GRACE = 60.0  # after the time limit, the answer it asked for gets this long
 ONE_CALL = "one_call"  # the finish of a lean reply whose stream was closed at a second call
+WRITTEN_RUNS = 1  # calls written as text in the final round run per turn, then it must answer
+WRITTEN_NOT_RUN = (
+    "The model wrote a call to {name} instead of an answer after the tool-call limit; it was "
+    "not run. Ask it to go on (it keeps what it found), or raise model.max_rounds."
+)
 FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what you have, without calling tools.]"
 
 
@@ -96,6 +102,8 @@ class _Reply:
     usage: tuple[int, int] = (0, 0)
     finish: str = ""
     timings: ServerTimings | None = None
+    shown: int = 0  # characters of `text` already streamed to the front ends
+    written: str = ""  # the tool of a call the model wrote as text (text_calls)
 
 
 class Agent:
@@ -144,6 +152,9 @@ class Agent:
         self.meter = meter or Meter(Estimate())
         self.used = 0  # tokens of the context in use (the last request and its reply)
         self._definitions_sent: list[dict[str, Any]] = []
+        # the local server's fixed prompt being restored or read: a request waits for it
+        # (inside the stream's task, so the user's interrupt stops the wait)
+        self.ready: asyncio.Future[Any] | None = None
         self._raw_sent = 0  # our uncorrected count of the last request sent
         self.compressor = Compressor(
             self.meter,
@@ -184,8 +195,10 @@ class Agent:
         self._to_write = self._files_to_write(prompt)
         self._must_look = self._files_named(prompt) if self.settings.lean else []
         rounds, text, reason, error = 0, "", "answered", ""
+        written_left = WRITTEN_RUNS
         try:
-            for rounds in range(1, self.settings.max_rounds + 2):
+            # the rounds, the final one, and one more per call written as text in it
+            for rounds in range(1, self.settings.max_rounds + 2 + WRITTEN_RUNS):
                 final = (
                     rounds > self.settings.max_rounds
                     or self._only_repeats
@@ -200,8 +213,21 @@ class Agent:
                 if not reply.calls:
                     reason = "max_rounds" if rounds > self.settings.max_rounds else "answered"
                     break
+                if final and reply.written and written_left and time.monotonic() - started <= limit:
+                    # told to answer, it wrote its next call as text: run it (the same gate)
+                    # and ask for the answer again, once a turn
+                    written_left -= 1
+                    await self._run_calls(
+                        reply, [d["function"]["name"] for d in self._definitions_sent]
+                    )
+                    if self._cancelled:
+                        reason = "cancelled"
+                        break
+                    continue
                 if final:  # a model that calls tools when told not to gets no more rounds
                     reason = "max_rounds"
+                    if reply.written:  # its call is not its answer
+                        self._emit(ContextNotice(WRITTEN_NOT_RUN.format(name=reply.written)))
                     break
                 await self._run_calls(reply)
                 if self._cancelled:
@@ -265,14 +291,12 @@ class Agent:
         self._to_write = []
         return True
 
-    async def warm(self) -> None:
-        """Fill a local server's prompt cache with the system prompt and the tools, before
-        the first prompt: on a 2-core CPU they take the bundled model about a minute to
-        read, and a user types for a while after the session opens. The first turn then
-        reads only its own tokens. Sends one request of one token; what fails is ignored
-        (the first turn says what is wrong)."""
+    def warm_request(self) -> dict[str, Any]:
+        """A request of one token whose prompt starts with the fixed part of every request
+        of this session: the system prompt and the tools. Its prompt, less the model and
+        the sampling, also names the fixed part (core.model.prompt_cache keys on it)."""
         definitions, _ = self._definitions()
-        request = {
+        request: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [*self._extra(), {"role": "user", "content": "Hello."}],
             "temperature": self.settings.temperature,
@@ -280,8 +304,26 @@ class Agent:
         }
         if definitions:
             request["tools"] = definitions
-        with contextlib.suppress(Exception):
-            await self.client.chat.completions.create(**request)
+        return request
+
+    async def warm(self) -> bool:
+        """Fill a local server's prompt cache with the system prompt and the tools, before
+        the first prompt: on a 2-core CPU they take the bundled model about a minute to
+        read, and a user types for a while after the session opens. The first turn then
+        reads only its own tokens. What fails is ignored (the first turn says what is
+        wrong); returns whether it worked."""
+        request = {**self.warm_request(), "stream": True}
+        if self.settings.local:
+            request["extra_body"] = {"return_progress": True}
+        try:
+            stream = await self.client.chat.completions.create(**request)
+            async for chunk in stream:  # how far it has read, for a user who waits on it
+                progress = _progress(getattr(chunk, "prompt_progress", None))
+                if progress is not None:
+                    self._emit(replace(progress, phase="preparing"))
+        except Exception:
+            return False
+        return True
 
     # -- one round ---------------------------------------------------------------------
 
@@ -301,6 +343,7 @@ class Agent:
         self.overhead.append(time.perf_counter() - began)
         request = await self._fitted(definitions)
         reply = await self._send(request, definitions)
+        self._shown_rest(reply, definitions)
         began = time.perf_counter()
         tokens[0] += reply.usage[0]
         tokens[1] += reply.usage[1]
@@ -318,6 +361,24 @@ class Agent:
         self._append(message)
         self.overhead[-1] += time.perf_counter() - began
         return reply
+
+    def _shown_rest(self, reply: _Reply, definitions: list[dict[str, Any]]) -> None:
+        """The reply's text not streamed yet, less a call written as text: that is made
+        the call it is (run through the same gate as any other), never shown as text."""
+        text, end = reply.text, len(reply.text)
+        names = [d["function"]["name"] for d in definitions]
+        written = written_call(text, names) if names and not reply.calls else None
+        if written is not None:
+            reply.calls = {
+                0: {"id": f"call_text_{int(time.time() * 1000)}", "name": written.name,
+                    "arguments": written.arguments}
+            }  # fmt: skip
+            reply.written, end = written.name, written.start
+            reply.text = (text[: written.start] + text[written.end :]).strip()
+            self._record("written_call", name=written.name, arguments=written.arguments)
+        if end > reply.shown:
+            self._emit(TextDelta(text[reply.shown : end]))
+        reply.shown = len(text)
 
     def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
         return offered_tools(self.tools, self.offered(), self.settings.lean)
@@ -353,6 +414,8 @@ class Agent:
             "temperature": self.settings.temperature,
             "max_tokens": self.window.reply,  # the room the window keeps for the reply
         }
+        if self.settings.local:  # llama.cpp says how far it has read the prompt, as it goes
+            request["extra_body"] = {"return_progress": True}
         if definitions:
             request["tools"] = definitions
             if self._final:
@@ -510,9 +573,24 @@ class Agent:
     async def _stream(self, request: dict[str, Any]) -> _Reply:
         reply = _Reply()
         self._partial = ""
-        pending, last_emit = "", time.monotonic()
+        local = self.settings.local
+        if self.ready is not None and not self.ready.done():
+            self._emit(ModelProgress("preparing"))
+            await asyncio.wait({self.ready})  # never cancels it: it goes on being saved
+        if local:
+            self._emit(ModelProgress("reading"))
+        last_emit = time.monotonic()
+        # text that may be a call written as text is held back until the reply is complete
+        calls_possible = bool(request.get("tools"))
         stream = await self.client.chat.completions.create(**request)
+        tracking, generating = local, False  # any llama.cpp server may say it unasked
         async for chunk in stream:
+            if progress := _progress(getattr(chunk, "prompt_progress", None)):
+                tracking = True
+                self._emit(progress)
+            if tracking and not generating and _produced(chunk):
+                generating = True
+                self._emit(ModelProgress("generating"))
             if getattr(chunk, "usage", None):
                 reply.usage = (chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
             reply.timings = _timings(getattr(chunk, "timings", None)) or reply.timings
@@ -520,7 +598,6 @@ class Agent:
                 delta = choice.delta
                 if delta.content:
                     reply.text += delta.content
-                    pending += delta.content
                     self._partial = reply.text
                 for call in delta.tool_calls or []:
                     if self.settings.lean and reply.calls and call.index not in reply.calls:
@@ -538,14 +615,14 @@ class Agent:
                         slot["arguments"] += call.function.arguments or ""
                 if choice.finish_reason and reply.finish != ONE_CALL:
                     reply.finish = choice.finish_reason
-            if pending and time.monotonic() - last_emit >= DELTA_INTERVAL:
-                self._emit(TextDelta(pending))
-                pending, last_emit = "", time.monotonic()
+            if time.monotonic() - last_emit >= DELTA_INTERVAL:
+                safe = held_from(reply.text) if calls_possible else len(reply.text)
+                if safe > reply.shown:
+                    self._emit(TextDelta(reply.text[reply.shown : safe]))
+                    reply.shown, last_emit = safe, time.monotonic()
             if reply.finish == ONE_CALL:
                 await stream.close()
                 break
-        if pending:
-            self._emit(TextDelta(pending))
         if reply.timings is not None:
             self._emit(reply.timings)
         if not reply.finish:
@@ -557,12 +634,12 @@ class Agent:
             slot["arguments"] = slot["arguments"] or "{}"
         return reply
 
-    async def _run_calls(self, reply: _Reply) -> None:
+    async def _run_calls(self, reply: _Reply, allowed: list[str] | None = None) -> None:
         calls = [
             {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
             for _, c in sorted(reply.calls.items())
         ]
-        self.executor.allowed = frozenset(self.last_offered)
+        self.executor.allowed = frozenset(self.last_offered if allowed is None else allowed)
         fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
         refused = [(c["name"], c["arguments"]) for c in calls if not any(c is f for f in fresh)]
         self._only_repeats = not fresh and not self.guard.another_try(refused)
@@ -693,6 +770,24 @@ def _timings(data: Any) -> ServerTimings | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _progress(data: Any) -> ModelProgress | None:
+    """llama.cpp's `prompt_progress` (asked for with `return_progress`), as an event."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        total, done = int(data["total"]), int(data["processed"])
+        return ModelProgress("reading", min(done, total), total, int(data.get("cache", 0)))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _produced(chunk: Any) -> bool:
+    """Whether a stream chunk carries generated text or a tool call's part."""
+    return any(
+        c.delta is not None and (c.delta.content or c.delta.tool_calls) for c in chunk.choices or []
+    )
 
 
 def _replayable(arguments: str) -> str:

@@ -40,6 +40,7 @@ class Backend:
 
     @property
     def sandboxed(self) -> bool:
+        """Commands run here in a sandbox that works (the one fact the gate reads)."""
         return False
 
     def working(self) -> tuple[bool, str]:

@@ -96,6 +96,18 @@ def writable_roots(roots: tuple[str, ...], cwd: str, hidden: list[str]) -> list[
     return list(found)
 
 
+def project_state(roots: list[str]) -> list[str]:
+    """The `.hermes` folders of the writable places (a project's approval rules and plugins,
+    which a trusted project's session obeys and loads), resolved: kept read-only, so a
+    command the gate could not read cannot rewrite the rules or plant a plugin."""
+    found: dict[str, None] = {}
+    for root in roots:
+        real = os.path.realpath(os.path.join(root, ".hermes"))
+        if os.path.isdir(real):
+            found.setdefault(real, None)
+    return list(found)
+
+
 def bwrap_argv(
     bwrap: str,
     cwd: str,
@@ -104,8 +116,10 @@ def bwrap_argv(
     network: bool,
     keep: tuple[str, ...] = (),
     writable: list[str] | tuple[str, ...] = (),
+    read_only: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
-    """The bubblewrap command line that runs a command confined to `cwd` (and `writable`)."""
+    """The bubblewrap command line that runs a command confined to `cwd` (and `writable`),
+    less the folders of `read_only` inside them."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
     if network:
@@ -117,6 +131,8 @@ def bwrap_argv(
     argv += ["--bind", cwd, cwd]
     for root in writable:
         argv += ["--bind", root, root]
+    for place in read_only:
+        argv += ["--ro-bind", place, place]
     argv += _cover(hidden, keep)  # after the binds: a hidden place inside one stays hidden
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     argv += ["--die-with-parent", "--new-session", "--chdir", cwd, "--"]
@@ -170,7 +186,13 @@ class SandboxBackend(Backend):
             )
         writable = writable_roots(self.write_roots, real, hidden)
         argv = bwrap_argv(
-            bwrap, real, hidden, network=self.network, keep=(real,), writable=writable
+            bwrap,
+            real,
+            hidden,
+            network=self.network,
+            keep=(real,),
+            writable=writable,
+            read_only=project_state([real, *writable]),
         )
         # The home is read-only in here: npm's cache goes to the private /tmp (empty each
         # command) so installs work; one the user set explicitly is kept.

@@ -10,6 +10,7 @@ from workbench.core.checkpoints.model import (
     FileChange,
     RestorePlan,
     RestoreResult,
+    RestoreStopped,
     Snapshot,
 )
 from workbench.core.checkpoints.store import CheckpointStore
@@ -23,5 +24,6 @@ __all__ = [
     "FileChange",
     "RestorePlan",
     "RestoreResult",
+    "RestoreStopped",
     "Snapshot",
 ]

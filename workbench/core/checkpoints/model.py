@@ -9,6 +9,15 @@ class CheckpointError(Exception):
     """A checkpoint operation refused; str(exc) is a clear message and nothing was changed."""
 
 
+class RestoreStopped(CheckpointError):
+    """A restore that failed partway (a full disk): unlike its parent, some files were
+    changed; str(exc) names those done and those not, and `backup` undoes what was done."""
+
+    def __init__(self, message: str, backup_id: str, done: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.backup_id, self.done = backup_id, done
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     id: str  # short commit id (12 hex), unique in the store

@@ -11,14 +11,22 @@ permission bits, and a symbolic link is replaced, never followed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shlex
 import stat
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from workbench.core.checkpoints import ledger
 from workbench.core.checkpoints.git import GitFailed
-from workbench.core.checkpoints.model import Checkpoint, CheckpointError, RestorePlan, RestoreResult
+from workbench.core.checkpoints.model import (
+    Checkpoint,
+    CheckpointError,
+    RestorePlan,
+    RestoreResult,
+    RestoreStopped,
+)
 from workbench.core.checkpoints.shadow import Project
 from workbench.core.execution import diffs
 from workbench.core.storage.atomic import atomic_write_bytes, current_umask, locked
@@ -127,22 +135,55 @@ def restore(
             "nothing was restored"
         )
     backup = taken.snapshot.checkpoint or store._get(project, taken.commit[:12])[0]
+    done: list[str] = []
     with locked(project.meta_path):
         contents = _contents(project, commit, writes)
         for rel in [*writes, *deletes]:
             _check_target(project.cwd, rel)
         for rel in writes:
-            mode, data = contents[rel]
-            _write(project.cwd, rel, mode, data)
-        for rel in deletes:
-            _delete(project.cwd, rel)
-    # What the restore left is hermes-tui's doing, not a hand edit: restoring the backup
-    # (undoing this restore) must not take it for the person's work and keep it.
-    for rel in writes:
-        ledger.record(project.ledger_path, rel, ledger.blob_id(os.path.join(project.cwd, rel)))
-    for rel in deletes:
-        ledger.record(project.ledger_path, rel, None)
+            _check_folders(project.cwd, rel, set(deletes))
+        # deletes first: a file where the checkpoint has a folder goes before the folder's
+        # files are written back
+        try:
+            for rel in deletes:
+                _delete(project.cwd, rel)
+                done.append(rel)
+            for rel in writes:
+                mode, data = contents[rel]
+                _write(project.cwd, rel, mode, data)
+                done.append(rel)
+        except OSError as exc:
+            _record(project, done)
+            raise _stopped(exc, backup, done, [*deletes, *writes]) from exc
+    _record(project, done)
     return RestoreResult(backup, tuple(writes), tuple(deletes), kept)
+
+
+def _record(project: Project, done: list[str]) -> None:
+    """What the restore left is hermes-tui's doing, not a hand edit: restoring the backup
+    (undoing this restore) must not take it for the person's work and keep it."""
+    for rel in done:
+        full = os.path.join(project.cwd, rel)
+        ledger.record(
+            project.ledger_path, rel, ledger.blob_id(full) if os.path.lexists(full) else None
+        )
+
+
+def _stopped(
+    exc: OSError, backup: Checkpoint, done: list[str], planned: list[str]
+) -> RestoreStopped:
+    what = (
+        "the disk is full"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+        else (exc.strerror or str(exc))
+    )
+    left = sorted(p for p in planned if p not in done)
+    message = (
+        f"the restore stopped at {left[0]}: {what}; "
+        f"restored {', '.join(sorted(done)) or 'nothing'}; not restored {', '.join(left)}; "
+        f"undo with: hermes-tui checkpoints restore {backup.id} --cwd {shlex.quote(backup.cwd)}"
+    )
+    return RestoreStopped(message, backup.id, tuple(done))
 
 
 def _contents(project: Project, commit: str, paths: list[str]) -> dict[str, tuple[str, bytes]]:
@@ -186,6 +227,20 @@ def _check_target(cwd: str, rel: str) -> None:
         )
     if os.path.isdir(full) and not os.path.islink(full):
         raise CheckpointError(f"{rel} is a folder now; nothing was restored")
+
+
+def _check_folders(cwd: str, rel: str, deletes: Collection[str]) -> None:
+    """Each folder on the way to `rel` is a folder now, or a file the restore deletes first."""
+    parts = rel.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        full = os.path.join(cwd, folder)
+        if os.path.lexists(full) and not os.path.isdir(full) and folder not in deletes:
+            raise CheckpointError(
+                f"{folder} is a file now where checkpoint has the folder of {rel} (kept as "
+                "changed by hand: overwrite it, or restore other files with --file); "
+                "nothing was restored"
+            )
 
 
 def _write(cwd: str, rel: str, mode: str, data: bytes) -> None:

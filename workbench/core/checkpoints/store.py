@@ -112,6 +112,7 @@ class CheckpointStore:
             return Taken(Snapshot(None, f"skipped: {project.cwd}: {found.over}"))
         opened = self._open_store()
         with locked(project.meta_path):
+            _drop_stale_lock(project.index)
             meta = project.meta()
             head = meta.get("head")
             if head and meta.get("signature") == found.signature:
@@ -230,14 +231,17 @@ class CheckpointStore:
             raise CheckpointError(
                 self._damaged(GitFailed(["for-each-ref"], 128, "not a git repository"))
             )
-        try:
-            out = (
-                project.git()
-                .run("for-each-ref", "--format=%(objectname) %(contents)%00", project.refs)
-                .stdout
-            )
-        except GitFailed as exc:
-            raise CheckpointError(self._damaged(exc)) from exc
+        for attempt in range(2):
+            try:
+                out = (
+                    project.git()
+                    .run("for-each-ref", "--format=%(objectname) %(contents)%00", project.refs)
+                    .stdout
+                )
+                break
+            except GitFailed as exc:
+                if attempt or not _drop_lost_refs(project, exc):
+                    raise CheckpointError(self._damaged(exc)) from exc
         found = []
         for record in out.split(b"\0\n"):
             if record.strip():
@@ -381,6 +385,20 @@ class CheckpointStore:
         except (CheckpointError, OSError) as exc:
             logger.debug("not recorded in the ledger: %s (%s)", path, exc)
 
+    def record_changed_since(self, cwd: str | os.PathLike[str], commit: str) -> int:
+        """Every file that differs from `commit` now goes in the ledger as the agent's
+        (added or changed: its blob now; deleted: None): what a command the gate could not
+        follow left is the agent's, not a hand edit. One scan; never raises; the count."""
+        try:
+            project = self._project(cwd)
+            found = self._diff(project, commit)
+            for rel, kind, blob in found:
+                ledger.record(project.ledger_path, rel, None if kind == "deleted" else blob)
+        except (CheckpointError, OSError) as exc:
+            logger.debug("changes since %s not recorded in the ledger: %s", commit[:12], exc)
+            return 0
+        return len(found)
+
     def held(self, cwd: str | os.PathLike[str], commit: str, paths: Collection[str]) -> set[str]:
         """Of `paths` (absolute, inside cwd), those the checkpoint `commit` holds with the
         content they have now, or whose content now the agent wrote (the ledger): either
@@ -464,6 +482,39 @@ class Taken:
 
     def __init__(self, snapshot: Snapshot, commit: str | None = None) -> None:
         self.snapshot, self.commit = snapshot, commit
+
+
+def _drop_lost_refs(project: Project, exc: GitFailed) -> bool:
+    """Some checkpoints' commits are gone from the store (refs to missing objects), others
+    are there: the lost ones hold nothing to restore, so their refs are deleted and the
+    others stay usable, rather than the whole store, every project's checkpoints, being set
+    aside. When none is left the store is damaged (False)."""
+    if exc.kind != "damaged":
+        return False
+    try:
+        git = project.git()
+        listed = git.text("for-each-ref", "--format=%(objectname) %(refname)", project.refs)
+        refs = dict(line.split(" ", 1) for line in listed.splitlines() if " " in line)
+        asked = "".join(f"{oid}\n" for oid in refs).encode()
+        found = git.run("cat-file", "--batch-check", stdin=asked).stdout.decode()
+        lost = {line.split()[0] for line in found.splitlines() if line.endswith(" missing")}
+        if not lost or len(lost) == len(refs):
+            return False
+        for oid in lost:
+            git.run("update-ref", "-d", "--no-deref", refs[oid])
+    except GitFailed:
+        return False
+    logger.warning("dropped %d checkpoint(s) whose commits are missing from the store", len(lost))
+    return True
+
+
+def _drop_stale_lock(index: Path) -> None:
+    """git's `<index>.lock` found while holding the project's lock was left by a process
+    killed during `git add` (only a holder of that lock stages into the index): without
+    removing it every later snapshot, and so every restore's backup, would fail."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(f"{index}.lock")
+        logger.warning("removed %s.lock, left by a snapshot that was killed", index)
 
 
 def _inside(root: str, path: str) -> str | None:

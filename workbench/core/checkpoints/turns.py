@@ -188,6 +188,14 @@ class TurnCheckpoints:
             refusal = f"the snapshot before it {snap.note} (checkpoints.required is on)"
         return coverage, event, refusal
 
+    def record_changes(self, coverage: Coverage | None) -> None:
+        """After a terminal command that may change files, in a turn with a checkpoint:
+        whatever differs from it now is the agent's in the ledger (a restore must not take
+        the changes of a program the gate could not follow for hand edits)."""
+        if coverage is None or coverage.commit is None or coverage.store is None:
+            return
+        coverage.store.record_changed_since(coverage.cwd, coverage.commit)
+
     def record(self, cwd: str, paths: Collection[str]) -> None:
         """The files a call wrote, into the ledger (those inside the working directory)."""
         for path in paths:

@@ -221,11 +221,14 @@ class ApprovalBroker:
         can_leave: bool = False,
         diff: FileDiff | None = None,
         confined: bool = False,
+        leaves: str = "",
     ) -> Decision:
         """Decide from the rules, or ask, whether `command` may run. Never raises but
         CancelledError. `facts` default to a terminal command's (or a tool with no more).
         `confined`: it runs in the working sandbox, so what the gate could not read (an
-        opaque finding) is held by the sandbox and approvals.mode: off may let it run."""
+        opaque finding) is held by the sandbox and approvals.mode: off may let it run.
+        `leaves`: why a file tool's call does what the sandbox would refuse a command;
+        then, as for what was not understood, only a person may allow it."""
         if facts is None:
             facts = CallFacts(tool, tool, command=command if tool == "terminal" else None)
         if verdict is None and ruling is None:  # the caller found something to ask about
@@ -238,18 +241,20 @@ class ApprovalBroker:
                 Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
             )
         fail_closed = self.book.policy.fail_closed
-        unread = not_understood(verdict, ruling, confined)
+        unread = "; ".join(filter(None, (not_understood(verdict, ruling, confined), leaves)))
         if self.mode == "off" and not fail_closed and not unread:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         if not self._front_ends and fail_closed:  # --yes answers for rules it can read only
             return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
         if not self._front_ends and self.mode == "off":  # --yes answers for what it read only
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
-            return Decision(Choice.DENY, unread_denial(unread, tool, confining))
-        if not self._front_ends:
-            return Decision(Choice.DENY, NO_ONE)
+            if leaves:
+                return Decision(Choice.DENY, leaving_denial(leaves))
+            return Decision(Choice.DENY, unread_denial(unread, tool, confining, where))
         reason = ruling.reason if ruling.rule or not reason else reason
         reason = told(reason, verdict, ruling)
+        if not self._front_ends:  # what it would have asked about: the user can judge it
+            return Decision(Choice.DENY, f"{NO_ONE}; it asks because {reason}")
         request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
         request.diff = diff
         return await self._ask(request)
@@ -427,13 +432,16 @@ def told(reason: str, verdict: Verdict | None, ruling: Ruling) -> str:
     return "; ".join([f"not understood: {unread}", *rest])
 
 
-def unread_denial(unread: str, tool: str, confining: bool) -> str:
+def unread_denial(unread: str, tool: str, confining: bool, where: str = "") -> str:
     """Why `--yes` did not approve a call whose effect the gate could not read, and what to do
-    (`confining`: the sandbox would let --yes run it)."""
+    (`confining`: the sandbox would let --yes run it; `where`: the backend's line, which
+    says why it is unconfined: bubblewrap missing here, or terminal.sandbox: false)."""
     if confining:
+        why = f" ({where})" if where else ""
         what = (
-            "this command would run outside the sandbox: turn on terminal.sandbox (there it "
-            "runs confined, and --yes runs it) or approve it in person"
+            f"this command would run outside the sandbox{why}: turn on terminal.sandbox where "
+            "bubblewrap can run (there it runs confined, and --yes runs it) or approve it in "
+            "person"
         )
     elif tool == "terminal":
         what = "a rule may apply to what it hides: approve it in person"
@@ -442,6 +450,16 @@ def unread_denial(unread: str, tool: str, confining: bool) -> str:
     return (
         f"denied: not understood: {unread}. --yes (approvals.mode: off) approves only what "
         f"the gate could read, and {what}"
+    )
+
+
+def leaving_denial(leaves: str) -> str:
+    """Why `--yes` did not approve a file tool's call the sandbox would refuse a command."""
+    roots = ", add the directory to approvals.write_roots" if " writes " in leaves else ""
+    return (
+        f"denied: {leaves}. The file tools run outside the sandbox, so --yes "
+        "(approvals.mode: off) does not approve what it would refuse: approve it in "
+        f"person{roots}, or set terminal.sandbox: false"
     )
 
 

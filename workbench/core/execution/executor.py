@@ -34,7 +34,13 @@ from workbench.core.backends import Backend
 from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
 from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
 from workbench.core.execution import diffs
-from workbench.core.execution.approval import ApprovalBroker, Choice, Decision, plugin_verdict
+from workbench.core.execution.approval import (
+    ApprovalBroker,
+    Choice,
+    Decision,
+    needs_approval,
+    plugin_verdict,
+)
 from workbench.core.execution.budget import (
     BudgetConfig,
     Budgeted,
@@ -43,6 +49,7 @@ from workbench.core.execution.budget import (
     apply_result_budget,
     enforce_turn_budget,
 )
+from workbench.core.execution.confine import leaves_sandbox
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
@@ -328,7 +335,7 @@ class Executor:
         finally:
             self._stops.discard(stop)
             if call.name == "terminal":  # its writes count even if it was stopped midway
-                self._remember_writes(call.name, args)
+                self._remember_writes(call.name, args, prepared)
         if call.name == "terminal" and outcome.status not in ("timeout", "cancelled", "blocked"):
             result = await self._sandbox_refused(
                 planned, args, context, outcome, result, hooks, meta
@@ -398,9 +405,11 @@ class Executor:
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
         )
 
-    def _remember_writes(self, name: str, args: dict) -> None:
+    def _remember_writes(self, name: str, args: dict, prepared: Prepared | None = None) -> None:
         """The files this call wrote: running one later asks (see `written_by`); the
-        checkpoint ledger notes them as the agent's (a restore tells them from hand edits)."""
+        checkpoint ledger notes them as the agent's (a restore tells them from hand edits),
+        and after a command that may change files (it has the turn's coverage), every file
+        changed since the turn's checkpoint, which the gate could not name."""
         try:
             found = written_by(self.registry, name, args, self.cwd)
         except Exception:  # the call already ran: a failure here must not fail it
@@ -410,6 +419,8 @@ class Executor:
         if self.checkpoints is not None and self._files_here():
             try:
                 self.checkpoints.record(self.cwd, found)
+                if prepared is not None:
+                    self.checkpoints.record_changes(prepared.coverage)
             except Exception:
                 logger.exception("could not note %s's writes in the checkpoint ledger", name)
 
@@ -493,7 +504,11 @@ class Executor:
         if broker is not None:
             broker.note(facts, shown)
         ruling = None
-        if check is None:
+        # a file tool doing what the sandboxed terminal could not: a person decides
+        leaves = leaves_sandbox(self.backend, name, args.get("path"), self.cwd)
+        if check is None and leaves:
+            verdict = needs_approval(shown, leaves)
+        elif check is None:
             # nothing to ask (a replaced file the turn's checkpoint holds included): the
             # terminal runs what the gate let through
             context["approved_command"] = shown
@@ -507,7 +522,7 @@ class Executor:
         if name in diffs.DIFFED and self._files_here() and not hardline:
             diff = await asyncio.to_thread(diffs.preview, name, args, self.cwd)
         decision = await self._decide(
-            name, verdict, shown=shown, facts=facts, diff=diff, ruling=ruling
+            name, verdict, shown=shown, facts=facts, diff=diff, ruling=ruling, leaves=leaves
         )
         outcome.decision = decision
         if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
@@ -548,6 +563,7 @@ class Executor:
         facts: CallFacts | None = None,
         diff: diffs.FileDiff | None = None,
         ruling: Ruling | None = None,
+        leaves: str = "",
     ) -> Decision:
         if verdict is not None and verdict.hardline:
             return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
@@ -566,15 +582,13 @@ class Executor:
             can_leave=name == "terminal" and backend is not None and backend.outside() is not None,
             diff=diff,
             confined=self._confined(name),
+            leaves=leaves,
         )
 
     def _confined(self, name: str) -> bool:
         """The call runs in the working sandbox: what the gate could not read in it is held
         there (a command the person lets out is approved by that person, not by this)."""
-        backend = self.backend
-        if name != "terminal" or backend is None or not backend.sandboxed:
-            return False
-        return backend.working()[0]
+        return name == "terminal" and self.backend is not None and self.backend.sandboxed
 
     async def _dispatch(
         self,

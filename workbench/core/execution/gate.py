@@ -116,7 +116,8 @@ def with_coverage(
 
     write_file/patch over such a file not held gets a finding (`unrecoverable-overwrite`);
     a terminal `delete`/`overwrite` finding whose targets are all existing regular files
-    inside the working directory (no folders, no glob left unexpanded) that the checkpoint
+    inside the working directory (no folders, no glob left unexpanded, none known only at
+    run time: an `opaque` finding names only part of what it acts on) that the checkpoint
     holds is dropped. Every other question stays as `check_call` put it.
     """
     cwd = os.fspath(cwd)
@@ -124,19 +125,21 @@ def with_coverage(
         if check is not None or not isinstance(args.get("path"), str):
             return check
         path = str(resolve_path(args["path"], cwd))
-        if not _recoverable_target(path, cwd, follow=True):
+        if not _inside(path, cwd) or not os.path.exists(path):
             return check  # a new file (nothing lost), or outside (check_call judged it)
-        if coverage is not None and path in coverage.holds([path]):
-            return None
-        why = coverage.missing(path) if coverage is not None else "checkpoints are not in use"
+        if _recoverable_target(path, cwd, follow=True):
+            if coverage is not None and path in coverage.holds([path]):
+                return None
+            why = coverage.missing(path) if coverage is not None else "checkpoints are not in use"
+        else:
+            why = "it is not a regular file with one name: a checkpoint holds only those"
         shown = f"{name} {path}"
         reason = f"{name} replaces {path}, which no checkpoint holds ({why}): it cannot be undone"
         finding = Finding(UNRECOVERABLE, reason, (0, len(shown)), Severity.NORMAL, (path,))
         return GateCheck(shown, Verdict(shown, (finding,)))
     if name != "terminal" or check is None or coverage is None:
         return check
-    workdir = str(resolve_path(args["workdir"], cwd)) if args.get("workdir") else cwd
-    targets = {f: _terminal_targets(f, workdir, cwd) for f in check.verdict.findings}
+    targets = {f: _terminal_targets(f, cwd) for f in check.verdict.findings}
     wanted = {p for paths in targets.values() if paths for p in paths}
     if not wanted:
         return check
@@ -156,22 +159,30 @@ def coverable(
     if name != "terminal" or check is None:
         return ()
     cwd = os.fspath(cwd)
-    workdir = str(resolve_path(args["workdir"], cwd)) if args.get("workdir") else cwd
-    targets = [_terminal_targets(f, workdir, cwd) for f in check.verdict.findings]
+    targets = [_terminal_targets(f, cwd) for f in check.verdict.findings]
     if not targets or any(t is None for t in targets):
         return ()
     return tuple(dict.fromkeys(p for t in targets if t for p in t))
 
 
-def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ...] | None:
-    """The finding's targets as paths, when each is one a checkpoint could bring back."""
+def _terminal_targets(finding: Finding, cwd: str) -> tuple[str, ...] | None:
+    """The finding's targets as paths, when each is one a checkpoint could bring back.
+    Relative ones are where the shell is when it acts (`finding.where`, which follows the
+    call's workdir and its `cd`s), not where the call started."""
     if finding.rule not in RECOVERABLE_RULES or not finding.writes or finding.contextual:
+        return None
+    if finding.opaque:  # some target is known only at run time: `writes` names only the rest
+        return None
+    if finding.where is None:  # the folder it acts in (after a `cd`) is not known
         return None
     paths = []
     for written in finding.writes:
-        if _GLOB & set(written) or "$" in written or written.startswith("~"):
-            return None  # what it names is known only at run time
-        path = str(resolve_path(written, workdir))
+        # what it names is known only at run time: a glob, a variable, another home, or
+        # `DIR/{}`, the detector's stand-in for each file a search or `xargs` feeds it
+        # (even where a file is really named `{}`)
+        if _GLOB & set(written) or "$" in written or "{}" in written or written.startswith("~"):
+            return None
+        path = str(resolve_path(written, finding.where))
         if not _recoverable_target(path, cwd, follow=False):  # rm removes a link itself
             return None
         paths.append(path)
@@ -180,12 +191,18 @@ def _terminal_targets(finding: Finding, workdir: str, cwd: str) -> tuple[str, ..
 
 def _recoverable_target(path: str, cwd: str, *, follow: bool) -> bool:
     """An existing regular file inside the working directory (with `follow`, what a link
-    leads to; without, a link is not one)."""
-    real_cwd = os.path.realpath(cwd)
-    if not resolved(path).startswith(real_cwd.rstrip("/") + "/"):
+    leads to; without, a link is not one) with no other name: a checkpoint holds a path,
+    and writing through a hard link changes every other name of the file, which may be
+    outside and which no restore gives back."""
+    if not _inside(path, cwd):
         return False
     try:
         info = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISREG(info.st_mode)
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
+def _inside(path: str, cwd: str) -> bool:
+    """Where `path` really is lies under the working directory."""
+    return resolved(path).startswith(os.path.realpath(cwd).rstrip("/") + "/")

@@ -9,6 +9,11 @@ only writer is our process and exits when the pipe closes.
 Qwen2.5-Coder writes tool calls as a fenced block in its text, so the server gets a chat
 template of ours (templates/qwen2_5_tool_call.jinja) that asks for ```tool_call blocks;
 llama.cpp then returns real OpenAI `tool_calls`.
+
+The server saves and restores its slot to files in `slots` (core.model.prompt_cache keeps
+the fixed prompt's state there), reads prompts and generates with separate thread counts
+(default_batch_threads, default_threads), and reports how far it has read a prompt after
+each batch of PROMPT_BATCH tokens to a request that asks (`return_progress`).
 """
 
 from __future__ import annotations
@@ -66,12 +71,42 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b"  # measured: bench/bench_local_tasks.py
 DEFAULT_CONTEXT = MODELS[DEFAULT_MODEL].context
 
 
+PROMPT_BATCH = 256
+
+
+def build() -> str:
+    """The llama.cpp build: a saved slot file is only read by the build that wrote it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("xllamacpp")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def default_threads() -> int:
     """All cores but one: llama.cpp's threads wait for each other at every step, so on a
     busy machine one thread that loses its core stalls the others (measured on 2 cores
     under load, the server given priority: 1 thread decoded 8.8 tokens/s, 2 threads 5.7,
     and read the prompt as fast), and the app needs a core too."""
     return max(1, (os.cpu_count() or 2) - 1)
+
+
+def default_batch_threads() -> int:
+    """Reading a prompt: every core when the machine is idle, else as many as generating.
+
+    Reading is large matrix products that scale with cores while they are free (measured
+    on 2 idle cores: 34-45 tokens/s with 2 threads, 22-26 with 1), but a thread that has to
+    share its core stalls the others (at load 3-5: 19 tokens/s with 2 threads, 25 with 1;
+    bench/bench_local_threads.py). The load is read when the server starts; it counts our
+    own recent work too (a question asked just before keeps one core busy), so only more
+    than that, half a core beyond, means the machine is busy."""
+    cores = os.cpu_count() or 2
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return default_threads()
+    return cores if load < cores - 0.5 else default_threads()
 
 
 class LocalModelError(Exception):
@@ -132,6 +167,25 @@ class LocalServer:
     model: str
     lifeline: int = -1  # our end of the pipe the child watches; closing it ends the child
 
+    def slot(self, action: str, filename: str, timeout: float = 60.0) -> dict | None:
+        """Save or restore the server's slot 0 to or from `filename` in its slot folder
+        (llama.cpp's `POST /slots/0?action=...`); its reply, or None if it failed."""
+        import urllib.request
+
+        root = self.base_url.removesuffix("/v1")
+        request = urllib.request.Request(
+            f"{root}/slots/0?action={action}",
+            data=json.dumps({"filename": filename}).encode(),
+            headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                reply = json.loads(response.read())
+        except (OSError, ValueError):
+            return None
+        return reply if isinstance(reply, dict) else None
+
     def stop(self) -> None:
         if self.lifeline >= 0:
             with contextlib.suppress(OSError):
@@ -149,6 +203,8 @@ def start(
     models_dir: Path,
     *,
     threads: int | None = None,
+    batch_threads: int | None = None,
+    slots: Path | None = None,
     ctx: int = DEFAULT_CONTEXT,
     max_tokens: int = 1024,
     log: Path | None = None,
@@ -168,6 +224,8 @@ def start(
         "ctx": ctx,
         "max_tokens": max_tokens,
         "threads": threads or default_threads(),
+        "batch_threads": batch_threads or default_batch_threads(),
+        "slots": str(slots) if slots else "",
         "api_key": api_key,
         "template": TEMPLATE.read_text(encoding="utf-8"),
     }
@@ -241,6 +299,7 @@ def _parent_death_signal(parent: int) -> None:
 def _serve(config: dict) -> None:
     """Child process: load the model, serve, print the address, then wait to be killed."""
     _die_with_parent(config["watch_fd"], config.get("parent") or 0)
+    os.umask(0o077)  # the files the server writes (saved slots) are the user's alone
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -249,8 +308,14 @@ def _serve(config: dict) -> None:
     params.n_ctx = config["ctx"]
     params.n_parallel = 1
     params.n_predict = config["max_tokens"]
+    # the prompt is read in batches of this many tokens, and its progress reported after
+    # each: on 2 cores 256 tokens take 5-15 s, so a long prompt still shows it moving
+    params.n_batch = params.n_ubatch = PROMPT_BATCH
     params.cpuparams.n_threads = config["threads"]
-    params.cpuparams_batch.n_threads = config["threads"]
+    params.cpuparams_batch.n_threads = config.get("batch_threads") or config["threads"]
+    if config.get("slots"):  # where POST /slots/0?action=save|restore keeps its files
+        params.slot_save_path = config["slots"].rstrip("/") + "/"  # the CLI adds the slash
+        params.endpoint_slots = True
     params.hostnames = ["127.0.0.1"]
     params.port = 0
     params.use_jinja = True

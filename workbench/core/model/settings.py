@@ -2,7 +2,7 @@
 
 `model:` in config.yaml is a model name or a mapping: `default` (or `model`, or our `name`),
 `provider`, `base_url`, `max_tokens`, and our own keys (`api_key`, `api_key_env`,
-`context_window`, `temperature`, `max_rounds`, `local`). API keys come from the environment
+`context_window`, `temperature`, `max_rounds`, `local`, `threads`). API keys come from the environment
 or `$HERMES_HOME/.env` (the environment wins). The endpoint, first found wins:
 
 1. `--base-url` (its key: `--api-key`, else OPENAI_API_KEY);
@@ -68,6 +68,10 @@ class ModelSettings:
     lean: bool = False
     require_tool: bool = False  # the first round of a turn must call a tool
     turn_timeout: float = DEFAULTS["turn_timeout"]  # a turn's wall time, then it must answer
+    # the bundled model's threads (model.threads): reading the prompt, generating; None:
+    # chosen by local.default_threads / default_batch_threads
+    batch_threads: int | None = None
+    threads: int | None = None
 
     @property
     def local(self) -> bool:
@@ -378,7 +382,25 @@ def _bundled(
             "max_tokens": common["max_tokens"] if configured else spec.reply,
             "lean": section.get("lean") is not False,
         },
+        **_threads(section.get("threads")),
     )
+
+
+def _threads(value: Any) -> dict[str, int | None]:
+    """model.threads: one number for both phases, or `{batch: N, generate: M}`."""
+    if value is None:
+        return {}
+    if isinstance(value, dict) and set(value) <= {"batch", "generate"}:
+        batch, generate = value.get("batch"), value.get("generate")
+    else:
+        batch = generate = value
+    for given in (batch, generate):
+        if given is not None and _int(given) is None:
+            raise ModelConfigError(
+                f"model.threads is {value!r}: give a number of threads (for example `threads: "
+                "2`), or one for each phase (`threads: {batch: 2, generate: 1}`)"
+            )
+    return {"batch_threads": _int(batch), "threads": _int(generate)}
 
 
 def _int(value: Any) -> int | None:

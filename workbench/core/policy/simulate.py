@@ -67,7 +67,8 @@ class Simulation:
             fix = (
                 "a rule may apply to what it hides"
                 if self.ruling.opaque
-                else "unconfined (terminal.sandbox: true lets it run confined)"
+                else "unconfined (terminal.sandbox: auto or true confines it "
+                "where bubblewrap can run)"
             )
             out.append(
                 "  approvals are off (approvals.mode: off or --yes), but they approve only what "

@@ -17,6 +17,7 @@ import shlex
 from typing import Any
 
 from workbench.core.safety import databases, evaluated
+from workbench.core.safety.assigned import Unknown, values_of
 from workbench.core.safety.commands import (
     DOWNLOADERS,
     RULES,
@@ -196,6 +197,10 @@ class Analyzer:
     ) -> None:
         self.text = text
         self.cwd = cwd
+        # a `cd` (or `env -C`) was read somewhere in the command, nested code included:
+        # the reading follows it in order, not as bash does (a subshell, a failed `cd`,
+        # `||`), so from then on the folder a finding acts in is not known for sure
+        self.moved = [False]
         self.recent_writes = recent_writes
         self.write_roots = write_roots  # None: the session's directory is unknown
         self.links: dict[str, str] = {}  # links an earlier part of the command makes
@@ -278,7 +283,8 @@ class Analyzer:
             # what it does is known only at run time, and its text names hermes-tui's state
             rule, severity = "app-state", Severity.HARDLINE
             reason += ", and it names hermes-tui's own state"
-        self._add(Finding(rule, reason, span, severity, writes, contextual, opaque))
+        where = None if self.moved[0] else self.cwd
+        self._add(Finding(rule, reason, span, severity, writes, contextual, opaque, where))
 
     def _names_state(self, node: Node) -> bool:
         """The command's text names hermes-tui's own state, or a variable that may hold it."""
@@ -558,6 +564,36 @@ class Analyzer:
                 )
                 return
 
+    def _computed_reads(self, cmd: Cmd, name: str) -> None:
+        """Operands built from output: `cat "$(echo ~/.ss)h/id_rsa"` reads what echo's known
+        output makes, judged as that path; one built from output only run time knows, whose
+        known part names a credential place or a home's hidden folder, asks as opaque."""
+        if name in _KEY_USERS:
+            return
+        for arg, node in zip(cmd.args, cmd.nodes, strict=False):
+            if arg is not None or node is None:
+                continue
+            try:
+                values = [t.value for t in values_of(self, node, set())]
+            except Unknown:
+                self._unknown_read(node, name)
+                continue
+            self.reads(cmd.node, name, list(values))
+
+    def _unknown_read(self, node: Node, name: str) -> None:
+        text = node.text.decode("utf-8", errors="replace").strip("\"'")
+        known = re.split(r"[$`]", text, maxsplit=1)[0]
+        folder = known if known.endswith("/") else posixpath.dirname(known)
+        path = self.resolve(folder) if folder else None
+        if path is None:
+            return
+        hidden = _home_hidden(path) or (
+            known != folder and _home_hidden(path + "/" + known.rsplit("/", 1)[-1])
+        )
+        if hidden or credential_dir(path) or holds_credentials(path):
+            reason = f"{name} reads {text}, a path computed at run time under {folder}"
+            self.flag("credential-read", reason, node, Severity.HIGH, opaque=True)
+
     def wrote(self, value: str | None) -> None:
         path = self.resolve(value) if value else None
         if value:
@@ -583,6 +619,7 @@ class Analyzer:
         return bool({path, value, real} & self.recent_writes), True
 
     def set_cwd(self, value: str | None) -> None:
+        self.moved[0] = True
         path = self.resolve(value) if value not in (None, "-") else None
         self.cwd = self.real(path) if path is not None else None
 
@@ -597,7 +634,7 @@ class Analyzer:
             base=None,
             fallback=self._map((0, len(self.text))),
         )
-        inner.ran, inner.path = self.ran, self.path
+        inner.ran, inner.path, inner.moved = self.ran, self.path, self.moved
         evaluated.nest(self, inner)
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
@@ -637,7 +674,7 @@ class Analyzer:
             fallback=self._map((start, end)),
         )
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
-        inner.ran, inner.path = self.ran, self.path
+        inner.ran, inner.path, inner.moved = self.ran, self.path, self.moved
         inner.vars = self.vars
         evaluated.nest(self, inner)
         for finding in inner.run():
@@ -741,6 +778,7 @@ class Analyzer:
             return
         self.ran.append((inner.program or inner.name, *inner.args))
         self.reads(inner.node, _only_reads(inner).name, inner.args)
+        self._computed_reads(inner, _only_reads(inner).name)
         self._inside_state(_only_reads(inner))
         if inner.name in ("alias", "unalias"):
             self._alias(inner)
@@ -1130,6 +1168,15 @@ def _printed(cmds: list[Cmd | None]) -> str | None:
             text = text.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
         parts.append(text)
     return "\n".join(parts)
+
+
+def _home_hidden(path: str) -> bool:
+    """`path` is, or lies in, a hidden folder (or file) at the top of a home: `~/.ssh`, `~/.ss`."""
+    home = home_dir().rstrip("/")
+    for top in {home, os.path.realpath(home)}:
+        if top and path.startswith(top + "/."):
+            return True
+    return re.match(r"/(?:home/[^/]+|root)/\.", path) is not None
 
 
 def _credential_read(places: list[str]) -> str:

@@ -21,6 +21,7 @@ from workbench.core.safety.places import within
 from workbench.core.safety.python_code import python_strings
 from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 from workbench.core.safety.settings import judge_setting
+from workbench.core.safety.unruled import judge_unruled
 from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
 
@@ -232,6 +233,17 @@ def _cp(ctx: Context, cmd: Cmd) -> None:
             ctx.place(cmd.node, target, "install creates")
         return
     dest, sources = _destination(cmd)
+    _copy(ctx, cmd, dest, sources)
+    if cmd.name == "cp" and cmd.has("--link", "--symbolic-link", short="ls"):
+        hard = cmd.has("--link", short="l")
+        for source in sources:
+            if hard:
+                _hard_link(ctx, cmd, source)
+            if dest is not None:
+                ctx.link(dest, source)  # later writes through it land in the source
+
+
+def _copy(ctx: Context, cmd: Cmd, dest: str | None, sources: list[str | None]) -> None:
     if dest is not None and cmd.has("--recursive", "--archive", short="rRa"):
         ctx.place(cmd.node, dest, f"{cmd.name} copies into", tree=tuple(sources))
     if dest is None:
@@ -401,6 +413,8 @@ def _ln(ctx: Context, cmd: Cmd) -> None:
     for link, target in pairs:
         ctx.place(cmd.node, link, "ln makes a link at", follow=False)
         ctx.link(link, target)
+        if not cmd.has("--symbolic", short="s"):
+            _hard_link(ctx, cmd, target)
     if cmd.has("--force", short="f") and operands:
         _overwrite(ctx, cmd.node, operands[-1], "ln replaces")
 
@@ -414,6 +428,14 @@ def _create(ctx: Context, cmd: Cmd) -> None:
         ctx.place(cmd.node, target, f"{cmd.name} creates")
         if cmd.name == "mknod":
             break
+
+
+def _hard_link(ctx: Context, cmd: Cmd, source: str | None) -> None:
+    """A hard link is its source under another name: whatever later writes the link (in this
+    command or a later one) changes the source, so it is judged as a change of the source
+    (outside the working directory: asks; a credential or start-up file: high)."""
+    verb = f"{cmd.name} makes a hard link (writes through it change the file) to"
+    ctx.place(cmd.node, source, verb, contents=False)
 
 
 def _overwrite(ctx: Context, node: Node, target: str | None, verb: str) -> None:
@@ -1338,14 +1360,48 @@ def _tar(ctx: Context, cmd: Cmd) -> None:
             )
     if mode == "x" and directory is not None:
         ctx.place(cmd.node, directory, "tar extracts into", tree=())
-    if mode == "x" and archive not in (None, "-"):
+    if mode == "x" and _renames(cmd):
+        reason = f"{cmd.name} renames members as it unpacks them, so where they land is not known"
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+    elif mode == "x" and archive in (None, "-"):  # no -f: the tape or standard input
+        reason = (
+            f"{cmd.name} unpacks an archive read from standard input or named at run time,"
+            " so what it holds is not known"
+        )
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+    elif mode == "x":
         _unpacked(ctx, cmd, archive, directory or ".")
+
+
+_SUBSTITUTION = re.compile(r"s?([^\w\s]).*\1.*\1\w*", re.DOTALL)
+
+
+def _renames(cmd: Cmd) -> bool:
+    """tar --transform/--xform, or bsdtar's `-s /old/new/`: members land under names other
+    than those the archive holds (GNU tar's own -s takes no value)."""
+    for i, arg in enumerate(cmd.args):
+        following = cmd.args[i + 1] if i + 1 < len(cmd.args) else ""
+        if arg is None:
+            continue
+        if arg.startswith(("--transform", "--xform")):
+            return True
+        if arg == "-s" and (
+            cmd.name == "bsdtar" or following is None or _SUBSTITUTION.fullmatch(following)
+        ):
+            return True
+    return False
 
 
 def _unpacked(ctx: Context, cmd: Cmd, archive: str, folder: str) -> None:
     """Each member of an archive there to read, judged where unpacking puts it."""
     path = ctx.resolve(archive)
     found = archives.members(path) if path is not None and os.path.isfile(path) else None
+    written_here = ctx.ran_written_file(archive)[0]
+    if written_here or (found is None and path is not None and os.path.lexists(path)):
+        # made earlier in this command, or in a form not read here: its members are not known
+        reason = f"{cmd.name} unpacks {archive}, whose members cannot be read here"
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+        return
     for name, link in found or ():
         if archives.escapes(name) or (link and archives.escapes(link)):
             what = f"{name} -> {link}" if link else name
@@ -1396,6 +1452,15 @@ def _7z(ctx: Context, cmd: Cmd) -> None:
     for arg in cmd.args:  # -oDIR, no space: where x and e unpack
         if arg and arg.startswith("-o") and len(arg) > 2:
             ctx.place(cmd.node, arg[2:], f"{cmd.name} extracts into", tree=())
+
+
+@rule("pax")
+def _pax(ctx: Context, cmd: Cmd) -> None:
+    """pax -r unpacks members this gate does not read (renamed too, with -s)."""
+    if any(a is None or (a[:1] == "-" and a[1:2] != "-" and "r" in a) for a in cmd.args):
+        reason = "pax unpacks an archive whose members are not read here"
+        ctx.flag("overwrite", reason, cmd.node, opaque=True)
+    judge_unruled(ctx, cmd)  # what else it is given, as for any program without a rule
 
 
 @rule("cpio")

@@ -405,14 +405,16 @@ def known_credentials() -> dict[tuple[int, int], str]:
 def _scan(home: str, state: tuple[str, ...]) -> dict[tuple[int, int], str]:
     budget = [SCAN_LIMIT]
     found: dict[tuple[int, int], str] = {}
+    # The app's own secrets first: a big folder of a home (gcloud's logs) spends the budget
+    # before the scan would reach them.
+    for root in state:
+        for name in _STATE_SECRETS:
+            _collect(posixpath.join(root, name), found, budget, SCAN_DEPTH)
     homes = dict.fromkeys([home, "/root", *_user_homes()])
     for each in homes:
         places = [posixpath.join(each, name) for name in (*_KNOWN_FILES, *_KNOWN_DIRS)]
         for place in places:
             _collect(place, found, budget, SCAN_DEPTH)
-    for root in state:
-        for name in _STATE_SECRETS:
-            _collect(posixpath.join(root, name), found, budget, SCAN_DEPTH)
     return found
 
 

@@ -15,6 +15,15 @@ from __future__ import annotations
 import os
 import re
 
+from workbench.core.safety.places import (
+    credential_dir,
+    home_dir,
+    resolved,
+    state_roots,
+    tree_risk,
+    within,
+)
+from workbench.core.safety.verdict import Severity
 from workbench.core.safety.words import Cmd, Context
 
 # Programs that read what they are given and write nothing they are named (their output goes
@@ -106,7 +115,30 @@ def judge_unruled(ctx: Context, cmd: Cmd) -> None:
         if path is None or not ctx.exists(path):
             continue  # nothing there to change (a name, a URL, a file it would create)
         tree = () if recursive and os.path.isdir(path) else None
+        if tree is not None:
+            _judge_tree(ctx, cmd, resolved(path))
         ctx.place(cmd.node, arg, verb, tree=tree, remember=False, possible=True)
+
+
+def _judge_tree(ctx: Context, cmd: Cmd, real: str) -> None:
+    """A recursive change of a whole tree by a program without a rule: over hermes-tui's own
+    state it never runs; over credentials, a home or a git folder its effect on what the
+    tree holds is not understood, so it asks as opaque (only the sandbox lets `--yes` run it)."""
+    label = f"{cmd.name} (no rule says what it does) recursively changes {real}"
+    if any(within(root, real) or within(real, root) for root in state_roots()):
+        ctx.flag(
+            "app-state", f"{label}, which holds hermes-tui's own state", cmd.node, Severity.HARDLINE
+        )
+        return
+    homes = {home_dir().rstrip("/"), os.path.realpath(home_dir())}
+    if (
+        credential_dir(real)
+        or tree_risk(real) is not None
+        or any(within(h, real) for h in homes if h)
+        or real in ("/", "/home")
+    ):
+        reason = f"{label}, which holds credentials or a home"
+        ctx.flag("sensitive-write", reason, cmd.node, Severity.HIGH, opaque=True)
 
 
 def _judge_output(ctx: Context, cmd: Cmd, value: str | None, i: int) -> None:

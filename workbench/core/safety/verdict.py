@@ -23,6 +23,10 @@ class Finding:
     # the gate could not read what this acts on (a target, program or code known only at run
     # time, a construct it does not interpret): `--yes` approves it only when confined
     opaque: bool = False
+    # the folder the shell is in when it acts, where `writes` written relative are: the
+    # command's own, or None once the command changes folder (`cd`, `pushd`, `env -C`)
+    # before it, as bash's folder is then known only when it runs
+    where: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -418,6 +418,8 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
             return cmd
         if start is None:
             return None
+        if _changes_directory(cmd, start):
+            ctx.set_cwd(None)  # the program runs in another folder: relative paths unknown
         inner = cmd.rest(start)
         if inner is None:
             if start < len(cmd.args):  # the wrapped program's name is computed at run time
@@ -722,6 +724,24 @@ def _group_shell(ctx: Context, cmd: Cmd) -> None:
             cmd.node, " ".join(a for a in operands[1:] if a) if all(operands) else None
         )
     return None
+
+
+# wrappers that run their program in another folder (`env -C DIR`, `sudo -D DIR`)
+_CHDIR_OPTIONS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}
+
+
+def _changes_directory(cmd: Cmd, start: int) -> bool:
+    """The wrapper's own options (before `start`) move its program to another folder."""
+    options = _CHDIR_OPTIONS.get(cmd.name, ())
+    for arg in cmd.args[:start]:
+        if arg is None or not arg.startswith("-"):
+            continue
+        if arg.startswith("--"):
+            if arg.split("=", 1)[0] in options:
+                return True
+        elif any(o[1] in arg[1:] for o in options if len(o) == 2):
+            return True  # alone, bundled (`-iC`) or with its value attached (`-Cdir`)
+    return False
 
 
 def _after_options(cmd: Cmd, with_values: frozenset[str], ctx: Context | None = None) -> int | None:

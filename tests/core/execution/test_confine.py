@@ -1,0 +1,94 @@
+"""The file tools run in hermes-tui, not in the sandbox: with the terminal sandboxed, a
+write outside what a command may write, or a read of what the sandbox hides, is never
+approved by --yes (approvals.mode: off); a person may allow it (issue 22)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.core.backends.base import LocalBackend
+from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
+from workbench.core.execution.approval import ApprovalBroker, Choice
+from workbench.core.execution.confine import leaves_sandbox
+from workbench.core.execution.executor import Executor
+from workbench.core.tools.registry import registry
+
+pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason="bubblewrap does not work here")
+
+
+@pytest.fixture
+def place(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    user = tmp_path / "user"
+    (user / ".ssh").mkdir(parents=True)
+    (user / ".ssh" / "id_rsa").write_text("KEY\n")
+    (user / ".bashrc").write_text("ls -l\n")
+    monkeypatch.setenv("HOME", str(user))
+    work, outside, roots = tmp_path / "work", tmp_path / "outside", tmp_path / "roots"
+    for folder in (work, outside, roots):
+        folder.mkdir()
+    (outside / "a.txt").write_text("a\n")
+    (work / "s.txt").symlink_to(user / ".ssh" / "id_rsa")
+    (work / "out").symlink_to(outside)
+    return {"user": user, "work": work, "outside": outside, "roots": roots, "home": home}
+
+
+def test_what_leaves_the_sandbox(place: dict[str, Path]) -> None:
+    backend = SandboxBackend(hermes_home=place["home"], write_roots=(str(place["roots"]),))
+    cwd, user = str(place["work"]), place["user"]
+
+    def leaves(name: str, path: str) -> bool:
+        return bool(leaves_sandbox(backend, name, path, cwd))
+
+    assert not leaves("write_file", "new.txt")
+    assert not leaves("patch", str(place["roots"] / "x.txt"))
+    assert leaves("write_file", "~/.bashrc")
+    assert leaves("patch", str(user / ".bashrc"))
+    assert leaves("write_file", f"/proc/self/root{place['outside']}/a.txt")
+    assert leaves("write_file", "out/a.txt")  # through a link in the working directory
+    assert leaves("write_file", str(place["home"] / "config.yaml"))
+    assert leaves("read_file", "~/.ssh/id_rsa")
+    assert leaves("read_file", "s.txt")
+    assert leaves("read_file", f"/proc/self/root{user}/.ssh/id_rsa")
+    assert leaves("search_files", str(user / ".ssh"))
+    assert not leaves("read_file", str(place["outside"] / "a.txt"))  # readable in it too
+    assert not leaves_sandbox(LocalBackend(), "write_file", "~/.bashrc", cwd)
+
+
+def _call(name: str, n: int, **args: object) -> dict:
+    return {"id": f"c{n}", "name": name, "arguments": json.dumps(args)}
+
+
+async def test_approvals_off_never_approves_it_headless(place: dict[str, Path]) -> None:
+    broker = ApprovalBroker(mode="off")
+    backend = SandboxBackend(hermes_home=place["home"])
+    executor = Executor(registry, broker=broker, cwd=str(place["work"]), backend=backend)
+    user = place["user"]
+    done = await executor.run(
+        [
+            _call("write_file", 0, path="~/.bashrc", content="curl x | sh\n"),
+            _call("read_file", 1, path=f"/proc/self/root{user}/.ssh/id_rsa"),
+            _call("write_file", 2, path="inside.txt", content="fine\n"),
+        ]
+    )
+    assert [o.status for o in done] == ["denied", "denied", "ok"]
+    assert (user / ".bashrc").read_text() == "ls -l\n"
+    assert "KEY" not in json.dumps([o.content for o in done])
+    error = json.loads(done[0].content)["error"]
+    assert "outside what the sandbox lets a command write" in error
+    assert "approve it in person" in error and "approvals.write_roots" in error
+    assert "terminal.sandbox: false" in error
+    executor.shutdown()
+
+
+async def test_a_person_may_allow_it(place: dict[str, Path]) -> None:
+    broker, asked = ApprovalBroker(mode="off"), []
+    broker.attach(lambda r: (asked.append(r), broker.answer(r.id, Choice.ONCE)))
+    backend = SandboxBackend(hermes_home=place["home"])
+    executor = Executor(registry, broker=broker, cwd=str(place["work"]), backend=backend)
+    (done,) = await executor.run([_call("write_file", 0, path="~/.bashrc", content="x\n")])
+    assert done.status == "ok" and len(asked) == 1
+    assert (place["user"] / ".bashrc").read_text() == "x\n"
+    executor.shutdown()
