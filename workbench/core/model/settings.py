@@ -386,7 +386,7 @@ def _bundled(
     )
 
 
-def _threads(value: Any) -> dict[str, int | None]:
+def _threads(value: Any) -> dict[str, Any]:  # ModelSettings' thread fields, by name
     """model.threads: one number for both phases, or `{batch: N, generate: M}`."""
     if value is None:
         return {}

@@ -1369,7 +1369,7 @@ def _tar(ctx: Context, cmd: Cmd) -> None:
             " so what it holds is not known"
         )
         ctx.flag("overwrite", reason, cmd.node, opaque=True)
-    elif mode == "x":
+    elif mode == "x" and archive is not None:  # named, above: read and judged
         _unpacked(ctx, cmd, archive, directory or ".")
 
 
