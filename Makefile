@@ -4,8 +4,11 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 BENCH_VENV ?= .venv-bench
 PIP_FLAGS ?= --disable-pip-version-check -q
+# Recipes run in bash with pipefail: a test run piped into tee still fails the target.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run test lint format bench clean system-deps mcp-servers
+.PHONY: run check test lint types format hooks bench clean system-deps mcp-servers
 
 # The virtual environment, re-installed whenever pyproject.toml changes.
 $(BIN)/python:
@@ -64,13 +67,39 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check workbench tests bench
 	$(BIN)/ruff format --check workbench tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
+
+# The type checker alone (configured in pyproject.toml; also part of `lint`).
+types: $(VENV)/.installed-dev
+	$(BIN)/mypy
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff format workbench tests bench
 	$(BIN)/ruff check --fix workbench tests bench
 
+# Tests run in two passes. The first: every test not marked e2e, spread over the cores by
+# pytest-xdist (a test that must not run beside another can be kept on one worker with
+# `@pytest.mark.xdist_group("name")`; none needs it today). The second: the end-to-end tests
+# (real terminals, servers, the bundled model), one at a time, since each loads the whole
+# machine. Both passes run, so one run tells every failure; either failing fails `make test`.
+# The 25 slowest of each pass are printed and kept in .cache/durations-*.txt.
+WORKERS ?= auto
+PYTEST = $(BIN)/python -m pytest -q
+UNIT_TESTS = $(PYTEST) -n $(WORKERS) --dist loadgroup -m "not e2e" --ignore=tests/e2e
+E2E_TESTS = $(PYTEST) -m e2e
+
+# The developer's loop: lint, types and every test but the end-to-end ones.
+check: $(VENV)/.installed-dev system-deps mcp-servers lint
+	$(UNIT_TESTS)
+
 test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers lint
-	$(BIN)/python -m pytest -q
+	mkdir -p .cache
+	unit=0; $(UNIT_TESTS) --durations=25 | tee .cache/durations-unit.txt || unit=$$?; \
+	$(E2E_TESTS) --durations=25 | tee .cache/durations-e2e.txt; exit $$unit
+
+# Ruff (check and format) before every commit, through pre-commit; never installed unasked.
+hooks: $(VENV)/.installed-dev
+	$(BIN)/pre-commit install
 
 # Benchmarks run against hermes-agent 0.19.0, which pins its own dependency versions:
 # it gets an environment of its own so it never changes .venv.

@@ -2,7 +2,7 @@
 
 An event from any thread (the agent's, a tool worker's, the plugin watcher's, the MCP
 thread) becomes one `CoreEventArrived` on the UI's loop; its handler dispatches on the
-event's class with `match`, so a misspelt event type is an error ruff and pyright see.
+event's class with `match`, so a misspelt event type is an error ruff and mypy (`make lint`) see.
 """
 
 from __future__ import annotations

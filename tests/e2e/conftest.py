@@ -30,3 +30,13 @@ def tmux_run(home: Path, tmp_path: Path):
     yield start
     for session in sessions:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder is end-to-end: `make test` runs them after the others, one
+    at a time, and `make check` leaves them out. A module that forgets its marker (or
+    overwrites it with another `pytestmark`) is caught here rather than run in parallel."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents and item.get_closest_marker("e2e") is None:
+            raise pytest.UsageError(f"{item.nodeid}: a test in tests/e2e must be marked e2e")

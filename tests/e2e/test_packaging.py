@@ -12,7 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.e2e
+# Building the wheel and installing it in a fresh venv takes minutes on a loaded machine; the
+# first test's timeout includes the fixture.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 FIRST_FRAME = """
 import asyncio
@@ -29,11 +31,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-# Building the wheel and installing it in a fresh venv takes minutes on a loaded machine; the
-# first test's timeout includes the fixture.
-pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="module")

@@ -47,8 +47,9 @@ async def test_space_toggles_a_toolset_and_persists(home: Path) -> None:
         assert load_config(home / "config.yaml").get("agent.disabled_toolsets") == ["terminal"]
         # the cursor stays on the same tool after the tree is rebuilt
         assert tree.cursor_node.data["name"] == "terminal"
-        status = str(app.screen.query_one("#status-line").content)
-        assert "4 offered" in status
+        # the status line is redrawn after the tree: waited for, not read at once
+        status = app.screen.query_one("#status-line")
+        await wait_until(pilot, lambda: "4 offered" in str(status.content))
 
 
 async def test_a_toolset_switched_under_a_filter_shows_with_the_filter_kept(home: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import App
+from textual.widgets import Footer, Static
 
 from tests.support.pilot import ModalHost, ViewerHost, request, stop_the_clock, wait_until
 from workbench.core.agent.compress import ContextCompressed
@@ -15,6 +16,7 @@ from workbench.core.agent.loop import ContextUsage, TextDelta, TurnFinished
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.screens.session import SessionScreen
 from workbench.widgets.chat import ChatLog, PromptArea
+from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Timeline, TimelineModel
 
 SIZE = (120, 40)
@@ -30,13 +32,44 @@ CALLS = [  # id, name, arguments, segment, parallel, reason, start, end, status
 ]  # fmt: skip
 
 
+# A picture is taken when Textual guesses the app is idle (its process uses little CPU), which
+# on a busy machine can come before the screen has drawn what the test set up. So each step
+# below waits for exactly what the picture shows; the bound only ends a test that hangs.
+SETTLED = 60.0
+
+
 class SessionHost(App[None]):
     def on_mount(self) -> None:
         self.push_screen(SessionScreen(timeline=TimelineModel()))
 
 
+async def session_screen(pilot) -> SessionScreen:
+    """The session screen once its own first note is written (then cleared by the test: not
+    written after it)."""
+    app = pilot.app
+
+    def noted() -> bool:
+        screen = app.screen
+        return isinstance(screen, SessionScreen) and any(
+            log.children for log in screen.query(ChatLog)
+        )
+
+    await wait_until(pilot, noted, SETTLED)
+    return app.screen
+
+
+async def drawn_whole(pilot, log: ChatLog) -> None:
+    """The reply is rendered whole (it streams in pieces, drawn on its own message loop)."""
+
+    def whole() -> bool:
+        replies = list(log.query(AssistantMessage))
+        return bool(replies) and all(reply.whole for reply in replies)
+
+    await wait_until(pilot, whole, SETTLED)
+
+
 async def replay(pilot) -> None:
-    screen = pilot.app.screen
+    screen = await session_screen(pilot)
     log = screen.query_one(ChatLog)
     await log.remove_children()
     await log.user("Read a.txt and b.txt, find the TODOs, clean the build and fix a.txt.")
@@ -51,11 +84,19 @@ async def replay(pilot) -> None:
     for word in reply.split(" "):
         await screen.agent_event(TextDelta(word + " "))
     await screen._finish_reply()
+    await drawn_whole(pilot, log)
     timeline = screen.query_one(Timeline)
     timeline.focus()
-    await pilot.pause()
+    footer = screen.query_one(Footer)
+    await wait_until(pilot, lambda: "Previous call" in keys(footer), SETTLED)
     await pilot.press("left")  # select the last call
-    await pilot.pause()
+    detail = screen.query_one("#call-detail", Static)
+    await wait_until(pilot, lambda: "write_file" in str(detail.render()), SETTLED)
+
+
+def keys(footer: Footer) -> list[str]:
+    """The descriptions the footer shows (it redraws them after the focus moves)."""
+    return [key.description for key in footer.query("FooterKey")]
 
 
 def test_session_with_cards_and_timeline(snap_compare) -> None:
@@ -64,7 +105,7 @@ def test_session_with_cards_and_timeline(snap_compare) -> None:
 
 async def compressed(pilot) -> None:
     """A turn whose conversation was compressed: the divider, then the context in use."""
-    screen = pilot.app.screen
+    screen = await session_screen(pilot)
     screen.query_one(PromptArea).cursor_blink = False  # the picture never depends on when
     log = screen.query_one(ChatLog)
     await log.remove_children()
@@ -78,6 +119,7 @@ async def compressed(pilot) -> None:
     await play(ContextUsage(9_840, 32_768))
     await play(TextDelta("It says to keep calm and carry on."))
     await screen._finish_reply()
+    await drawn_whole(pilot, log)
     screen._turn_line(TurnFinished("answered", "", 9_840, 12, 2.5, 2, "", 12_345, 32_768))
     await pilot.pause()
 

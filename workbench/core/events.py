@@ -3,7 +3,7 @@
 Each part of the core defines its own events beside it (`agent/events.py`,
 `execution/events.py`, `mcp/events.py`, `plugins/events.py`, `tools/events.py`); this module
 gathers them for the front ends, which dispatch on the class (`match event: case
-ToolCallStarted(): ...`), so a misspelt type is an error ruff and pyright report, never a
+ToolCallStarted(): ...`), so a misspelt type is an error ruff and mypy report, never a
 branch that silently never runs. The core never imports the front ends, and no part of the
 core imports this module: each imports the events of the parts below it directly.
 """

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from workbench.core.agent import transcript
-from workbench.core.agent.compress import ContextCompressed
+from workbench.core.events import ContextCompressed
 from workbench.widgets.chat import MAX_MOUNTED, ChatLog, ToolCard
 from workbench.widgets.reply import AssistantMessage
 

@@ -147,7 +147,7 @@ def read_file(args: dict[str, Any], **kw: Any) -> str:
         os.close(fd)
 
 
-def _read_lines(path: Path, reader: LineReader, offset: int, limit: int, max_chars: int) -> str:
+def _read_lines(path: PurePath, reader: LineReader, offset: int, limit: int, max_chars: int) -> str:
     """The page of lines from `offset`: at most `limit` lines and `max_chars` characters."""
     lines: list[str] = []
     used, number, next_offset, cut = 0, 0, None, 0

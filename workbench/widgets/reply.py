@@ -123,6 +123,7 @@ class AssistantMessage(Vertical):
         self._next_check = SEAL_CHARS
         self._stream: Any = None
         self._tail: Part | None = None  # once the head has ended: the live part after it
+        self.whole = False  # the reply ended and is drawn whole (what a test or export waits for)
 
     def compose(self) -> ComposeResult:
         yield Markdown("", classes="head")
@@ -187,3 +188,4 @@ class AssistantMessage(Vertical):
             await self.head.update(self.reply)
         else:
             self._tail.show(self.reply[self._live_from :])
+        self.whole = True

@@ -146,7 +146,9 @@ class Compressor:
                 f"Preview:\n{preview}\n...\n</persisted-output>"
             )
         call_id = str(message.get("tool_call_id") or "tool_result")
-        return spill(Budgeted("", call_id, content, len(content)), self.store, STUB_PREVIEW).content
+        stub = spill(Budgeted("", call_id, content, len(content)), self.store, STUB_PREVIEW).content
+        assert isinstance(stub, str)  # a spill's stub is always text
+        return stub
 
     # -- the summary -------------------------------------------------------------------
 
@@ -197,7 +199,7 @@ class Compressor:
         definitions: list[dict[str, Any]],
     ) -> tuple[list[dict[str, Any]], int]:
         """Cut the largest messages (heads kept) until the request fits the window."""
-        out, cut = list(messages), set()
+        out, cut = list(messages), set[int]()
         limit = self.window.prompt
         for _ in range(64):
             total = self.meter.request(extra + out, definitions)

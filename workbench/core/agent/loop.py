@@ -24,9 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from workbench.core.agent.compress import Compressor, ContextCompressed, ContextTooSmall
+from workbench.core.agent.compress import Compressor, ContextTooSmall
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
 from workbench.core.agent.events import (
+    ContextCompressed,
     ContextNotice,
     ContextUsage,
     ModelProgress,

@@ -211,7 +211,7 @@ def _read_messages(
             offset += len(line)
             record = transcript.parse_line(line)  # None for a damaged line: skipped
             text = _searchable(record) if record is not None else ""
-            if text:
+            if text and record is not None:
                 role = record["message"].get("role", "")
                 rows.append((session, seq, role, record.get("at", 0), text))
                 seq += 1

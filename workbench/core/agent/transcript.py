@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core.agent.compress import ContextCompressed
-from workbench.core.agent.events import TranscriptFailed
+from workbench.core.agent.events import ContextCompressed, TranscriptFailed
 from workbench.core.storage.private import open_private
 from workbench.core.tools import errors
 
@@ -284,7 +283,7 @@ def list_sessions(home: Path, problems: list[str] | None = None) -> list[Session
         if not records:
             continue
         prompts = [m["content"] for m in messages(records) if m["role"] == "user"]
-        header = next((r for r in records if r.get("kind") == "session"), {})
+        header: dict[str, Any] = next((r for r in records if r.get("kind") == "session"), {})
         title = prompts[0] if prompts and isinstance(prompts[0], str) else ""
         out.append(
             SessionInfo(

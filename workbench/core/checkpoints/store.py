@@ -10,6 +10,7 @@ Otherwise: `git add -A` on the project's own index (git's stat cache makes it ch
 
 from __future__ import annotations
 
+import builtins  # the class below has a method named list
 import contextlib
 import logging
 import os
@@ -225,7 +226,7 @@ class CheckpointStore:
             return []
         return self._listed(project)
 
-    def _listed(self, project: Project) -> list[Checkpoint]:
+    def _listed(self, project: Project) -> builtins.list[Checkpoint]:
         if self.store.exists() and not is_store(self.store):
             raise CheckpointError(
                 self._damaged(GitFailed(["for-each-ref"], 128, "not a git repository"))
@@ -284,13 +285,13 @@ class CheckpointStore:
                 return commit
         raise CheckpointError(f"no checkpoint {short} of {project.cwd}")
 
-    def changes(self, cwd: str | os.PathLike[str], id: str) -> list[FileChange]:
+    def changes(self, cwd: str | os.PathLike[str], id: str) -> builtins.list[FileChange]:
         """What differs between the checkpoint and the working directory now."""
         project = self._project(cwd)
         _, commit = self._get(project, id)
         return [FileChange(path, kind) for path, kind, _ in self._diff(project, commit)]
 
-    def _diff(self, project: Project, commit: str) -> list[tuple[str, str, str]]:
+    def _diff(self, project: Project, commit: str) -> builtins.list[tuple[str, str, str]]:
         """(path, kind, blob id now) for each file that differs from `commit` now."""
         now = self._now_tree(project)
         try:

@@ -290,7 +290,18 @@ class ApprovalBroker:
         )
         return await self._ask(request)
 
-    def _request(self, tool, command, verdict, facts, cwd, label, reason, where, can_leave):
+    def _request(
+        self,
+        tool: str,
+        command: str,
+        verdict: Verdict | None,
+        facts: CallFacts,
+        cwd: str,
+        label: str,
+        reason: str,
+        where: str,
+        can_leave: bool,
+    ) -> ApprovalRequest:
         scopes = (Scope.EVERYWHERE, Scope.PROJECT) if self.book.trusted else (Scope.EVERYWHERE,)
         return ApprovalRequest(
             id=next(self._ids),
@@ -382,12 +393,13 @@ class ApprovalBroker:
         request = self._pending.get(request_id)
         if request is None or request.future is None or request.loop is None:
             return False
+        future = request.future
         choice = parse_answer(answer)
         request.chosen = rule
 
         def resolve() -> None:
-            if not request.future.done():
-                request.future.set_result(choice)
+            if not future.done():
+                future.set_result(choice)
 
         request.loop.call_soon_threadsafe(resolve)
         return True
@@ -396,9 +408,7 @@ class ApprovalBroker:
         """Deny everything pending (the UI is closing)."""
         for request in list(self._pending.values()):
             if request.future is not None and request.loop is not None:
-                request.loop.call_soon_threadsafe(
-                    lambda r=request: r.future.done() or r.future.set_result(Choice.DENY)
-                )
+                request.loop.call_soon_threadsafe(_deny, request.future)
         logger.info("approvals closed (%s): %d pending denied", why, len(self._pending))
 
 
@@ -461,3 +471,9 @@ def plugin_verdict(shown: str, reason: str) -> Verdict:
 def needs_approval(shown: str, reason: str) -> Verdict:
     """A caller asks about a call with no finding of its own: one rules can see."""
     return Verdict(shown, (Finding("needs-approval", reason, (0, len(shown))),))
+
+
+def _deny(future: asyncio.Future[Choice]) -> None:
+    """On the request's loop: a request still pending is denied (fail closed)."""
+    if not future.done():
+        future.set_result(Choice.DENY)

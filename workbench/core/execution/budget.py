@@ -52,7 +52,7 @@ class BudgetConfig:
     read_chars: int | None = None  # read_file's own limit for this batch (None: its default)
 
     @classmethod
-    def for_context_window(cls, tokens: int | None, **kw: Any) -> BudgetConfig:
+    def for_context_window(cls, tokens: float | None, **kw: Any) -> BudgetConfig:
         """Hermes's scaling: 15% / 30% of the window (4 chars a token), with floors and caps."""
         if not tokens or tokens <= 0:
             return cls(**kw)

@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -183,7 +183,14 @@ class Executor:
 
     # -- segments --------------------------------------------------------------------
 
-    async def _run_segment(self, calls, indices, segment, parallel, outcomes) -> None:
+    async def _run_segment(
+        self,
+        calls: Sequence[PlannedCall],
+        indices: Sequence[int],
+        segment: int,
+        parallel: bool,
+        outcomes: list[CallOutcome | None],
+    ) -> None:
         if parallel:
             limit = asyncio.Semaphore(self.max_workers)
 
@@ -591,7 +598,7 @@ class Executor:
         outcome: CallOutcome,
         hooks: HookRegistry | None = None,
         meta: dict | None = None,
-    ):
+    ) -> Any:
         name = planned.call.name
         entry = self.registry.get_entry(name)
         timeout = self._timeout_for(name, args)
@@ -610,7 +617,7 @@ class Executor:
                 return outcome.content
         loop = asyncio.get_running_loop()
         call = functools.partial(self.registry.dispatch, name, **context)
-        if wrapped:  # middleware wraps the dispatch, in the same worker thread
+        if hooks is not None and wrapped:  # middleware wraps the dispatch, in the same thread
             call = functools.partial(hooks.around, name, args, meta or {}, call)
             future = loop.run_in_executor(self._pool, call)
         else:

@@ -47,7 +47,8 @@ class ToolCall:
         if isinstance(call, ToolCall):
             return call
         if isinstance(call, dict):
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            nested = call.get("function")
+            function = nested if isinstance(nested, dict) else call
             return cls(
                 str(call.get("id") or f"call_{index}"),
                 str(function.get("name") or ""),

@@ -173,10 +173,9 @@ def _tool_filter(server: ServerConfig, tools: Any) -> None:
     if not isinstance(tools, dict):
         server.problems.append("tools must be a mapping with include/exclude")
         return
-    as_list = lambda v: [v] if isinstance(v, str) else [str(x) for x in v or []]  # noqa: E731
     if tools.get("include") is not None:
-        server.include = as_list(tools["include"])
-    server.exclude = as_list(tools.get("exclude"))
+        server.include = _names(tools["include"])
+    server.exclude = _names(tools.get("exclude"))
 
 
 def _roots(server: ServerConfig, roots: Any) -> None:
@@ -229,3 +228,8 @@ def _stdio(server: ServerConfig, entry: dict) -> None:
     if entry.get("transport") not in (None, "stdio"):
         server.problems.append(f"transport {entry['transport']!r} needs a url")
     server.cwd = str(entry["cwd"]) if entry.get("cwd") else None
+
+
+def _names(value: Any) -> list[str]:
+    """A tool filter's names: one name or a list of them (none when not given)."""
+    return [value] if isinstance(value, str) else [str(x) for x in value or []]

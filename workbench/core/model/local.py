@@ -254,10 +254,11 @@ def start(
         raise
     finally:
         os.close(watch)
-        if errlog is not subprocess.DEVNULL:
+        if not isinstance(errlog, int):  # a log file, not DEVNULL
             errlog.close()
     deadline = time.monotonic() + timeout
     line = ""
+    assert process.stdout is not None  # stdout=PIPE
     while time.monotonic() < deadline and process.poll() is None:
         line = process.stdout.readline().strip()
         if line.startswith("LISTENING "):

@@ -22,14 +22,27 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlparse
 
 from workbench.core.config import Config
 from workbench.core.model import envfile, providers
 from workbench.core.model.local import DEFAULT_MODEL, MODELS
 
-DEFAULTS = {"temperature": 0.2, "max_tokens": 2048, "max_rounds": 8, "turn_timeout": 900.0}
+
+class _Defaults(TypedDict):
+    temperature: float
+    max_tokens: int
+    max_rounds: int
+    turn_timeout: float
+
+
+DEFAULTS: _Defaults = {
+    "temperature": 0.2,
+    "max_tokens": 2048,
+    "max_rounds": 8,
+    "turn_timeout": 900.0,
+}
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
 DOTENV = "$HERMES_HOME/.env"
 CONFIG = "config.yaml"
@@ -110,7 +123,7 @@ def resolve(
     section, plain = _section(config.get("model"))
     name, name_from = _name(section, plain, flags)
     endpoint = _endpoint(section, keys, flags, name)
-    common = {
+    common: dict[str, Any] = {  # the settings every endpoint shares
         "context_window": _int(section.get("context_window"))
         or _int(section.get("context_length")),
         "temperature": _number(section.get("temperature"), DEFAULTS["temperature"]),
@@ -373,7 +386,7 @@ def _bundled(
     )
 
 
-def _threads(value: Any) -> dict[str, int | None]:
+def _threads(value: Any) -> dict[str, Any]:  # ModelSettings' thread fields, by name
     """model.threads: one number for both phases, or `{batch: N, generate: M}`."""
     if value is None:
         return {}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +84,7 @@ class HookRegistry:
         self,
         owner: str,
         hooks: list[tuple[str, Callback]],
-        middleware: list[tuple[str, Callback]] = (),
+        middleware: Sequence[tuple[str, Callback]] = (),
     ) -> None:
         with self._lock:
             self._hooks = _swap(self._hooks, owner, hooks)
@@ -165,7 +165,7 @@ class HookRegistry:
             if index == len(chain):
                 return dispatch(payload)
             owner, callback = chain[index]
-            used = []
+            used: list[bool] = []
 
             def next_call(new_payload: dict[str, Any] | None = None) -> Any:
                 if used:
@@ -217,7 +217,7 @@ class HookRegistry:
 
 
 def _swap(
-    table: dict[str, tuple], owner: str, items: list[tuple[str, Callback]]
+    table: dict[str, tuple], owner: str, items: Sequence[tuple[str, Callback]]
 ) -> dict[str, tuple]:
     """A new table without `owner`'s entries, then with the new ones."""
     out = {name: tuple(e for e in entries if e[0] != owner) for name, entries in table.items()}

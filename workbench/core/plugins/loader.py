@@ -87,6 +87,8 @@ def import_directory(manifest: PluginManifest) -> types.ModuleType:
         loader=_FreshLoader(name, str(init)),
         submodule_search_locations=[str(init.parent)],
     )
+    if spec is None or spec.loader is None:  # not with a loader given: said, never skipped
+        raise ImportError(f"cannot load the plugin at {init}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

@@ -10,6 +10,7 @@ Hermes a pip plugin may); a refused registration is shown in its state.
 
 from __future__ import annotations
 
+import builtins  # the class below has a method named list
 import logging
 import threading
 import time
@@ -130,7 +131,7 @@ class PluginManager:
             return str(self.config.get("memory.provider") or BUILTIN) in names
         return bool(names & set(_strings(self.config.get("plugins.enabled"))))
 
-    def memory_provider_plugins(self) -> list[PluginState]:
+    def memory_provider_plugins(self) -> builtins.list[PluginState]:
         return [s for s in self.states.values() if s.manifest.kind == "exclusive"]
 
     def select_memory_provider(self, name: str) -> PluginState | None:
@@ -158,7 +159,7 @@ class PluginManager:
                 state.status, state.error = "not loaded", self._not_selected()
         return self.load(target.key) if target is not None else None
 
-    def load_enabled(self) -> list[PluginState]:
+    def load_enabled(self) -> builtins.list[PluginState]:
         wanted = [k for k, s in self.states.items() if s.enabled and s.status != "loaded"]
         if self.prober is not None and not self.not_loading:  # one child probes them all
             self._probe([k for k in wanted if self._runs_code(self.states[k].manifest)])
@@ -169,7 +170,7 @@ class PluginManager:
     def _runs_code(self, manifest: PluginManifest) -> bool:
         return manifest.kind != "exclusive" or self.is_enabled(manifest)
 
-    def _probe(self, keys: list[str]) -> dict[str, Any]:
+    def _probe(self, keys: builtins.list[str]) -> dict[str, Any]:
         assert self.prober is not None
         manifests = [self.states[k].manifest for k in keys]
         settings = {m.key: self._plugin_config(m) for m in manifests}
@@ -307,7 +308,7 @@ class PluginManager:
             "select this one with `hermes-tui plugins memory NAME` or the command palette"
         )
 
-    def _install_provider(self, key: str, providers: list[Any]) -> str:
+    def _install_provider(self, key: str, providers: builtins.list[Any]) -> str:
         if len(providers) != 1:
             return f"a memory provider plugin must register one provider (it registered {len(providers)})"
         problems = self.memory.install(key, providers[0])
@@ -354,7 +355,7 @@ class PluginManager:
                 return key
         return None
 
-    def watch_roots(self) -> list[Path]:
+    def watch_roots(self) -> builtins.list[Path]:
         roots = {
             s.manifest.path.parent for s in self.states.values() if s.manifest.path is not None
         }

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ class Prober:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def _write(self, changes: dict[str, dict[str, Any] | None]) -> None:
+    def _write(self, changes: Mapping[str, dict[str, Any] | None]) -> None:
         from workbench.core.storage.atomic import atomic_write_text, locked
         from workbench.core.storage.private import private_dir
 
@@ -189,6 +190,7 @@ def _one_child(
     os.close(write_fd)
     verdicts: dict[str, Verdict] = {}
     try:
+        assert child.stdin is not None  # stdin=PIPE
         with contextlib.suppress(BrokenPipeError):
             child.stdin.write(json.dumps(payload, default=str).encode())
             child.stdin.close()

@@ -67,7 +67,9 @@ class Policy:
             self._key = key
         return self._by_action
 
-    def _candidates(self, action: Action, facts: CallFacts, shell: ShellCommand | None):
+    def _candidates(
+        self, action: Action, facts: CallFacts, shell: ShellCommand | None
+    ) -> list[Rule]:
         rules, general, by_head = self._index()[action]
         if shell is None or not by_head:
             return general

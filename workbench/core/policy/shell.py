@@ -17,7 +17,7 @@ import functools
 from dataclasses import dataclass
 
 from workbench.core.safety import analyze_command
-from workbench.core.safety.parser import WORD_TYPES, Source, word_value
+from workbench.core.safety.parser import WORD_TYPES, Node, Source, word_value
 from workbench.core.safety.wrappers import wrapper_start
 
 Words = tuple[str | None, ...]
@@ -94,7 +94,7 @@ def _parse(command: str) -> ShellCommand:
     )
 
 
-def _is_plain(root, commands: list[Words]) -> bool:
+def _is_plain(root: Node, commands: list[Words]) -> bool:
     if root.has_error or len(commands) != 1 or None in commands[0]:
         return False
     statements = [c for c in root.children if c.type != "comment"]
@@ -117,7 +117,11 @@ def _is_plain(root, commands: list[Words]) -> bool:
 
 
 def _collect(
-    node, commands: list[Words], opaque: list[str], depth: int, wrapped: list[bool] | None = None
+    node: Node,
+    commands: list[Words],
+    opaque: list[str],
+    depth: int,
+    wrapped: list[bool] | None = None,
 ) -> None:
     stack = [node]
     while stack:
@@ -128,7 +132,7 @@ def _collect(
 
 
 def _simple(
-    node, commands: list[Words], opaque: list[str], depth: int, wrapped: list[bool] | None
+    node: Node, commands: list[Words], opaque: list[str], depth: int, wrapped: list[bool] | None
 ) -> None:
     words: list[str | None] = []
     for child in node.children:

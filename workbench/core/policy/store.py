@@ -124,7 +124,12 @@ class RuleBook:
         if old.scope is not new.scope or old.scope is Scope.SESSION:
             self.remove(old)
             return self.add(new)
-        self._write(old.scope, lambda doc: (_delete(doc, old), _append(doc, new)))
+
+        def swap(doc: Any) -> None:
+            _delete(doc, old)
+            _append(doc, new)
+
+        self._write(old.scope, swap)
         self.reload()
         return new
 

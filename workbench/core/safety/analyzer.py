@@ -409,13 +409,13 @@ class Analyzer:
             self.wrote(value)  # running it later in the command runs what was written
         text = node.text.decode("utf-8", errors="replace") if node is not None else ""
         if value is None and names_app_state(text):  # `cp x "$(echo ~/.hermes)/config.yaml"`
-            risk = PathRisk(
+            computed = PathRisk(
                 "app-state",
                 "a path computed at run time from hermes-tui's own state",
                 Severity.HARDLINE,
             )
-            self.flag(risk.rule, f"{verb} {risk.reason}", node, risk.severity)
-            return risk
+            self.flag(computed.rule, f"{verb} {computed.reason}", node, computed.severity)
+            return computed
         paths = self.candidates(value, follow=follow and not delete)
         landed = [] if tree is None or value is None else self._landed(value, tree)
         for path in [*paths, *landed]:  # as written and as resolved: both are judged
@@ -436,7 +436,8 @@ class Analyzer:
             found = PathRisk("sensitive-write", found.reason, Severity.HIGH)
         if (delete or not contents) and found.rule == "refused-write":
             found = PathRisk("sensitive-write", found.reason, Severity.HIGH)
-        self.flag(found.rule, f"{verb} {value}: {found.reason}", node, found.severity, (value,))
+        writes = (value,) if value is not None else ()
+        self.flag(found.rule, f"{verb} {value}: {found.reason}", node, found.severity, writes)
         return found
 
     def _landed(self, folder: str, sources: tuple[str | None, ...]) -> list[str]:
@@ -653,6 +654,7 @@ class Analyzer:
         if self.depth >= MAX_DEPTH:
             self.flag("unparsable", "shell code nested too deeply to check", node)
             return
+        assert self.source is not None  # payloads are found while the parsed text is walked
         start, end = self.source.span(node)
         raw = self.text[start:end]
         base = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -313,8 +314,8 @@ def _collect(root: Node, table: Table) -> None:
                 _record_references(node, table)
         elif kind == "command":
             _record_reads(node, table)
-            name = node.children[0].text if node.children else b""
-            if name in (b"source", b"."):
+            program = node.children[0].text if node.children else b""
+            if program in (b"source", b"."):
                 table.anything = "a file the command sources"
 
 
@@ -409,6 +410,7 @@ def _record_reads(node: Node, table: Table) -> None:
         return
     program, args, nodes = values[0], values[1:], words[1:]
     why = Unknown(f"what {program} reads or prints")
+    targets: Sequence[str | None]
     if program == "read":
         targets = [literal(n) for n in read_names(args, nodes)] or ["REPLY"]
     elif program in ("mapfile", "readarray"):

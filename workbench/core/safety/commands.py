@@ -12,7 +12,7 @@ import os
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.core.safety import archives, cloud, databases, hermes
@@ -72,14 +72,20 @@ def rule(*names: str) -> Callable[[Rule], Rule]:
     return register
 
 
-def _shown(values: list[str | None], limit: int = 4) -> str:
+def _shown(values: Sequence[str | None], limit: int = 4) -> str:
     shown = [v if v is not None else "<computed>" for v in values[:limit]]
     more = f" and {len(values) - limit} more" if len(values) > limit else ""
     return ", ".join(shown) + more
 
 
 def _targets_finding(
-    ctx: Context, cmd: Cmd, rule_id: str, verb: str, targets, recursive: bool, delete: bool = True
+    ctx: Context,
+    cmd: Cmd,
+    rule_id: str,
+    verb: str,
+    targets: Sequence[str | None],
+    recursive: bool,
+    delete: bool = True,
 ) -> None:
     severity, labels = Severity.NORMAL, []
     for target in targets:
@@ -190,7 +196,8 @@ def _mv(ctx: Context, cmd: Cmd) -> None:
         ctx.place(cmd.node, source, "moves", delete=True)
         level, label = ctx.classify(source, True)
         if level is Severity.HARDLINE:
-            ctx.flag("move", f"moves {label} away", cmd.node, Severity.HARDLINE, (source,))
+            moved = (source,) if source is not None else ()
+            ctx.flag("move", f"moves {label} away", cmd.node, Severity.HARDLINE, moved)
     if dest is not None:
         ctx.place(cmd.node, dest, "moves onto", tree=tuple(sources))
     if cmd.has("--no-clobber", short="n") and operands and all(o for o in operands):
@@ -396,6 +403,7 @@ def _ln(ctx: Context, cmd: Cmd) -> None:
         (cmd.args[i + 1] for i, a in enumerate(cmd.args[:-1]) if a in ("-t", "--target-directory")),
         None,
     )
+    pairs: list[tuple[str | None, str | None]]  # (where the link is made, what it points at)
     if directory is not None:
         pairs = [(f"{directory}/{(t or 'x').rsplit('/', 1)[-1]}", t) for t in operands]
     elif len(operands) == 1:
@@ -790,11 +798,10 @@ def inner_command(cmd: Cmd) -> Cmd | None:
     """The command `ssh HOST CMD`, `docker exec C CMD` or `kubectl exec P -- CMD` runs."""
     if cmd.name == "ssh":
         remote = [w for r in _ssh_remote(cmd) if r for w in r.split()]
-        return (
-            Cmd(remote[0].rsplit("/", 1)[-1], remote[1:], [cmd.node] * (len(remote) - 1), cmd.node)
-            if remote
-            else None
-        )
+        if not remote:
+            return None
+        args: list[str | None] = list(remote[1:])
+        return Cmd(remote[0].rsplit("/", 1)[-1], args, [cmd.node] * len(args), cmd.node)
     words = [a for a in cmd.args if a and not a.startswith("-")]
     if cmd.name in ("kubectl", "oc") and words[:1] == ["exec"] and "--" in cmd.args:
         return cmd.rest(cmd.args.index("--") + 1)
@@ -858,7 +865,7 @@ def _git_config(ctx: Context, cmd: Cmd) -> dict[str, str]:
 def _git(ctx: Context, cmd: Cmd) -> None:
     aliases = _git_config(ctx, cmd)
     for i, arg in enumerate(cmd.args):
-        if arg == "--git-dir" or (arg or "").startswith("--git-dir="):
+        if arg is not None and (arg == "--git-dir" or arg.startswith("--git-dir=")):
             value = arg.partition("=")[2] or (cmd.args[i + 1] if i + 1 < len(cmd.args) else None)
             judge_setting(ctx, cmd.node, "GIT_DIR", value)
     sub, at = cmd.sub(GIT_VALUE_OPTIONS)
@@ -869,7 +876,8 @@ def _git(ctx: Context, cmd: Cmd) -> None:
             ctx.shell_payload(cmd.node, line)
             return
         words = alias.split() + [a for a in rest]
-        sub, args = (words[0], words[1:]) if words else ("", [])
+        # a computed first word is no subcommand we know, as Cmd.sub says of one
+        sub, args = (words[0] or "", words[1:]) if words else ("", [])
         inner = Cmd(sub, args, [cmd.node] * len(args), cmd.node)
         reason = _git_reason(sub, inner)
         if reason:
@@ -1361,7 +1369,7 @@ def _tar(ctx: Context, cmd: Cmd) -> None:
             " so what it holds is not known"
         )
         ctx.flag("overwrite", reason, cmd.node, opaque=True)
-    elif mode == "x":
+    elif mode == "x" and archive is not None:  # named, above: read and judged
         _unpacked(ctx, cmd, archive, directory or ".")
 
 

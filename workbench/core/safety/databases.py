@@ -10,7 +10,7 @@ prisma migrate reset, alembic downgrade...) by the task.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 from workbench.core.safety.verdict import Severity
@@ -233,7 +233,9 @@ class _ClientArgs:
             not self.sql and not self.files and not self.flags & {"l", "list", "version", "V"}
         )
 
-    def _take(self, option: str, value: str | None, sql_opts, file_opts) -> None:
+    def _take(
+        self, option: str, value: str | None, sql_opts: frozenset[str], file_opts: frozenset[str]
+    ) -> None:
         if option in sql_opts:
             self.sql.append(value)
         elif option in file_opts:
@@ -245,7 +247,7 @@ class _ClientArgs:
 
 
 def judge_sql_text(
-    ctx: Context, node: Node, client: str, text: str | None, flags=frozenset()
+    ctx: Context, node: Node, client: str, text: str | None, flags: Set[str] = frozenset()
 ) -> None:
     """Report what the SQL `text` given to `client` does."""
     from workbench.core.safety.sql import judge_sql
@@ -435,7 +437,7 @@ def _kv_has_command(cmd: Cmd) -> bool:
     )
 
 
-def _judge_kv_words(ctx: Context, node: Node, name: str, words: list[str | None]) -> None:
+def _judge_kv_words(ctx: Context, node: Node, name: str, words: Sequence[str | None]) -> None:
     if not words:
         return
     if words[0] is None:

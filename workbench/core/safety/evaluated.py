@@ -316,7 +316,10 @@ class Place:
 
 
 def _place(ctx: Ctx, text: Text, where: Node) -> Place:
-    owner, node = (text.owner, text.node) if text.node is not None else (ctx, where)
+    owner, node = ctx, where
+    if text.node is not None:
+        assert text.owner is not None  # a text found in a node is given the node's analyser
+        owner, node = text.owner, text.node
     start, end = owner.source.span(node)
     raw = owner.text[start:end]
     offset = None
@@ -402,6 +405,7 @@ def _blank(value: str, pieces: list[tuple[str, int, int, int, int]]) -> str:
     return value
 
 
+_OPENERS: tuple[tuple[str, str, str], ...]
 _OPENERS = (("$((", "arithmetic", "))"), ("$(", "command", ")"), ("${", "parameter", "}"))
 _OPENERS += (("$[", "arithmetic", "]"), ("`", "backquoted", "`"))
 

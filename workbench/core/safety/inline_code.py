@@ -277,9 +277,9 @@ def other_effects(language: str, code: str) -> list[CodeFinding]:
     if language == "node" and re.search(r"method\s*:\s*['\"]DELETE['\"]", code, re.IGNORECASE):
         found.append(CodeFinding("an HTTP DELETE request"))
     dynamic = _DYNAMIC.get(language)
-    match = dynamic.search(blank) if dynamic else None
-    if match:
-        found.append(CodeFinding(f"{match.group(0).strip()}: code it cannot follow"))
+    unfollowed = dynamic.search(blank) if dynamic else None
+    if unfollowed:
+        found.append(CodeFinding(f"{unfollowed.group(0).strip()}: code it cannot follow"))
     return found
 
 

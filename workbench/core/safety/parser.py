@@ -147,6 +147,7 @@ def _expand(word: str) -> list[str] | None:
         else:
             return [word]
         inner = word[start + 1 : end]
+        choices: list[str] | None
         if commas:
             bounds = [start, *commas, end]
             choices = [word[a + 1 : b] for a, b in itertools.pairwise(bounds)]

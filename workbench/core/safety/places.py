@@ -198,7 +198,9 @@ def device_kind(path: str) -> str:
 
 
 def raw_disk(path: str | None) -> bool:
-    return bool(path) and (bool(RAW_DISK.match(path)) or device_kind(path) == "block")
+    if not path:
+        return False
+    return bool(RAW_DISK.match(path)) or device_kind(path) == "block"
 
 
 def write_risk(

@@ -13,6 +13,7 @@ import ast
 import builtins
 import functools
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _OS_CHANGES = frozenset(
@@ -229,8 +230,11 @@ class _Reader:
     # -- judging --------------------------------------------------------------------
 
     def _judge(self, node: ast.AST) -> PythonFinding | None:
-        star = isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
-        if star and (node.module or "").split(".")[0] in ("os", "shutil", "pathlib", *_RUNNERS):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and any(a.name == "*" for a in node.names)
+            and (node.module or "").split(".")[0] in ("os", "shutil", "pathlib", *_RUNNERS)
+        ):
             return PythonFinding(f"from {node.module} import *", unreadable=True)
         if isinstance(node, ast.Subscript):
             base = self.qualify(node.value)
@@ -489,7 +493,13 @@ def python_strings(code: str) -> tuple[str, ...]:
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             found += _joined(node)
         elif isinstance(node, ast.JoinedStr):
-            found.append("".join(v.value for v in node.values if isinstance(v, ast.Constant)))
+            found.append(
+                "".join(
+                    v.value
+                    for v in node.values
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                )
+            )
     return tuple(found[:4096])
 
 
@@ -540,7 +550,7 @@ def _keyword(call: ast.Call, name: str) -> object:
     return _literal([value]) if value is not None else None
 
 
-def _literal(nodes: list[ast.expr]) -> object:
+def _literal(nodes: Sequence[ast.AST]) -> object:
     if not nodes:
         return None
     try:

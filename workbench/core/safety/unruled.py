@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import re
 
+from workbench.core.safety.parser import home_dir
 from workbench.core.safety.places import (
     credential_dir,
-    home_dir,
     resolved,
     state_roots,
     tree_risk,

@@ -346,7 +346,7 @@ def _runner(cmd: Cmd, programs: frozenset[str] = frozenset()) -> int | None:
     subs, with_values = _RUNNERS[cmd.name]
     args, i = cmd.args, 0
     if subs is not None:
-        while i < len(args) and args[i] is not None and args[i].startswith("-"):
+        while i < len(args) and _is_option(args[i]):
             i += 2 if args[i] in with_values else 1
         if i >= len(args):
             return None
@@ -354,11 +354,16 @@ def _runner(cmd: Cmd, programs: frozenset[str] = frozenset()) -> int | None:
             by_name = cmd.name in _BY_NAME and args[i] not in _OWN_COMMANDS
             return i if by_name and args[i] in programs else None
         i += 1
-    while i < len(args) and args[i] is not None and args[i].startswith("-"):
+    while i < len(args) and _is_option(args[i]):
         if args[i] == "--":
             return i + 1 if i + 1 < len(args) else None
         i += 2 if args[i] in with_values else 1
     return i if i < len(args) else None
+
+
+def _is_option(word: str | None) -> bool:
+    """A word written out that starts with a dash (a computed word is no option)."""
+    return word is not None and word.startswith("-")
 
 
 def _judged_programs() -> frozenset[str]:
@@ -396,7 +401,9 @@ def unwrap(ctx: Context, cmd: Cmd) -> Cmd | None:
         if cmd.name in _PAYLOAD_OPTIONS and _payload_option(ctx, cmd):
             return None
         if cmd.name in ("script", "sg"):
-            return _group_shell(ctx, cmd) if cmd.name == "sg" else None
+            if cmd.name == "sg":
+                _group_shell(ctx, cmd)
+            return None
         if cmd.name in _LAUNCHERS:
             launched = _LAUNCHERS[cmd.name](ctx, cmd)
             if launched is None:

@@ -68,11 +68,11 @@ def _options(args: list[str | None]) -> tuple[int | None, str | None]:
         for j, letter in enumerate(arg[1:], 1):
             attached = arg[j + 1 :]
             if letter in _SHORT_VALUES:
-                value = attached or (args[i + 1] if i + 1 < len(args) else None)
+                given = attached or (args[i + 1] if i + 1 < len(args) else None)
                 if not attached:
                     i += 1
                 if letter == "I":
-                    replace = value or "{}"
+                    replace = given or "{}"
                 break
             if letter in _SHORT_OPTIONAL:
                 if letter == "i":

@@ -42,6 +42,7 @@ def atomic_write_text(
     file is left as it is (another process may have just written it) and False is returned.
     """
     target = Path(os.path.realpath(path))
+    keep_mode: int | None
     try:
         keep_mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
@@ -101,7 +102,7 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int) -> None:
+def atomic_write_bytes(path: Path | str, data: bytes, mode: int) -> None:
     """Write `data` to `path` (never followed if a link) via a temp file, fsync, rename,
     with permission bits `mode`. What replaces a file is a new inode: hard links to the old
     one keep the old content."""

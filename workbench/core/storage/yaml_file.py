@@ -98,7 +98,7 @@ def _measure(text: str, name: Path | str) -> None:
 
     for event in yaml.parse(text, Loader=_LOADER):
         if isinstance(event, yaml.AliasEvent):
-            add(*anchors.get(event.anchor, (1, 0)))
+            add(*anchors.get(event.anchor or "", (1, 0)))  # an alias always names one
         elif isinstance(event, yaml.ScalarEvent):
             if event.anchor:
                 anchors[event.anchor] = (1, 0)

@@ -64,7 +64,7 @@ class ToolEntry:
         cls, registration: Mapping[str, Any], source: ToolSource, owner: str
     ) -> ToolEntry:
         """An entry from `register`'s arguments by name (a plugin's recorded registration)."""
-        given = {
+        given: dict[str, Any] = {
             f: registration.get(f)
             for f in _REGISTRATION_FIELDS
             if f in _REQUIRED_FIELDS or registration.get(f) is not None

@@ -146,9 +146,11 @@ class MemoryProviders:
         """For the tools panel: the active provider's tools and whether they can run."""
         available, reason = _availability(self.active)
         registry = self.registry()
+        entries = (registry.get_entry(name) for name in registry.get_all_tool_names())
         return [
-            ProviderTool(name, registry.get_entry(name).description, available, reason)
-            for name in registry.get_all_tool_names()
+            ProviderTool(entry.name, entry.description, available, reason)
+            for entry in entries
+            if entry is not None
         ]
 
     def _build(self, provider: Any) -> tuple[ToolRegistry, list[str]]:

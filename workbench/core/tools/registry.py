@@ -238,10 +238,10 @@ class ToolRegistry:
             entry = self._tools.get(name)
             if entry is None:
                 return False
-            reason = (
-                removal_refusal(entry, scope.source, scope.owner) if scope is not None else None
-            )
-            if reason is not None:
+            reason = None
+            if scope is not None:
+                reason = removal_refusal(entry, scope.source, scope.owner)
+            if scope is not None and reason is not None:
                 event = RegistryChanged(
                     ChangeKind.REJECTED,
                     name,
@@ -308,7 +308,8 @@ class ToolRegistry:
         with self._lock:
             old = {n: e for n, e in self._tools.items() if (e.source, e.owner) == (src, owner)}
             tools = {n: e for n, e in self._tools.items() if n not in old}
-            accepted, refused = [], []
+            accepted: list[ToolEntry] = []
+            refused: list[tuple[str, str]] = []
             for entry, reg in zip(entries, registrations, strict=True):
                 override = bool(reg.get("override")) and may_override
                 why = registration_refusal(entry, tools.get(entry.name), override)

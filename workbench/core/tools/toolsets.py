@@ -108,8 +108,6 @@ class Toolsets:
         derived = self._registry_toolsets() if derived is None else derived
         static = self.static.get(name)
         tools, source = derived.get(name, ([], None))
-        if static is None and source is None:
-            return None
         if static is not None:
             merged = sorted({*static.get("tools", []), *tools})
             return ToolsetInfo(
@@ -119,6 +117,8 @@ class Toolsets:
                 tuple(static.get("includes", [])),
                 "static",
             )
+        if source is None:
+            return None
         description = {
             ToolSource.MCP: f"MCP server '{name.removeprefix('mcp-')}' tools",
             ToolSource.PLUGIN: f"Plugin toolset: {name}",
