@@ -21,7 +21,7 @@ from workbench.core.checkpoints.events import CheckpointSkipped, CheckpointTaken
 from workbench.core.checkpoints.store import CheckpointStore
 from workbench.core.execution.gate import check_call, coverable
 from workbench.core.safety import analyze_command
-from workbench.core.safety.analyzer import _STATE_READERS
+from workbench.core.safety.analyzer import STATE_READERS
 from workbench.core.tools.events import ToolSource
 from workbench.core.tools.paths import resolve_path
 
@@ -75,7 +75,7 @@ def _reader(words: tuple[str | None, ...]) -> bool:
         return not any(w in _FIND_ACTS for w in rest)
     if program in ("sort", "tree"):  # `sort -o FILE`, `tree -o FILE` write
         return not any(w is None or w.startswith(("-o", "--output")) for w in rest)
-    return program in _STATE_READERS or program in _ALSO_READ
+    return program in STATE_READERS or program in _ALSO_READ
 
 
 @dataclass(frozen=True)

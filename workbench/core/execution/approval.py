@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from workbench.core.config import Config, ConfigError
 from workbench.core.execution.diffs import FileDiff
@@ -273,9 +274,35 @@ class ApprovalBroker:
         if not self.can_ask:
             return Decision(Choice.DENY, "it stays in the sandbox: no one can be asked")
         verdict = Verdict(command, (Finding(SANDBOX_REFUSED, reason, (0, len(command))),))
-        request = ApprovalRequest(
+        request = self._new_request(
+            "terminal",
+            command,
+            reason,
+            verdict,
+            cwd,
+            label,
+            where,
+            allow_permanent=False,
+            can_leave=True,
+            only_leave=True,
+        )
+        return await self._ask(request)
+
+    def _new_request(
+        self,
+        tool: str,
+        command: str,
+        reason: str,
+        verdict: Verdict | None,
+        cwd: str,
+        label: str,
+        where: str,
+        **fields: Any,
+    ) -> ApprovalRequest:
+        """A request with its id and its deadline: the one place both are set."""
+        return ApprovalRequest(
             id=next(self._ids),
-            tool="terminal",
+            tool=tool,
             command=command,
             reason=reason,
             verdict=verdict,
@@ -283,12 +310,9 @@ class ApprovalBroker:
             label=label,
             timeout=self.timeout,
             deadline=time.monotonic() + self.timeout,
-            allow_permanent=False,
             where=where,
-            can_leave=True,
-            only_leave=True,
+            **fields,
         )
-        return await self._ask(request)
 
     def _request(
         self,
@@ -303,17 +327,14 @@ class ApprovalBroker:
         can_leave: bool,
     ) -> ApprovalRequest:
         scopes = (Scope.EVERYWHERE, Scope.PROJECT) if self.book.trusted else (Scope.EVERYWHERE,)
-        return ApprovalRequest(
-            id=next(self._ids),
-            tool=tool,
-            command=command,
-            reason=reason,
-            verdict=verdict,
-            cwd=cwd,
-            label=label,
-            timeout=self.timeout,
-            deadline=time.monotonic() + self.timeout,
-            where=where,
+        return self._new_request(
+            tool,
+            command,
+            reason,
+            verdict,
+            cwd,
+            label,
+            where,
             can_leave=can_leave,
             allow_offers=offers(facts, verdict, self.history, Action.ALLOW),
             deny_offers=offers(facts, None, self.history, Action.DENY),

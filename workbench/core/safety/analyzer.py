@@ -95,7 +95,7 @@ SYSTEM_DIRS = frozenset(
 SAFE_SINKS = SINKS | {"-"}
 UNKNOWN_CWD = "/.unknown-working-directory"  # stands for it in paths judged by name only
 # Programs that only read what they are given: hermes-tui's own state may be shown to them.
-_STATE_READERS = frozenset(
+STATE_READERS = frozenset(
     [
         "cat",
         "less",
@@ -511,7 +511,7 @@ class Analyzer:
 
     def _inside_state(self, cmd: Cmd) -> None:
         """A program that may write, run with hermes-tui's own state as its directory."""
-        if self.cwd is None or cmd.name in _STATE_READERS or cmd.name in ("cd", "pushd", "popd"):
+        if self.cwd is None or cmd.name in STATE_READERS or cmd.name in ("cd", "pushd", "popd"):
             return
         here = {self.cwd, resolved(self.cwd)}  # a working directory that links into it too
         if any(within(place, root) for place in here for root in self.state):
@@ -546,7 +546,7 @@ class Analyzer:
             sources += re.findall(r"(?:^|,)(?:source|src)=([^,]+)", value)
             for source in (s for s in sources if s[:1] in ("/", "~", ".")):
                 places = list(dict.fromkeys([*places, *self.candidates(source)]))
-            if cmd_name not in _STATE_READERS and any(
+            if cmd_name not in STATE_READERS and any(
                 within(p, root) for p in places for root in self.state
             ):
                 self.flag(
@@ -801,7 +801,7 @@ class Analyzer:
         rule = RULES.get(inner.name) or (RULES["mkfs"] if inner.name.startswith("mkfs.") else None)
         if rule is not None:
             rule(self, inner)
-        elif unruled(inner.name) and inner.name not in _STATE_READERS:
+        elif unruled(inner.name) and inner.name not in STATE_READERS:
             judge_unruled(self, inner)
         if inner.name == "find":
             self._find_exec(inner)
