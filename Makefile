@@ -8,7 +8,7 @@ PIP_FLAGS ?= --disable-pip-version-check -q
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run check test lint types format hooks bench clean system-deps mcp-servers
+.PHONY: run check test lint types format hooks docs bench clean system-deps mcp-servers
 
 # The virtual environment, re-installed whenever pyproject.toml changes.
 $(BIN)/python:
@@ -92,10 +92,20 @@ E2E_TESTS = $(PYTEST) -m e2e
 check: $(VENV)/.installed-dev system-deps mcp-servers lint
 	$(UNIT_TESTS)
 
-test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers lint
+test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers lint docs
 	mkdir -p .cache
 	unit=0; $(UNIT_TESTS) --durations=25 | tee .cache/durations-unit.txt || unit=$$?; \
 	$(E2E_TESTS) --durations=25 | tee .cache/durations-e2e.txt; exit $$unit
+
+# The docs site, built offline into site/ from docs/ (mkdocs.yml): the screenshots are taken
+# again from the app itself (a pilot run with a private HERMES_HOME and a scripted model), the
+# README's links are checked, and mkdocs --strict fails on a broken link or anchor. Part of
+# `make test`, so CI builds it.
+docs: $(VENV)/.installed-dev
+	$(BIN)/python docs/scripts/screenshots.py
+	$(BIN)/python docs/scripts/check_links.py README.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "docs: site/index.html"
 
 # Ruff (check and format) before every commit, through pre-commit; never installed unasked.
 hooks: $(VENV)/.installed-dev
@@ -117,4 +127,4 @@ bench: $(BENCH_VENV)/.installed
 		test -z "$$failed" || { echo "targets missed in:$$failed"; exit 1; }
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache site

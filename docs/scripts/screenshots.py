@@ -1,0 +1,231 @@
+"""Take the docs' screenshots from the real app: `python docs/scripts/screenshots.py [OUT]`.
+
+Each picture is an SVG that Textual exports from a pilot run (`App.run_test()`) of the
+whole workbench, so the pictures show what the app draws today and `make docs` takes them
+again on every build. Nothing of this machine shows: the app gets a private HERMES_HOME and
+a scratch project at a fixed path, the environment loses every model key, and the session
+talks to the scripted OpenAI-protocol server of the tests (tests/support/fake_openai.py)
+on 127.0.0.1. The clock still runs, so durations and times may differ by a few
+milliseconds from one build to the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# The one place that names where the app lives: the tree moves, this line follows it.
+APP_MODULE, APP_CLASS = "workbench.app", "WorkbenchApp"
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "docs" / "images"
+# A fixed scratch path, so the pictures show the same path on every machine.
+PROJECT = Path(tempfile.gettempdir()) / "hermes-tui-docs" / "project"
+SIZE = (132, 38)
+MODEL_PORT = 18431  # the scripted model server's, when free
+REMOTE_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
+SETTLED = 60.0  # seconds; a bound that only ends a run that hangs
+
+sys.path.insert(0, str(ROOT))  # tests.support, and the app from this checkout
+
+
+def scratch_project() -> Path:
+    """A small project the session works on."""
+    shutil.rmtree(PROJECT.parent, ignore_errors=True)
+    (PROJECT / "build").mkdir(parents=True)
+    (PROJECT / "src").mkdir()
+    (PROJECT / "build" / "app.bin").write_bytes(b"\0" * 64)
+    (PROJECT / "server.ini").write_text(
+        "[server]\nhost = 127.0.0.1\nport = 8080\ndebug = false\nworkers = 4\n"
+    )
+    (PROJECT / "src" / "app.py").write_text("def main():\n    print('hello')\n\n\nmain()\n")
+    (PROJECT / "notes.md").write_text("# Notes\n\n- TODO: raise the workers for the load test\n")
+    log = "".join(
+        f"2026-12-01 09:{n // 60:02d}:{n % 60:02d} {'ERROR' if n % 97 == 0 else 'INFO '} "
+        f"request {n} served in {n % 50 + 3} ms\n"
+        for n in range(1, 3000)
+    )
+    (PROJECT / "server.log").write_text(log)
+    return PROJECT
+
+
+def private_home(model_config: str) -> Path:
+    home = PROJECT.parent / "hermes-home"
+    home.mkdir(mode=0o700)
+    (home / "config.yaml").write_text(model_config + "approvals:\n  timeout: 600\n")
+    return home
+
+
+def clean_environment(home: Path) -> None:
+    """No key or endpoint of this machine's user reaches the app."""
+    for name in list(os.environ):
+        if name.endswith(("_API_KEY", "_TOKEN", "_BASE_URL")) or name.startswith(
+            ("OPENAI_", "FIRECRAWL_", "HERMES_")
+        ):
+            del os.environ[name]
+    os.environ["HERMES_HOME"] = str(home)
+    os.environ["TZ"] = "UTC"
+    os.environ["TEXTUAL_ANIMATIONS"] = "none"
+
+
+def new_app(**kwargs: Any) -> Any:
+    return getattr(importlib.import_module(APP_MODULE), APP_CLASS)(**kwargs)
+
+
+async def wait_for(pilot: Any, what: str, predicate: Callable[[], bool]) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLED
+    while not predicate():
+        if loop.time() > deadline:
+            raise TimeoutError(f"screenshots: {what} not reached in {SETTLED:.0f} s")
+        await pilot.pause(0.05)
+
+
+def on_screen(app: Any, name: str) -> bool:
+    """The active screen's class, by name (the modules that hold them move)."""
+    return type(app.screen).__name__ == name
+
+
+def shows(app: Any, text: str) -> bool:
+    """Whether the active screen's widgets draw `text` somewhere (a cheap test of state)."""
+    return any(text in str(getattr(w, "render", lambda: "")()) for w in app.screen.query("*"))
+
+
+def save(app: Any, name: str, out: Path) -> None:
+    svg = app.export_screenshot(title=f"hermes-tui: {name.replace('-', ' ')}")
+    # The export names a web font on a CDN; the docs fetch nothing, so the picture uses the
+    # reader's own Fira Code if there is one, else their monospace font.
+    svg = REMOTE_FONT.sub("", svg)
+    (out / f"{name}.svg").write_text(svg)
+    print(f"  {out / name}.svg")
+
+
+async def workbench(out: Path) -> None:
+    """The tools panel: the tree with sizes in tokens, a tool's detail."""
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, "the tools tree", lambda: bool(app.screen.query("ToolsTree")))
+        tree = app.screen.query_one("ToolsTree")
+        await wait_for(pilot, "the sizes in tokens", lambda: "tokens" in str(tree.border_title))
+        tree.focus()
+        for _ in range(12):  # down the tree to read_file: its detail beside it
+            if shows(app, "line numbers"):
+                break
+            await pilot.press("down")
+            await pilot.pause(0.1)
+        await wait_for(pilot, "read_file's detail", lambda: shows(app, "line numbers"))
+        await pilot.pause(0.3)
+        save(app, "workbench", out)
+
+
+async def session(out: Path, fake: Any, replies: Any) -> None:
+    """A session: a turn of tool calls, its approval, the timeline, the checkpoints."""
+    fake.add(
+        replies.tools(
+            ("read_file", {"path": "server.ini"}),
+            ("search_files", {"pattern": "TODO"}),
+            ("read_file", {"path": "src/app.py"}),
+        ),
+        replies.tools(
+            (
+                "write_file",
+                {
+                    "path": "server.ini",
+                    "content": "[server]\nhost = 127.0.0.1\nport = 8080\n"
+                    "debug = true\nworkers = 16\n",
+                },
+            )
+        ),
+        replies.tools(("terminal", {"command": "rm -rf build && make release"})),
+        replies.text(
+            "I set **workers = 16** and turned `debug` on in `server.ini`. "
+            "You denied the clean build, so `build/` is as it was.",
+            chunks=8,
+        ),
+    )
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, "the core", lambda: app.runtime is not None)
+        await pilot.press("f6")
+        await wait_for(pilot, "the session", lambda: on_screen(app, "SessionScreen"))
+        prompt = app.screen.query_one("PromptArea")
+        await wait_for(pilot, "the prompt", lambda: prompt.has_focus)
+        prompt.cursor_blink = False
+        prompt.insert("Raise the workers in server.ini to 16, turn debug on, then rebuild.")
+        await pilot.press("enter")
+        await wait_for(pilot, "the approval", lambda: on_screen(app, "ApprovalScreen"))
+        await pilot.pause(0.3)
+        save(app, "approval", out)
+        await pilot.press("d")  # deny
+        await wait_for(pilot, "the answer", lambda: shows(app, "as it was"))
+        await wait_for(pilot, "the turn's end", lambda: not app.screen.query("LoadingIndicator"))
+        await pilot.press("f7")
+        await wait_for(pilot, "the timeline", lambda: app.screen.query_one("Timeline").has_focus)
+        await pilot.press("left")  # the last call, denied: its detail under the timeline
+        await wait_for(pilot, "the call's detail", lambda: shows(app, "denied"))
+        await pilot.pause(0.5)
+        save(app, "session", out)
+        await pilot.press("f9")
+        await wait_for(pilot, "the checkpoints", lambda: on_screen(app, "CheckpointsScreen"))
+        await wait_for(pilot, "a checkpoint's diff", lambda: shows(app, "workers = 16"))
+        await pilot.pause(0.3)
+        save(app, "checkpoints", out)
+
+
+async def viewer(out: Path) -> None:
+    """The result viewer on a log, searching it (`hermes-tui view server.log`)."""
+    app = new_app(view=Path("server.log"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, "the viewer", lambda: on_screen(app, "ViewerScreen"))
+        await pilot.pause(0.3)
+        await pilot.press("slash", *"ERROR", "enter")
+        await wait_for(pilot, "the search", lambda: shows(app, "match"))
+        await pilot.pause(0.3)
+        save(app, "viewer", out)
+
+
+def on_fixed_port(fake: Any) -> Any:
+    """The scripted server on MODEL_PORT when it is free (its address shows in the session's
+    header), else where it was bound."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    try:
+        httpd = ThreadingHTTPServer(("127.0.0.1", MODEL_PORT), fake.httpd.RequestHandlerClass)
+    except OSError:
+        return fake
+    fake.httpd.server_close()
+    httpd.daemon_threads = True
+    fake.httpd = httpd
+    fake._thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    return fake
+
+
+async def main(out: Path) -> None:
+    from tests.support import fake_openai
+
+    out.mkdir(parents=True, exist_ok=True)
+    scratch_project()
+    fake = on_fixed_port(fake_openai.FakeOpenAI()).start()
+    try:
+        clean_environment(private_home(fake.model_config("demo-model")))
+        os.chdir(PROJECT)
+        await workbench(out)
+        await session(out, fake, fake_openai)
+        await viewer(out)
+    finally:
+        fake.stop()
+        os.chdir(ROOT)
+        shutil.rmtree(PROJECT.parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT))
