@@ -24,6 +24,14 @@ from typing import Any
 
 # The one place that names where the app lives: the tree moves, this line follows it.
 APP_MODULE, APP_CLASS = "workbench.app", "WorkbenchApp"
+# The screens and widgets the script waits for, by class name (wherever their modules live).
+SESSION, APPROVAL, CHECKPOINTS, VIEWER = (
+    "SessionScreen",
+    "ApprovalScreen",
+    "CheckpointsScreen",
+    "ViewerScreen",
+)
+TREE, PROMPT, TIMELINE = "ToolsTree", "PromptArea", "Timeline"
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "images"
@@ -108,13 +116,19 @@ def save(app: Any, name: str, out: Path) -> None:
     print(f"  {out / name}.svg")
 
 
+async def sized_tree(pilot: Any, app: Any) -> Any:
+    """The tools tree once the core is loaded and the sizes in tokens are measured."""
+    await wait_for(pilot, "the tools tree", lambda: bool(app.screen.query(TREE)))
+    tree = app.screen.query_one(TREE)
+    await wait_for(pilot, "the sizes in tokens", lambda: "tokens" in str(tree.border_title))
+    return tree
+
+
 async def workbench(out: Path) -> None:
     """The tools panel: the tree with sizes in tokens, a tool's detail."""
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, "the tools tree", lambda: bool(app.screen.query("ToolsTree")))
-        tree = app.screen.query_one("ToolsTree")
-        await wait_for(pilot, "the sizes in tokens", lambda: "tokens" in str(tree.border_title))
+        tree = await sized_tree(pilot, app)
         tree.focus()
         for _ in range(12):  # down the tree to read_file: its detail beside it
             if shows(app, "line numbers"):
@@ -153,28 +167,28 @@ async def session(out: Path, fake: Any, replies: Any) -> None:
     )
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, "the core", lambda: app.runtime is not None)
+        await sized_tree(pilot, app)
         await pilot.press("f6")
-        await wait_for(pilot, "the session", lambda: on_screen(app, "SessionScreen"))
-        prompt = app.screen.query_one("PromptArea")
+        await wait_for(pilot, "the session", lambda: on_screen(app, SESSION))
+        prompt = app.screen.query_one(PROMPT)
         await wait_for(pilot, "the prompt", lambda: prompt.has_focus)
         prompt.cursor_blink = False
         prompt.insert("Raise the workers in server.ini to 16, turn debug on, then rebuild.")
         await pilot.press("enter")
-        await wait_for(pilot, "the approval", lambda: on_screen(app, "ApprovalScreen"))
+        await wait_for(pilot, "the approval", lambda: on_screen(app, APPROVAL))
         await pilot.pause(0.3)
         save(app, "approval", out)
         await pilot.press("d")  # deny
         await wait_for(pilot, "the answer", lambda: shows(app, "as it was"))
-        await wait_for(pilot, "the turn's end", lambda: not app.screen.query("LoadingIndicator"))
+        await wait_for(pilot, "the turn's end", lambda: shows(app, "answered"))
         await pilot.press("f7")
-        await wait_for(pilot, "the timeline", lambda: app.screen.query_one("Timeline").has_focus)
+        await wait_for(pilot, "the timeline", lambda: app.screen.query_one(TIMELINE).has_focus)
         await pilot.press("left")  # the last call, denied: its detail under the timeline
         await wait_for(pilot, "the call's detail", lambda: shows(app, "denied"))
         await pilot.pause(0.5)
         save(app, "session", out)
         await pilot.press("f9")
-        await wait_for(pilot, "the checkpoints", lambda: on_screen(app, "CheckpointsScreen"))
+        await wait_for(pilot, "the checkpoints", lambda: on_screen(app, CHECKPOINTS))
         await wait_for(pilot, "a checkpoint's diff", lambda: shows(app, "workers = 16"))
         await pilot.pause(0.3)
         save(app, "checkpoints", out)
@@ -184,7 +198,7 @@ async def viewer(out: Path) -> None:
     """The result viewer on a log, searching it (`hermes-tui view server.log`)."""
     app = new_app(view=Path("server.log"))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, "the viewer", lambda: on_screen(app, "ViewerScreen"))
+        await wait_for(pilot, "the viewer", lambda: on_screen(app, VIEWER))
         await pilot.pause(0.3)
         await pilot.press("slash", *"ERROR", "enter")
         await wait_for(pilot, "the search", lambda: shows(app, "match"))
