@@ -255,7 +255,7 @@ class Listing:
 
 
 def build_listing(
-    deferred: Iterable[Mapping[str, Any]], toolsets: Mapping[str, str], budget: int
+    deferred: Iterable[dict[str, Any]], toolsets: Mapping[str, str], budget: int
 ) -> Listing:
     """The listing of deferred tools within `budget` tokens (four characters each).
 
@@ -421,7 +421,7 @@ class Assembly:
 
 
 def assemble(
-    definitions: Iterable[Mapping[str, Any]],
+    definitions: Iterable[dict[str, Any]],
     toolsets: Mapping[str, str],
     settings: ToolSearchSettings,
     context_window: int | None,
