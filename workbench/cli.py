@@ -52,13 +52,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="list every tool by source and toolset, with availability and size in tokens; "
         "or switch one tool off or on (persisted)",
     )
-    tools.add_argument("action", nargs="?", default="list", choices=["list", "enable", "disable"])
+    tools.add_argument(
+        "action", nargs="?", default="list", choices=["list", "enable", "disable", "usage"]
+    )
     tools.add_argument(
         "name", nargs="?", help="tool to enable or disable (an MCP tool also as server:tool)"
     )
-    tools.add_argument("--json", action="store_true", help="machine-readable output (list)")
+    tools.add_argument("--json", action="store_true", help="machine-readable output (list, usage)")
     tools.add_argument(
         "--dry-run", action="store_true", help="say what it would change per request; save nothing"
+    )
+    tools.add_argument(
+        "--sessions",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="usage: read the last N sessions (default 20)",
+    )
+    tools.add_argument(
+        "--apply",
+        metavar="TOOL",
+        help="usage: save the suggestion for TOOL (as previewed by `tools usage`)",
     )
 
     call = sub.add_parser("call", help="call one tool through the same path the agent uses")
@@ -337,6 +351,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return value
+
+
 def _out(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
@@ -353,6 +379,10 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.costs import offered_costs
     from workbench.core.report import collect_problems, tool_rows, toolset_rows
 
+    if args.action == "usage":
+        from workbench import usage_cli
+
+        return usage_cli.run(runtime, args)
     if args.action != "list":
         if not args.name:
             _err(f"tools {args.action} needs a tool name")
