@@ -65,6 +65,11 @@ def _print(report: Report) -> None:
     for row in report.tools:
         _out(_row(row, width))
     _out(f"\n{short(report.tokens)} tokens each request for the tools ({report.counted})")
+    if report.bridge:
+        _out(
+            f"of which {short(report.bridge)} for the tool-search bridge and its listing "
+            f"({report.deferred} deferred tool(s))"
+        )
     for note in report.notes:
         _out(f"note: {note}")
     if not report.suggestions:

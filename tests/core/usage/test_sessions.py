@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from tests.core.usage.conftest import at
 from tests.support.hermes_store import bridge, call
+from tests.support.usage import at
 from workbench.core.usage.sessions import OURS, called_names, recent_transcripts
 
 

@@ -1,7 +1,7 @@
 """A suggestion's change to config.yaml: previewed (the key as it would be written and the
-request's cost then), then saved by the writer every switch uses (atomic, locked, comments
-kept). Switching a tool off is `hermes-tui tools disable`'s change; deferring one adds it to
-Hermes's `tools.tool_search.defer`."""
+request's cost then), then saved by the command that makes it everywhere else (atomic,
+locked, comments kept): switching a tool off is `hermes-tui tools disable`'s change,
+deferring one `hermes-tui tools defer`'s (Hermes's `tools.tool_search.defer`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.commands import NOTHING_CHANGED, CommandFailed, Done, tool_change
-from workbench.core.config import Config, ConfigError, preview_config, update_config
+from workbench.core.commands import (
+    CommandFailed,
+    Done,
+    defer_tool_change,
+    set_deferred,
+    set_tool,
+    tool_change,
+)
+from workbench.core.config import preview_config
 from workbench.core.costs import offered_costs
-from workbench.core.tools import deferral
 
 if TYPE_CHECKING:
     from workbench.core.agent.offered import Costs
@@ -57,31 +63,20 @@ class Preview:
 
 
 def plan(runtime: Runtime, tool: str, action: str) -> Plan:
-    """The change for one suggestion; CommandFailed when it cannot be made."""
+    """The change for one suggestion, as its command would save it; CommandFailed when it
+    cannot be made."""
     if action == OFF:
         mutate, key = tool_change(runtime, tool, False)
-        return Plan(mutate, key)
-    if action != DEFER:
+    elif action == DEFER:
+        mutate, key = defer_tool_change(runtime, tool, True)
+    else:
         raise CommandFailed(f"unknown change '{action}'", usage=True)
-    if runtime.config.error:
-        raise CommandFailed(f"{runtime.config.error}\n{NOTHING_CHANGED}")
-    entry = runtime.registry.get_entry(tool)
-    settings = deferral.ToolSearchSettings.from_config(runtime.config)
-    try:
-        mutate = deferral.defer_change(tool, True, getattr(entry, "toolset", None), settings)
-    except deferral.DeferError as exc:
-        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
-    return Plan(mutate, deferral.DEFER_KEY)
-
-
-def after(runtime: Runtime, change: Plan) -> Config:
-    """The config as saving the change would leave it, in memory."""
-    return preview_config(runtime.config, change.mutate)
+    return Plan(mutate, key)
 
 
 def preview(runtime: Runtime, costs: Costs, tool: str, action: str, **model_flags: Any) -> Preview:
     change = plan(runtime, tool, action)
-    then = after(runtime, change)
+    then = preview_config(runtime.config, change.mutate)
     measured = offered_costs(runtime, then, **model_flags)
     return Preview(
         tool,
@@ -95,15 +90,12 @@ def preview(runtime: Runtime, costs: Costs, tool: str, action: str, **model_flag
 
 
 def apply(runtime: Runtime, tool: str, action: str) -> Done:
-    """Save the change to config.yaml and read it again."""
-    change = plan(runtime, tool, action)
-    try:
-        update_config(change.mutate, runtime.config.path)
-    except ConfigError as exc:
-        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
-    runtime.reload_config()
-    done = "switched off" if action == OFF else "deferred (found through tool search)"
-    return Done(f"tool {tool} {done} (saved to {runtime.config.path}: {change.key})")
+    """Save the change to config.yaml through its command, and read the config again."""
+    if action == OFF:
+        return set_tool(runtime, tool, False)
+    if action == DEFER:
+        return set_deferred(runtime, tool, True)
+    raise CommandFailed(f"unknown change '{action}'", usage=True)
 
 
 def _said(value: Any) -> str:

@@ -38,6 +38,7 @@ CLARIFY = "clarify"
 OFF_STATE = "off"  # switched off: not sent
 UNAVAILABLE = "unavailable"  # not sent for another reason: its check fails, a lean profile
 ABSENT = "absent"  # called in a past session, not a tool here now
+BRIDGE = "bridge"  # tool_search, tool_describe, tool_call: sent for the deferred tools
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class Report:
     gathered: Gathered
     tokens: int  # the tools' part of every request now
     counted: str  # how the tokens were counted (the tokenizer)
+    bridge: int = 0  # of those, the tool-search bridge and its listing
+    deferred: int = 0  # the tools behind it
     notes: list[str] = field(default_factory=list)  # caveats: what was read, and how
 
     def to_json(self) -> dict[str, Any]:
@@ -97,6 +100,8 @@ class Report:
                 "requests_per_session": round(g.requests_per_session, 2),
             },
             "tokens_per_request": self.tokens,
+            "bridge_tokens": self.bridge,
+            "deferred_tools": self.deferred,
             "counted": self.counted,
             "tools": [{**asdict(t), "last_used": iso(t.last_used)} for t in self.tools],
             "suggestions": [
@@ -155,7 +160,16 @@ def build(runtime: Runtime, costs: Costs, gathered: Gathered, **model_flags: Any
         notes.append(
             f"tool search is off ({deferral.CONFIG_KEY}.enabled): nothing is suggested for deferral"
         )
-    return Report(rows, suggestions, gathered, costs.total, costs.describe(), notes)
+    return Report(
+        rows,
+        suggestions,
+        gathered,
+        costs.total,
+        costs.describe(),
+        costs.bridge,
+        len(costs.deferred),
+        notes,
+    )
 
 
 def _rows(costs: Costs, gathered: Gathered, off: set[str]) -> list[ToolUse]:
@@ -169,7 +183,8 @@ def _rows(costs: Costs, gathered: Gathered, off: set[str]) -> list[ToolUse]:
         for name in {c.name for c in session.calls}:
             used_in[name] = used_in.get(name, 0) + 1
     rows = []
-    for name in sorted(set(costs.tools) | set(calls)):
+    bridge = set(deferral.BRIDGE_NAMES) if costs.bridge else set()
+    for name in sorted(set(costs.tools) | set(calls) | bridge):
         state, tokens = current(costs, name, off)
         rows.append(
             ToolUse(name, state, tokens, calls.get(name, 0), used_in.get(name, 0), last.get(name))
@@ -179,13 +194,18 @@ def _rows(costs: Costs, gathered: Gathered, off: set[str]) -> list[ToolUse]:
 
 def current(costs: Costs, name: str, off: set[str]) -> tuple[str, int]:
     """A tool's state and what it adds to every request in that state (`off`: the tools
-    switched off)."""
+    switched off). A deferred tool adds nothing of its own: the bridge and its listing,
+    shared by all of them, are a row of their own (BRIDGE)."""
     cost = costs.tools.get(name)
+    if name in deferral.BRIDGE_NAMES:
+        return BRIDGE, 0  # their tokens are the bridge's, counted once (Report.bridge)
     if cost is None:
         return ABSENT, 0
     if not cost.offered:
         return (OFF_STATE if name in off else UNAVAILABLE), 0
-    return deferral.ToolState.EAGER.value, cost.tokens
+    if cost.state is not deferral.ToolState.EAGER:
+        return cost.state.value, 0
+    return cost.state.value, cost.tokens
 
 
 def _suggest(
@@ -201,7 +221,7 @@ def _suggest(
     settings = deferral.ToolSearchSettings.from_config(runtime.config)
     out = []
     for row in rows:
-        action, why = _candidate(runtime, row, read, settings)
+        action, why = _candidate(row, read, settings)
         if action is None:
             continue
         try:
@@ -216,9 +236,9 @@ def _suggest(
 
 
 def _candidate(
-    runtime: Runtime, row: ToolUse, read: int, settings: deferral.ToolSearchSettings
+    row: ToolUse, read: int, settings: deferral.ToolSearchSettings
 ) -> tuple[str | None, str]:
-    if row.state in (OFF_STATE, UNAVAILABLE, ABSENT) or row.name == CLARIFY:
+    if row.state in (OFF_STATE, UNAVAILABLE, ABSENT, BRIDGE) or row.name == CLARIFY:
         return None, ""
     sessions = f"{read} session{'s' * (read != 1)}"
     if row.calls == 0 and row.tokens >= COSTLY:
@@ -228,8 +248,4 @@ def _candidate(
         return None, ""
     if not settings.on or row.name in deferral.CORE_TOOLS:
         return None, ""
-    entry = runtime.registry.get_entry(row.name)
-    toolset = getattr(entry, "toolset", None)
-    if entry is None or deferral.is_deferrable(row.name, toolset, settings):
-        return None, ""  # deferred already whenever deferral is on (an MCP or plugin tool)
     return change.DEFER, f"called in {row.sessions} of the last {sessions}"
