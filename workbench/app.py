@@ -343,6 +343,7 @@ class WorkbenchApp(App[None]):
         from workbench.screens.save_case import SaveCaseScreen
         from workbench.screens.session import SessionScreen
         from workbench.screens.session_search import SessionSearchScreen
+        from workbench.screens.usage import ConfirmChange, UsageScreen
         from workbench.screens.viewer import ViewerScreen
         from workbench.widgets.call_history import CallHistoryList
         from workbench.widgets.chat import PromptArea, ToolCard
@@ -360,6 +361,8 @@ class WorkbenchApp(App[None]):
                     ("A tool's kept calls", CallHistoryList),
                     ("Save a call as a test", SaveCaseScreen),
                     ("Sources", SourcesPanel),
+                    ("Tool use", UsageScreen),
+                    ("Confirm a suggested change", ConfirmChange),
                     ("Approval", ApprovalScreen),
                     ("MCP server asks for input", ElicitationScreen),
                     ("MCP server asks for a completion", SamplingScreen),

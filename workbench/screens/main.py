@@ -81,6 +81,7 @@ class MainScreen(Screen[None]):
         Binding("f3", "show_tab('sources')", "Sources", id="main.sources"),
         Binding("f4", "show_tab('detail')", "Detail", id="main.detail"),
         Binding("o", "show_offered", "Offered tools", id="main.offered"),
+        Binding("u", "show_usage", "Tool use", id="main.usage"),
         Binding("escape", "focus_tree", "Back to the tree", id="main.tree", show=False),
     ]
 
@@ -461,6 +462,12 @@ class MainScreen(Screen[None]):
                 self.select_tool(names[items.index(item)])
 
         self.app.push_screen(PickScreen(title, items), chosen)
+
+    def action_show_usage(self) -> None:
+        """Each tool's cost beside its use in past sessions, and what to defer or switch off."""
+        from workbench.screens.usage import UsageScreen
+
+        self.app.push_screen(UsageScreen(self.controller))
 
     def select_tool(self, name: str) -> None:
         tree = self.query_one(ToolsTree)

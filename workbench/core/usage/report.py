@@ -143,11 +143,13 @@ def gather(home: Path, limit: int) -> Gathered:
 def usage_report(
     runtime: Runtime,
     sessions: int = DEFAULT_SESSIONS,
-    costs: Costs | None = None,
-    **model_flags: Any,
+    model_flags: dict[str, str] | None = None,
 ) -> Report:
+    """The report on the last `sessions` sessions; `model_flags`: the front end's --model,
+    --base-url (the model whose tokenizer counts)."""
+    flags: dict[str, Any] = dict(model_flags or {})
     gathered = gather(runtime.home, sessions)
-    return build(runtime, costs or offered_costs(runtime, **model_flags), gathered, **model_flags)
+    return build(runtime, offered_costs(runtime, **flags), gathered, **flags)
 
 
 def build(runtime: Runtime, costs: Costs, gathered: Gathered, **model_flags: Any) -> Report:
