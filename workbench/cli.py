@@ -381,7 +381,6 @@ def _err(text: str) -> None:
 
 
 def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.agent.offered import AGENT, MEMORY
     from workbench.core.commands import set_deferred, set_tool
     from workbench.core.costs import offered_costs
     from workbench.core.report import collect_problems, tool_rows, toolset_rows
@@ -407,15 +406,13 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
         row["tokens"] = cost.tokens if cost is not None else None
         row["state"] = cost.state.value if cost is not None and cost.offered else None
     if args.json:
-        for cost in costs.tools.values():  # the agent's own and the memory provider's
-            if cost.source in (AGENT, MEMORY):
-                rows.append(_own_row(cost))
         offered = {
             "tools": [c.name for c in costs.offered],
             "tokens": costs.total,
             "tokenizer": costs.tokenizer,
             "exact": costs.exact,
             "deferral": {
+                "states": {c.name: c.state.value for c in costs.offered},
                 "deferred": [c.name for c in costs.deferred],
                 "bridge_tokens": costs.bridge,
                 "listing": costs.listing_form,
@@ -466,7 +463,8 @@ def _print_tools(rows: list[dict], costs: Costs, enabled: dict[str, bool]) -> No
                 size = short(row["tokens"]) if row["tokens"] is not None else "?"
                 off = f"  [{row['switched_off']}]" if row["switched_off"] else ""
                 why = f"  — {row['reason']}" if row["reason"] else ""
-                state = f"  {STATE_WORDS[row['state']]}" if row.get("state") else ""
+                said = row.get("state") if costs.deferred else None  # nothing deferred: no word
+                state = f"  {STATE_WORDS[said]}" if said else ""
                 _out(f"    {mark} {row['name']:<{width}} {size:>6}{state}{off}{why}")
     _out(
         f"\noffered to the model: {_tools(len(costs.offered))} · {short(costs.total)} tokens "
