@@ -104,7 +104,8 @@ def read_store(home: Path, limit: int) -> StoreRead:
 
 def _uri(path: Path) -> tuple[str, str]:
     """How to open the store without creating or changing a file of it, and the caveat."""
-    base = path.resolve().as_uri()  # `?` or `#` in the home's path is escaped
+    path = path.resolve()  # a linked store: its files are beside the file itself
+    base = path.as_uri()  # `?` or `#` in the home's path is escaped
     sidecar = path.with_name
     wal, shm = sidecar(path.name + "-wal").exists(), sidecar(path.name + "-shm").exists()
     if sidecar(path.name + "-journal").exists() or (wal and shm):
