@@ -343,6 +343,7 @@ class WorkbenchApp(App[None]):
         from workbench.screens.save_case import SaveCaseScreen
         from workbench.screens.session import SessionScreen
         from workbench.screens.session_search import SessionSearchScreen
+        from workbench.screens.usage import ConfirmChange, UsageScreen
         from workbench.screens.viewer import ViewerScreen
         from workbench.widgets.call_history import CallHistoryList
         from workbench.widgets.chat import PromptArea, ToolCard
@@ -360,6 +361,8 @@ class WorkbenchApp(App[None]):
                     ("A tool's kept calls", CallHistoryList),
                     ("Save a call as a test", SaveCaseScreen),
                     ("Sources", SourcesPanel),
+                    ("Tool use", UsageScreen),
+                    ("Confirm a suggested change", ConfirmChange),
                     ("Approval", ApprovalScreen),
                     ("MCP server asks for input", ElicitationScreen),
                     ("MCP server asks for a completion", SamplingScreen),
@@ -542,6 +545,20 @@ class WorkbenchApp(App[None]):
     @on(ToolsTree.ToolToggled)
     def _tool_toggled(self, event: ToolsTree.ToolToggled) -> None:
         self.set_tool(event.tool, event.enabled)
+
+    @on(ToolsTree.DeferToggled)
+    def _defer_toggled(self, event: ToolsTree.DeferToggled) -> None:
+        main = self.main
+        deferred = main.controller.deferral_switch(event.tool) if main is not None else None
+        if deferred is None:
+            self.notify(f"{event.tool} is not offered to the model: nothing to defer")
+            return
+        self.set_deferred(event.tool, deferred)
+
+    def set_deferred(self, tool: str, deferred: bool) -> None:
+        from workbench.core.commands import set_deferred
+
+        self._command("config", lambda runtime: set_deferred(runtime, tool, deferred))
 
     # The sources panel's messages, handled by name: its module loads after the first frame.
     def on_sources_panel_open(self, event: SourcesPanel.Open) -> None:

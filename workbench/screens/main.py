@@ -81,6 +81,7 @@ class MainScreen(Screen[None]):
         Binding("f3", "show_tab('sources')", "Sources", id="main.sources"),
         Binding("f4", "show_tab('detail')", "Detail", id="main.detail"),
         Binding("o", "show_offered", "Offered tools", id="main.offered"),
+        Binding("u", "show_usage", "Tool use", id="main.usage"),
         Binding("escape", "focus_tree", "Back to the tree", id="main.tree", show=False),
     ]
 
@@ -360,9 +361,22 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="preview")
     def _previewed(self, kind: str, name: str, enabled: bool) -> None:
         tokens = self.controller.preview(kind, name, enabled)
-        self.app.call_from_thread(self._show_preview, kind, name, enabled, tokens)
+        deferring = self.controller.deferral_switch(name) if kind == "tool" else None
+        deferral = (  # and what d would change: a tool deferred, or sent in full again
+            None if deferring is None else self.controller.preview("defer", name, deferring)
+        )
+        self.app.call_from_thread(
+            self._show_preview, kind, name, enabled, tokens, (deferring, deferral)
+        )
 
-    def _show_preview(self, kind: str, name: str, enabled: bool, tokens: int | None) -> None:
+    def _show_preview(
+        self,
+        kind: str,
+        name: str,
+        enabled: bool,
+        tokens: int | None,
+        deferral: tuple[bool | None, int | None] = (None, None),
+    ) -> None:
         if self._widgets_gone() or self._previewing is None or tokens is None:
             return
         if self._previewing[:3] != (kind, name, enabled):
@@ -371,7 +385,11 @@ class MainScreen(Screen[None]):
         key = name if self._previewing[3] else "space" if kind == "toolset" else "x"
         from workbench.core.agent.context import signed
 
-        self.query_one(ToolsTree).border_subtitle = f"{key}: {verb}, {signed(tokens)} tokens"
+        said = f"{key}: {verb}, {signed(tokens)} tokens"
+        deferring, change = deferral
+        if deferring is not None and change is not None:
+            said += f" · d: {'defer' if deferring else 'send in full'}, {signed(change)}"
+        self.query_one(ToolsTree).border_subtitle = said
 
     def _show_detail(self, node: Any) -> None:
         if self.runtime is None:  # nothing to show yet (the tabs may not be mounted yet)
@@ -449,18 +467,35 @@ class MainScreen(Screen[None]):
             names = sorted(r["name"] for r in self.controller.rows.tools if r["offered"])
             self.app.push_screen(PickScreen(f"{len(names)} tools offered to the model", names))
             return
-        items = [f"{short(c.tokens):>6}  {c.name}  ({c.toolset})" for c in costs.offered]
-        title = (
-            f"The model is offered {len(costs.offered)} tools, {short(costs.total)} tokens "
-            f"each request (largest first)\n{costs.describe()}"
-        )
+        states = {"listed": "  deferred, listed", "searchable": "  deferred, search only"}
+        items = [
+            f"{short(c.tokens):>6}  {c.name}  ({c.toolset}){states.get(c.state.value, '')}"
+            for c in costs.offered
+        ]
         names = [c.name for c in costs.offered]
+        if costs.bridge:  # what is sent for the deferred tools, in their place
+            items.append(
+                f"{short(costs.bridge):>6}  tool_search, tool_describe, tool_call "
+                f"(sent for the {len(costs.deferred)} deferred; listing: {costs.listing_form})"
+            )
+        sent = f"{len(costs.offered) - len(costs.deferred)} sent in full" if costs.bridge else ""
+        title = (
+            f"The model is offered {len(costs.offered)} tools"
+            + (f" ({sent})" if sent else "")
+            + f", {short(costs.total)} tokens each request (largest first)\n{costs.describe()}"
+        )
 
         def chosen(item: str | None) -> None:
-            if item is not None:
+            if item is not None and items.index(item) < len(names):
                 self.select_tool(names[items.index(item)])
 
         self.app.push_screen(PickScreen(title, items), chosen)
+
+    def action_show_usage(self) -> None:
+        """Each tool's cost beside its use in past sessions, and what to defer or switch off."""
+        from workbench.screens.usage import UsageScreen
+
+        self.app.push_screen(UsageScreen(self.controller))
 
     def select_tool(self, name: str) -> None:
         tree = self.query_one(ToolsTree)
