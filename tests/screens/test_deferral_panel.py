@@ -12,6 +12,7 @@ from workbench.core.agent.context import short
 from workbench.core.config import load_config
 from workbench.screens.main import MainScreen
 from workbench.screens.pick import PickScreen
+from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
 
 CONFIG = HERMES_021.replace("      - todo\n", "      - todo\n      - search_files\n")
@@ -39,6 +40,10 @@ async def test_the_tree_and_the_o_view_show_each_tools_state_and_the_real_cost(h
         # the total is the request's with the bridge, not every tool in full
         assert tree.border_title == f"10 offered · {short(costs.total)} tokens"
         assert costs.total != costs.undeferred
+        move_to(tree, "tool", "search_files")
+        facts = screen.query_one(ToolDetail).query_one("#detail-facts")
+        said = "offered     yes, deferred behind tool_search, named in its listing"
+        await wait_until(pilot, lambda: said in str(facts.render()))
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, PickScreen))
         pick = app.screen

@@ -404,6 +404,10 @@ class MainScreen(Screen[None]):
 
         name = data["name"]
         schema = self.runtime.registry.get_schema(name)
+        costs = self.controller.rows.costs
+        cost = costs.tools.get(name) if costs is not None and costs.deferred else None
+        if cost is not None and cost.offered:
+            data = {**data, "sent": SENT_WORDS[cost.state.value]}
         detail.show(data, schema, self.controller.calls(name))
         self._say_history_problems()
         form = self.query_one(RunToolForm)
@@ -592,6 +596,14 @@ class MainScreen(Screen[None]):
         node = self.query_one(ToolsTree).cursor_node
         if node is not None and node.data and node.data.get("name") == event.name:
             self._show_detail(node)
+
+
+# How an offered tool is sent, said in its detail once deferral is on (core.tools.deferral).
+SENT_WORDS = {
+    "eager": "sent in full with every request",
+    "listed": "deferred behind tool_search, named in its listing",
+    "searchable": "deferred behind tool_search, found only by a search",
+}
 
 
 def offered_title(costs: Costs | None) -> str:
