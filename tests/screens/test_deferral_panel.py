@@ -86,3 +86,14 @@ async def test_d_defers_a_tool_previewed_then_saved_in_hermes_keys(home: Path) -
             20,
         )
         assert screen.controller.rows.costs.total == before.total
+
+
+async def test_a_value_hermes_cannot_use_is_said_in_the_workbench(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(CONFIG.replace("threshold_pct: 5", "threshold_pct: lots"))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, _ = await sized(pilot, app)
+        said = "tools.tool_search.threshold_pct is 'lots', not a number: 5 is used"
+        await wait_until(pilot, lambda: any(said in n.message for n in app._notifications))
+        assert screen.controller.rows.costs.tools["search_files"].state.value == "listed"

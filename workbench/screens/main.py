@@ -93,6 +93,7 @@ class MainScreen(Screen[None]):
         self._mcp_seen: set[str] = set()  # servers whose first listing has come
         self._mcp_warned: set[tuple[str, str]] = set()  # (server, state) said once per outage
         self._status = ""  # the status line's text, as last shown
+        self._said_warnings: tuple[str, ...] = ()  # tools.tool_search values not taken, said
         self._offered_title: str | None = None  # the tree's border title, as last set
 
     @property
@@ -253,6 +254,10 @@ class MainScreen(Screen[None]):
         self._show_offered()
         self.refresh_sources()
         self._preview(self.query_one(ToolsTree).cursor_node)
+        if costs.warnings != self._said_warnings:  # once per change of config.yaml
+            self._said_warnings = costs.warnings
+            for warning in costs.warnings:
+                self.notify(warning, title="config.yaml", severity="warning", timeout=12)
 
     def apply_filter(self) -> None:
         """The tree and the status line's count for the filter's query: on every keystroke,
