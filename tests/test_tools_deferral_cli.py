@@ -25,10 +25,12 @@ def test_tools_json_shows_each_tools_state_and_the_cost_with_deferral(cli_env, h
     data = json.loads(out.stdout)
     rows = {r["name"]: r for r in data["tools"]}
     assert rows["read_file"]["state"] == "eager"
+    assert rows["read_file"]["per_request"] == rows["read_file"]["tokens"]
     assert rows["web_search"]["state"] is None  # not offered (no key): no state
     deferral = data["offered"]["deferral"]
     assert deferral["states"]["session_search"] == deferral["states"]["todo"] == "listed"
     assert deferral["states"]["clarify"] == "eager"
+    assert 0 < deferral["per_request"]["todo"] < deferral["per_request"]["clarify"]
     assert set(deferral["deferred"]) == {"todo", "session_search"}
     assert deferral["listing"] == "full" and deferral["warnings"] == []
     offered = data["offered"]

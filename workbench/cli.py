@@ -405,6 +405,7 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
         cost = costs.tools.get(row["name"])
         row["tokens"] = cost.tokens if cost is not None else None
         row["state"] = cost.state.value if cost is not None and cost.offered else None
+        row["per_request"] = cost.per_request if cost is not None and cost.offered else 0
     if args.json:
         offered = {
             "tools": [c.name for c in costs.offered],
@@ -413,6 +414,7 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
             "exact": costs.exact,
             "deferral": {
                 "states": {c.name: c.state.value for c in costs.offered},
+                "per_request": {c.name: c.per_request for c in costs.offered},
                 "deferred": [c.name for c in costs.deferred],
                 "bridge_tokens": costs.bridge,
                 "listing": costs.listing_form,

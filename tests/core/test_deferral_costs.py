@@ -52,6 +52,19 @@ def test_a_hermes_config_is_read_and_each_tool_has_its_state(runtime) -> None:
     assert states["read_file"] == states["clarify"] == states["terminal"] == "eager"
     assert costs.listing_form == "full" and costs.warnings == ()
     assert "2 deferred behind tool_search (2 listed)" in costs.describe()
+    # what each adds to a request as sent: a definition, or its line in the listing
+    assert costs.tools["read_file"].per_request == costs.tools["read_file"].tokens
+    line = "- todo: Keep the task list for this session."
+    assert costs.tools["todo"].per_request == Encoding("o200k_base").count(line)
+
+
+def test_with_the_listing_off_a_deferred_tool_is_found_only_by_search(runtime, home) -> None:
+    config_path(home).write_text(HERMES_021.replace("listing: auto", "listing: off"))
+    runtime.reload_config()
+    costs = offered_costs(runtime)
+    assert costs.tools["todo"].state.value == "searchable" and costs.listing_form == "none"
+    assert costs.tools["todo"].per_request == 0
+    assert "2 deferred behind tool_search (0 listed)" in costs.describe()
 
 
 def test_the_cost_with_deferral_is_the_request_counted_by_hand(runtime) -> None:

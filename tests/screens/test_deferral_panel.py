@@ -12,6 +12,7 @@ from workbench.core.agent.context import short
 from workbench.core.config import load_config
 from workbench.screens.main import MainScreen
 from workbench.screens.pick import PickScreen
+from workbench.widgets.tool_detail import ToolDetail
 from workbench.widgets.tools_tree import ToolsTree
 
 CONFIG = HERMES_021.replace("      - todo\n", "      - todo\n      - search_files\n")
@@ -39,6 +40,10 @@ async def test_the_tree_and_the_o_view_show_each_tools_state_and_the_real_cost(h
         # the total is the request's with the bridge, not every tool in full
         assert tree.border_title == f"10 offered · {short(costs.total)} tokens"
         assert costs.total != costs.undeferred
+        move_to(tree, "tool", "search_files")
+        facts = screen.query_one(ToolDetail).query_one("#detail-facts")
+        said = "offered     yes, deferred behind tool_search, named in its listing"
+        await wait_until(pilot, lambda: said in str(facts.render()))
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, PickScreen))
         pick = app.screen
@@ -81,3 +86,14 @@ async def test_d_defers_a_tool_previewed_then_saved_in_hermes_keys(home: Path) -
             20,
         )
         assert screen.controller.rows.costs.total == before.total
+
+
+async def test_a_value_hermes_cannot_use_is_said_in_the_workbench(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(CONFIG.replace("threshold_pct: 5", "threshold_pct: lots"))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, _ = await sized(pilot, app)
+        said = "tools.tool_search.threshold_pct is 'lots', not a number: 5 is used"
+        await wait_until(pilot, lambda: any(said in n.message for n in app._notifications))
+        assert screen.controller.rows.costs.tools["search_files"].state.value == "listed"

@@ -94,6 +94,7 @@ class MainScreen(Screen[None]):
         self._mcp_seen: set[str] = set()  # servers whose first listing has come
         self._mcp_warned: set[tuple[str, str]] = set()  # (server, state) said once per outage
         self._status = ""  # the status line's text, as last shown
+        self._said_warnings: tuple[str, ...] = ()  # tools.tool_search values not taken, said
         self._offered_title: str | None = None  # the tree's border title, as last set
 
     @property
@@ -254,6 +255,10 @@ class MainScreen(Screen[None]):
         self._show_offered()
         self.refresh_sources()
         self._preview(self.query_one(ToolsTree).cursor_node)
+        if costs.warnings != self._said_warnings:  # once per change of config.yaml
+            self._said_warnings = costs.warnings
+            for warning in costs.warnings:
+                self.notify(warning, title="config.yaml", severity="warning", timeout=12)
 
     def apply_filter(self) -> None:
         """The tree and the status line's count for the filter's query: on every keystroke,
@@ -405,6 +410,10 @@ class MainScreen(Screen[None]):
 
         name = data["name"]
         schema = self.runtime.registry.get_schema(name)
+        costs = self.controller.rows.costs
+        cost = costs.tools.get(name) if costs is not None and costs.deferred else None
+        if cost is not None and cost.offered:
+            data = {**data, "sent": SENT_WORDS[cost.state.value]}
         detail.show(data, schema, self.controller.calls(name))
         self._say_history_problems()
         form = self.query_one(RunToolForm)
@@ -599,6 +608,14 @@ class MainScreen(Screen[None]):
         node = self.query_one(ToolsTree).cursor_node
         if node is not None and node.data and node.data.get("name") == event.name:
             self._show_detail(node)
+
+
+# How an offered tool is sent, said in its detail once deferral is on (core.tools.deferral).
+SENT_WORDS = {
+    "eager": "sent in full with every request",
+    "listed": "deferred behind tool_search, named in its listing",
+    "searchable": "deferred behind tool_search, found only by a search",
+}
 
 
 def offered_title(costs: Costs | None) -> str:

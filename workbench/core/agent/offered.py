@@ -56,6 +56,9 @@ class ToolCost:
     tokens: int  # of its definition, as the model's tokenizer counts it
     offered: bool
     state: ToolState = ToolState.EAGER  # an offered tool's: sent in full, listed, searchable
+    # what it adds to every request as it is sent: its definition when sent in full, about
+    # its line in the listing when listed, nothing when found only by a search
+    per_request: int = 0
 
 
 @dataclass(frozen=True)
@@ -160,12 +163,15 @@ def measure(
     toolsets = {name: entry.toolset for name, (entry, _, _) in found.items()}
     assembly = deferred_tools(definitions, toolsets, search, context_window)
     counts = meter.definitions([sent for _, _, sent in found.values()] + assembly.bridge)
-    costs = {
-        name: ToolCost(
-            name, entry.toolset, source, count, name in chosen, assembly.states.get(name, EAGER)
+    listed = assembly.listing.lines
+    lines = dict(zip(listed, meter.texts(list(listed.values())), strict=True))  # one batch
+    costs = {}
+    for (name, (entry, source, _)), count in zip(found.items(), counts, strict=False):
+        state = assembly.states.get(name, EAGER)
+        each = count if state is EAGER else lines.get(name, 0)
+        costs[name] = ToolCost(
+            name, entry.toolset, source, count, name in chosen, state, each if name in chosen else 0
         )
-        for (name, (entry, source, _)), count in zip(found.items(), counts, strict=False)
-    }
     bridge = sum(counts[len(found) :])
     return Costs(
         costs,
