@@ -105,6 +105,25 @@ def build_fixture(repo: Path) -> None:
     (repo / "manual.md").write_text(_manual())
 
 
+def build_hard_fixture(repo: Path) -> None:
+    """The fixture and what the multi-step tasks work on: a function used in two files, a
+    module whose test fails, two files that answer one question together."""
+    build_fixture(repo)
+    (repo / "views.py").write_text(
+        "from helpers import slugify\n\n\ndef page_url(title):\n"
+        "    return '/pages/' + slugify(title)\n"
+    )
+    (repo / "prices.py").write_text(
+        "def discount(price, percent):\n"
+        '    """The price after taking `percent` per cent off."""\n'
+        "    return price * percent / 100\n"
+    )
+    (repo / "test_prices.py").write_text(
+        "from prices import discount\n\n\ndef test_ten_per_cent_off():\n"
+        "    assert discount(200, 10) == 180\n"
+    )
+
+
 def _log(size: int = 2_000_000) -> str:
     lines, total, i = [], 0, 0
     while total < size:
@@ -155,6 +174,48 @@ def _timeout_changed(repo: Path, _answer: str) -> bool:
     text = (repo / "config.py").read_text(errors="replace")
     return bool(re.search(r"^TIMEOUT = 60$", text, re.M)) and "RETRIES = 3" in text
 
+
+def _renamed(repo: Path, _answer: str) -> bool:
+    helpers = (repo / "helpers.py").read_text(errors="replace")
+    views = (repo / "views.py").read_text(errors="replace")
+    return (
+        "def make_slug(" in helpers
+        and "slugify" not in helpers + views
+        and "make_slug(title)" in views
+        and "import make_slug" in views
+        and "def normalize_email(" in helpers
+    )
+
+
+def _test_passes(repo: Path, _answer: str) -> bool:
+    probe = (
+        "import prices; assert prices.discount(200, 10) == 180; assert prices.discount(50, 0) == 50"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True)
+    return done.returncode == 0
+
+
+# Multi-step tasks (`--hard`): each needs several rounds, so they show what the round cap
+# and the forced final round cost or save a small model.
+HARD_TASKS = [
+    Task(
+        "rename-function",
+        "Rename the function slugify to make_slug everywhere in this project.",
+        _renamed,
+        ("helpers.py", "views.py"),
+    ),
+    Task(
+        "fix-test",
+        "The test in test_prices.py fails. Fix the bug in prices.py so that it passes.",
+        _test_passes,
+        ("prices.py",),
+    ),
+    Task(
+        "two-files",
+        "Which host does config.py set, and which port does settings.json set? Answer as host:port.",
+        _says("db.internal", "8421"),
+    ),
+]
 
 TASKS = [
     Task("read-value", "What is the value of TIMEOUT in config.py?", _says("45")),
@@ -261,7 +322,7 @@ async def run_task(model: str, server: object, task: Task, fixture: Path, timeou
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
         shutil.copytree(fixture, repo)
         home.mkdir()
-        (home / "config.yaml").write_text(f"model:\n  local: {model}\n")
+        (home / "config.yaml").write_text(model_config(model))
         runtime = load_runtime(home)
         settings = resolve(runtime.config, env={})
         broker = ApprovalBroker.from_config(runtime.config, mode="off")  # --yes
@@ -283,6 +344,15 @@ async def run_task(model: str, server: object, task: Task, fixture: Path, timeou
             done, why = False, f"{why}; also changed {', '.join(damaged)}"
         note = f"{' '.join(notes.calls) or 'no tools'} [{why}] {answer.strip()[-100:]!r}"
         return Result(task.name, done, seconds, note.replace("\n", " "), notes.tokens())
+
+
+MAX_ROUNDS: int | None = None  # --max-rounds: the round cap every task's config sets
+
+
+def model_config(model: str) -> str:
+    """A task home's config.yaml: the bundled model, and the round cap when one is given."""
+    cap = f"  max_rounds: {MAX_ROUNDS}\n" if MAX_ROUNDS else ""
+    return f"model:\n  local: {model}\n{cap}"
 
 
 def changed(fixture: Path, repo: Path, allowed: tuple[str, ...]) -> list[str]:
@@ -358,7 +428,7 @@ def run_cold(model: str, cache: Path, task: Task, fixture: Path, timeout: float)
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
         shutil.copytree(fixture, repo)
         home.mkdir(mode=0o700)
-        (home / "config.yaml").write_text(f"model:\n  local: {model}\n")
+        (home / "config.yaml").write_text(model_config(model))
         shutil.copytree(cache, prompt_cache_dir(home))
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_"))}
         env = {**keep, "HERMES_HOME": str(home), "HERMES_TUI_MODELS_DIR": str(MODELS_DIR),
@@ -427,19 +497,27 @@ def main() -> int:
         "--cold", action="store_true", help="also run each task as its own `hermes-tui chat`"
     )
     parser.add_argument("--only-cold", action="store_true", help="the cold runs only")
+    parser.add_argument(
+        "--hard", action="store_true", help="the multi-step tasks instead of the everyday ones"
+    )
+    parser.add_argument("--max-rounds", type=int, help="the round cap (model.max_rounds)")
+    parser.add_argument("--repeat", type=int, default=1, help="run each task this many times")
     args = parser.parse_args()
+    global MAX_ROUNDS
+    MAX_ROUNDS = args.max_rounds
     models = args.model or [
         k for k, spec in local_model.MODELS.items() if local_model.installed(spec)
     ]
     if not models:
         print("no bundled model installed: run `make .venv/.installed-local`")
         return 1
-    tasks = [t for t in TASKS if not args.task or t.name in args.task]
+    pool = HARD_TASKS if args.hard else TASKS
+    tasks = [t for t in pool if not args.task or t.name in args.task] * args.repeat
     print(f"priority: {raise_priority()}; {os.cpu_count()} cores")
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-fixture-") as tmp:
         fixture = Path(tmp) / "repo"
-        build_fixture(fixture)
+        (build_hard_fixture if args.hard else build_fixture)(fixture)
         for model in models:
             figures = []
             if args.cold or args.only_cold:
@@ -448,8 +526,8 @@ def main() -> int:
             if not args.only_cold:
                 rate, median = asyncio.run(bench_model(model, tasks, fixture, args.timeout))
                 figures.append(("warm", rate, median, TARGET_MEDIAN))
-            if model != local_model.DEFAULT_MODEL:
-                continue
+            if model != local_model.DEFAULT_MODEL or args.hard:
+                continue  # the targets are for the everyday tasks
             for mode, rate, median, target in figures:
                 met = rate >= TARGET_RATE and median <= target
                 print(

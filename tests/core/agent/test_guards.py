@@ -19,6 +19,7 @@ from workbench.core.agent.guards import (
     call_key,
     described_call,
     lean_definition,
+    lean_description,
     nudge,
     to_write,
     unwritten,
@@ -275,6 +276,37 @@ def test_the_lean_profile_keeps_the_offset_a_result_says_to_go_on_from() -> None
     properties = lean_definition(read)["function"]["parameters"]["properties"]
     assert "offset" in properties and "limit" not in properties
     assert lean_definition(read)["function"]["parameters"].get("required") == ["path"]
+
+
+def test_a_lean_description_keeps_what_says_how_to_call_the_tool() -> None:
+    text = (
+        "Write content to a file, replacing it completely. Output over 50,000 bytes is cut. "
+        "Use patch for targeted edits. The path may be relative. Binary files are refused."
+    )
+    short = lean_description(text, {"path", "content", "patch"})
+    # the first sentence, one naming another tool, one naming a parameter; not the limits
+    assert short == (
+        "Write content to a file, replacing it completely. Use patch for targeted edits. "
+        "The path may be relative."
+    )
+    assert lean_description("Run it. Then stop", {"stop"}) == "Run it. Then stop"  # all kept
+    assert lean_description("One thing. Limits apply", set()) == "One thing."
+
+
+def test_the_lean_profile_trims_descriptions_of_the_real_tools() -> None:
+    from workbench.core.tools.registry import registry
+    from workbench.tools import file_tools  # noqa: F401  (registers the file tools)
+
+    names = {"read_file", "write_file", "patch"}
+    for full in registry.get_definitions(names, quiet=True):
+        lean = lean_definition(full, names)["function"]["description"]
+        original = full["function"]["description"]
+        assert original.startswith(lean.rstrip(".").split(". ")[0])  # what it does stays
+        assert len(lean) <= len(original)
+    (write,) = registry.get_definitions({"write_file"}, quiet=True)
+    assert "patch" in lean_definition(write, names)["function"]["description"]
+    (read,) = registry.get_definitions({"read_file"}, quiet=True)
+    assert "Binary" not in lean_definition(read, names)["function"]["description"]
 
 
 async def test_the_lean_profile_sends_the_trimmed_definitions(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 WRITERS = frozenset({"write_file", "patch"})
@@ -126,7 +126,7 @@ KNOBS = frozenset({"integer", "number", "boolean"})
 SHAPES = frozenset({"output_mode"})
 
 
-def lean_definition(definition: dict[str, Any]) -> dict[str, Any]:
+def lean_definition(definition: dict[str, Any], tools: Collection[str] = ()) -> dict[str, Any]:
     """A tool's definition for a small model: without its optional numeric and boolean
     parameters (paging, limits, timeouts, flags) and output shapes, whose defaults suit its
     work. The 1.5B fills in every parameter offered, at 8 tokens a second on 2 cores, and
@@ -147,12 +147,38 @@ def lean_definition(definition: dict[str, Any]) -> dict[str, Any]:
         if name in required
         or not (name in SHAPES or (isinstance(spec, dict) and spec.get("type") in KNOBS))
     }
-    if len(kept) == len(properties):
-        return definition
     return {
         **definition,
-        "function": {**function, "parameters": {**parameters, "properties": kept}},
+        "function": {
+            **function,
+            "description": lean_description(
+                str(function.get("description") or ""), {*kept, *tools}
+            ),
+            "parameters": {**parameters, "properties": kept},
+        },
     }
+
+
+SENTENCE_END = re.compile(r"(?<=[a-z0-9)'\"])\.\s+(?=[A-Z])")
+
+
+def lean_description(text: str, names: Collection[str]) -> str:
+    """A description for a small model: its first sentence (what the tool does) and those
+    naming one of its parameters or another tool offered (how to call it, which tool to use
+    instead); not those on limits and the result's shape. Cutting those did not change what
+    the bundled model did in bench/bench_local_tasks.py, and a new prompt reads each token
+    once; cutting every sentence but the first did (write_file without "use patch for
+    targeted edits", the 1.5B patched a file that did not exist yet)."""
+    sentences = SENTENCE_END.split(text)
+    kept = [
+        sentence
+        for i, sentence in enumerate(sentences)
+        if i == 0 or any(re.search(rf"\b{re.escape(n)}\b", sentence) for n in names)
+    ]
+    if len(kept) == len(sentences):
+        return text
+    short = ". ".join(kept)  # the split took each period but the last sentence's
+    return short if short.endswith(".") else short + "."
 
 
 def nudge(results: list[str]) -> str:

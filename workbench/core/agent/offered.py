@@ -44,7 +44,8 @@ def offered(
         definitions += layer.get_definitions(fresh)
         names |= fresh
     if lean:
-        definitions = [lean_definition(d) for d in definitions]
+        names_offered = {d["function"]["name"] for d in definitions}
+        definitions = [lean_definition(d, names_offered) for d in definitions]
     return sorted(definitions, key=lambda d: d["function"]["name"]), sorted(names)
 
 
@@ -158,7 +159,7 @@ def measure(
             if name in found:
                 continue  # an earlier layer routes this name (as the router does)
             sent = entry.definition if entry.dynamic_schema_overrides is None else definition(entry)
-            sent = lean_definition(sent) if lean else sent
+            sent = lean_definition(sent, chosen) if lean else sent
             found[name] = (entry, source or entry.source.value, sent)
     toolsets = {name: entry.toolset for name, (entry, _, _) in found.items()}
     assembly = deferred_tools(definitions, toolsets, search, context_window)
