@@ -20,6 +20,8 @@ def sent_tools(request: dict) -> list[dict]:
 async def test_the_sizes_add_up_to_the_tools_of_the_request_sent(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
+    home.mkdir(parents=True, exist_ok=True)  # every tool sent in full (no bridge tools)
+    (home / "config.yaml").write_text("tools:\n  tool_search: {enabled: 'off'}\n")
     fake.add(text("hello"))
     session, _ = await make_session()
     await session.turn("hi")
