@@ -14,6 +14,7 @@ from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.agent import transcript
 from workbench.core.agent.bridge import KEPT_PREFIX, inner_calls
 from workbench.core.agent.compress import SUMMARY_SYSTEM
+from workbench.core.agent.session_index import SessionIndex
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.replay import runner
@@ -90,6 +91,12 @@ async def test_search_describe_and_call_a_deferred_tool(
     kept = session.runtime.history.calls("search_files")
     assert [(c.via, c.arguments) for c in kept] == [(bridge_id, {"pattern": "alpha"})]
     assert session.runtime.history.calls("tool_call") == []
+    # session search and the exported transcript name the real call
+    index = SessionIndex(session.runtime.home)
+    (hit,) = [h for h in index.search("search_files alpha", 5) if h.role == "assistant"]
+    assert "via tool_call" in hit.text
+    exported = transcript.export_markdown(transcript.read(session.transcript.path))
+    assert '- calls `search_files` with `{"pattern": "alpha"}` (via `tool_call`)' in exported
     case = Case(
         "again",
         kept[0].tool,
