@@ -219,3 +219,20 @@ def test_a_recorded_tool_call_reads_as_the_call_it_made() -> None:
     ]
     assert inner_calls("tool_call", "not json") == [("tool_call", "not json")]
     assert inner_calls("read_file", {"path": "a"}) == [("read_file", {"path": "a"})]
+
+
+async def test_the_lean_profile_reaches_a_deferred_tool_through_the_bridge(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    deferring(home)
+    call = {"calls": [{"name": "search_files", "arguments": {"pattern": "beta"}}]}
+    fake.add(tools(("tool_call", call)), text("b.txt"))
+    session, _ = await make_session(lean=True)
+    finished = await session.turn("which file says beta?")
+    assert finished.reason == "answered", finished.error
+    assert {"tool_call", "read_file"} <= names(fake.requests[0]) and "todo" not in names(
+        fake.requests[0]
+    )
+    result = json.loads(tool_messages(fake.requests[1])[0]["content"])
+    assert result["matches"][0]["path"] == "b.txt"
+    await session.close()
