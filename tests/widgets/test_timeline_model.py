@@ -80,10 +80,14 @@ def test_quick_calls_in_a_row_spread_over_lanes_so_their_labels_show() -> None:
 
 def test_a_deferred_tools_call_reads_as_made_through_its_bridge_call() -> None:
     model = TimelineModel()
+    run(model, "a", 0.0, 1.05)  # lane 0, busy when the bridge call starts
+    run(model, "b", 0.0, 0.01)  # lanes 1 and 2, long free
+    run(model, "c", 0.0, 0.01)
     wrapped = {"calls": [{"name": "search_files", "arguments": {"pattern": "alpha"}}]}
-    model.started(ToolCallStarted("b", "tool_call", wrapped, 0, False, "", 0.0))
-    inner = ToolCallStarted("b.0", "search_files", {"pattern": "alpha"}, 0, False, "", 0.1)
-    model.started(replace(inner, via="b"))
-    bridge, call = model.bars
+    model.started(ToolCallStarted("t", "tool_call", wrapped, 0, False, "", 1.0))
+    inner = ToolCallStarted("t.0", "search_files", {"pattern": "alpha"}, 0, False, "", 2.0)
+    model.started(replace(inner, via="t"))  # after an approval: lane 0 is long free too
+    *_, bridge, call = model.bars
     assert bridge.title == "tool_call → search_files"
-    assert (call.title, call.via) == ("↳ search_files alpha", "b")
+    assert (call.title, call.via) == ("↳ search_files alpha", "t")
+    assert (bridge.lane, call.lane) == (1, 2)  # right under its bridge call

@@ -124,7 +124,8 @@ class TimelineModel:
         at = event.at
         self.origin = at if self.origin is None else self.origin
         owner, parent = event.label, event.parent
-        lane = self._free_lane(owner, at)
+        lane = self._under_bridge(getattr(event, "via", ""), owner, at)
+        lane = self._free_lane(owner, at) if lane is None else lane
         if lane is None:
             lane = self._new_lane(owner, parent)
         self.busy_until[lane] = float("inf")
@@ -146,6 +147,15 @@ class TimelineModel:
         self.lanes[lane].append(bar)
         self.lane_starts[lane].append(at)
         return bar
+
+    def _under_bridge(self, via: str, owner: str, at: float) -> int | None:
+        """A deferred tool's call sits right under its bridge call's bar when that lane is
+        free (the bridge call is its parent row)."""
+        bridge = self.by_id.get(via) if via else None
+        below = bridge.lane + 1 if bridge is not None else len(self.owners)
+        if below < len(self.owners) and self.owners[below] == owner:
+            return below if self.busy_until[below] <= at else None
+        return None
 
     def _free_lane(self, owner: str, at: float) -> int | None:
         """A lane of `owner` free at `at`, and free for a while: a call that follows another
