@@ -543,6 +543,20 @@ class WorkbenchApp(App[None]):
     def _tool_toggled(self, event: ToolsTree.ToolToggled) -> None:
         self.set_tool(event.tool, event.enabled)
 
+    @on(ToolsTree.DeferToggled)
+    def _defer_toggled(self, event: ToolsTree.DeferToggled) -> None:
+        main = self.main
+        deferred = main.controller.deferral_switch(event.tool) if main is not None else None
+        if deferred is None:
+            self.notify(f"{event.tool} is not offered to the model: nothing to defer")
+            return
+        self.set_deferred(event.tool, deferred)
+
+    def set_deferred(self, tool: str, deferred: bool) -> None:
+        from workbench.core.commands import set_deferred
+
+        self._command("config", lambda runtime: set_deferred(runtime, tool, deferred))
+
     # The sources panel's messages, handled by name: its module loads after the first frame.
     def on_sources_panel_open(self, event: SourcesPanel.Open) -> None:
         self.mcp_ui.open(event)

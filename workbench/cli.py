@@ -17,7 +17,7 @@ from workbench.core.commands import CommandFailed, Done, plugin_summary
 if TYPE_CHECKING:
     import argparse
 
-    from workbench.core.agent.offered import Costs
+    from workbench.core.agent.offered import Costs, ToolCost
     from workbench.core.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -49,12 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser(
         "tools",
-        help="list every tool by source and toolset, with availability and size in tokens; "
-        "or switch one tool off or on (persisted)",
+        help="list every tool by source and toolset, with availability, size in tokens and "
+        "whether it is sent in full or deferred behind tool_search; switch one tool off or on, "
+        "or between sent in full (eager) and deferred (persisted)",
     )
-    tools.add_argument("action", nargs="?", default="list", choices=["list", "enable", "disable"])
     tools.add_argument(
-        "name", nargs="?", help="tool to enable or disable (an MCP tool also as server:tool)"
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", "enable", "disable", "defer", "eager"],
+    )
+    tools.add_argument(
+        "name",
+        nargs="?",
+        help="tool to enable, disable, defer or send in full (an MCP tool also as server:tool)",
     )
     tools.add_argument("--json", action="store_true", help="machine-readable output (list)")
     tools.add_argument(
@@ -349,7 +357,7 @@ def _err(text: str) -> None:
 
 
 def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
-    from workbench.core.commands import set_tool
+    from workbench.core.commands import set_deferred, set_tool
     from workbench.core.costs import offered_costs
     from workbench.core.report import collect_problems, tool_rows, toolset_rows
 
@@ -357,27 +365,51 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
         if not args.name:
             _err(f"tools {args.action} needs a tool name")
             return EXIT_USAGE
+        on = args.action in ("enable", "defer")
+        kind = "tool" if args.action in ("enable", "disable") else "defer"
         if args.dry_run:
-            return _dry_run(runtime, "tool", args.name, args.action == "enable")
-        return _report(lambda: set_tool(runtime, args.name, args.action == "enable"))
+            return _dry_run(runtime, kind, args.name, on)
+        if kind == "defer":
+            return _report(lambda: set_deferred(runtime, args.name, on))
+        return _report(lambda: set_tool(runtime, args.name, on))
     rows, costs = tool_rows(runtime), offered_costs(runtime)
     for row in rows:
-        row["tokens"] = costs.tools[row["name"]].tokens if row["name"] in costs.tools else None
+        cost = costs.tools.get(row["name"])
+        row["tokens"] = cost.tokens if cost is not None else None
+        row["state"] = cost.state.value if cost is not None and cost.offered else None
+        row["per_request"] = cost.per_request if cost is not None and cost.offered else 0
     if args.json:
         offered = {
             "tools": [c.name for c in costs.offered],
             "tokens": costs.total,
             "tokenizer": costs.tokenizer,
             "exact": costs.exact,
+            "deferral": {
+                "states": {c.name: c.state.value for c in costs.offered},
+                "per_request": {c.name: c.per_request for c in costs.offered},
+                "deferred": [c.name for c in costs.deferred],
+                "bridge_tokens": costs.bridge,
+                "listing": costs.listing_form,
+                "tokens_all_eager": costs.undeferred,
+                "warnings": list(costs.warnings),
+            },
         }
         problems = collect_problems(runtime)
         _out(json.dumps({"tools": rows, "offered": offered, "problems": problems}, indent=2))
         return EXIT_OK
     enabled = {r["name"]: r["enabled"] for r in toolset_rows(runtime)}
     _print_tools(rows, costs, enabled)
-    for problem in collect_problems(runtime):
+    for problem in [*costs.warnings, *collect_problems(runtime)]:
         _err(problem)
     return EXIT_OK
+
+
+def _own_row(cost: ToolCost) -> dict:
+    """A row for one of the agent's own tools or the memory provider's (no registry row)."""
+    lean = None if cost.offered else "not offered: the lean profile"
+    return {"name": cost.name, "toolset": cost.toolset, "source": cost.source,
+            "available": True, "reason": None, "tokens": cost.tokens, "enabled": cost.offered,
+            "switched_off": lean, "state": cost.state.value if cost.offered else None}  # fmt: skip
 
 
 def _print_tools(rows: list[dict], costs: Costs, enabled: dict[str, bool]) -> None:
@@ -390,10 +422,9 @@ def _print_tools(rows: list[dict], costs: Costs, enabled: dict[str, bool]) -> No
         by_source.setdefault(row["source"], {}).setdefault(row["toolset"], []).append(row)
     for cost in costs.tools.values():  # the agent's own tools and the memory provider's
         if cost.source in (AGENT, MEMORY):
-            lean = None if cost.offered else "not offered: the lean profile"
-            row = {"name": cost.name, "available": True, "reason": None, "tokens": cost.tokens,
-                   "enabled": cost.offered, "switched_off": lean}  # fmt: skip
-            by_source.setdefault(cost.source, {}).setdefault(cost.toolset, []).append(row)
+            by_source.setdefault(cost.source, {}).setdefault(cost.toolset, []).append(
+                _own_row(cost)
+            )
     width = max((len(name) for name in costs.tools), default=0)
     for source, toolsets in sorted(by_source.items()):
         count = sum(len(v) for v in toolsets.values())
@@ -406,11 +437,21 @@ def _print_tools(rows: list[dict], costs: Costs, enabled: dict[str, bool]) -> No
                 size = short(row["tokens"]) if row["tokens"] is not None else "?"
                 off = f"  [{row['switched_off']}]" if row["switched_off"] else ""
                 why = f"  — {row['reason']}" if row["reason"] else ""
-                _out(f"    {mark} {row['name']:<{width}} {size:>6}{off}{why}")
+                said = row.get("state") if costs.deferred else None  # nothing deferred: no word
+                state = f"  {STATE_WORDS[said]}" if said else ""
+                _out(f"    {mark} {row['name']:<{width}} {size:>6}{state}{off}{why}")
     _out(
         f"\noffered to the model: {_tools(len(costs.offered))} · {short(costs.total)} tokens "
         f"each request ({costs.describe()})"
     )
+
+
+# How each state is said beside a tool's size (core.tools.deferral.ToolState).
+STATE_WORDS = {
+    "eager": "sent in full",
+    "listed": "deferred, listed",
+    "searchable": "deferred, search only",
+}
 
 
 def _tools(count: int) -> str:
@@ -490,17 +531,26 @@ def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
 def _dry_run(runtime: Runtime, kind: str, name: str, enabled: bool) -> int:
     """What switching a tool or a toolset would change on every request; nothing is saved."""
     from workbench.core.agent.context import short, signed
-    from workbench.core.costs import offered_costs, preview_tool, preview_toolset
+    from workbench.core.costs import offered_costs, preview_defer, preview_tool, preview_toolset
 
     costs = offered_costs(runtime)
-    preview = preview_toolset if kind == "toolset" else preview_tool
+    previews: dict[str, Callable[..., int]] = {
+        "toolset": preview_toolset,
+        "tool": preview_tool,
+        "defer": preview_defer,
+    }
     try:
-        change = preview(runtime, costs, name, enabled)
+        change = previews[kind](runtime, costs, name, enabled)
     except CommandFailed as exc:
         _err(exc.message)
         return EXIT_USAGE if exc.usage else EXIT_FAILED
+    what = (
+        f"tool {name} {'deferred' if enabled else 'sent in full'}"
+        if kind == "defer"
+        else f"{kind} {name} {'on' if enabled else 'off'}"
+    )
     _out(
-        f"{kind} {name} {'on' if enabled else 'off'}: {signed(change)} tokens each request "
+        f"{what}: {signed(change)} tokens each request "
         f"({short(costs.total)} now, {short(costs.total + change)} then; {costs.describe()}); "
         "nothing was saved"
     )

@@ -65,11 +65,18 @@ def _owned(rows: list[dict[str, Any]]) -> Iterator[tuple[tuple[str, str], dict[s
             yield (kind, row["owner"]), row
 
 
+# Beside the size of an offered tool that is not sent in full (core.tools.deferral): the
+# tree marks the deferred ones; the `o` view and the detail say every tool's state.
+_STATE_MARK = {"listed": " deferred", "searchable": " deferred, search only"}
+
+
 def _sizes(rows: ToolRows, costs: Costs) -> dict[tuple[str, str], str]:
     """Each tool's, toolset's and source's size, said short ("1.2k"), by (kind, name)."""
     from workbench.core.agent.context import short
 
-    out = {("tool", name): short(c.tokens) for name, c in costs.tools.items()}
+    out = {("tool", name): short(c.tokens) + _STATE_MARK.get(c.state.value, "")
+           if c.offered else short(c.tokens)
+           for name, c in costs.tools.items()}  # fmt: skip
     for row in rows.toolsets:
         out["toolset", row["name"]] = short(costs.toolset(row["name"]))
     for source in {row["source"] for row in rows.tools} | {"memory"}:
@@ -200,19 +207,33 @@ class Controller:
         self.rows = replace(self.rows, costs=costs, sizes=_sizes(self.rows, costs))
 
     def preview(self, kind: str, name: str, enabled: bool) -> int | None:
-        """Tokens each request would gain (or lose) by switching a toolset or a tool now, or
-        None when it cannot be said (sizes not measured yet, a broken config)."""
+        """Tokens each request would gain (or lose) by switching a toolset or a tool now (or
+        deferring a tool, `kind` "defer"; sending it in full, `enabled` False), or None when
+        it cannot be said (sizes not measured yet, a broken config, a tool the list cannot
+        switch)."""
         from workbench.core.commands import CommandFailed
-        from workbench.core.costs import preview_tool, preview_toolset
+        from workbench.core.costs import preview_defer, preview_tool, preview_toolset
 
         costs, runtime = self.rows.costs, self.runtime
         if costs is None or runtime is None:
             return None
-        change = preview_toolset if kind == "toolset" else preview_tool
+        changes = {"toolset": preview_toolset, "tool": preview_tool, "defer": preview_defer}
+        change = changes[kind]
         try:
             return change(runtime, costs, name, enabled, **self.model_flags)
         except CommandFailed:
             return None
+
+    def deferral_switch(self, name: str) -> bool | None:
+        """Which way the defer switch moves an offered tool: True defers it, False sends it
+        in full; None when it is not offered (or the sizes are not measured yet)."""
+        from workbench.core.tools.deferral import ToolState
+
+        costs = self.rows.costs
+        cost = costs.tools.get(name) if costs is not None else None
+        if cost is None or not cost.offered:
+            return None
+        return cost.state is ToolState.EAGER
 
     def _keep(self, call: CallEntry) -> None:
         """A call run by hand goes into its tool's history: shown at once, saved in the

@@ -39,8 +39,8 @@ def labels(tree: ToolsTree, sizes: bool = False) -> list[str]:
 
 
 def unsized(label: str) -> str:
-    """A tree label without its size in tokens."""
-    return re.sub(r" · [\d.]+k?(?=$|  )", "", label)
+    """A tree label without its size in tokens (and the word for a deferred tool with it)."""
+    return re.sub(r" · [\d.]+k?(?: deferred(?:, search only)?)?(?=$|  )", "", label)
 
 
 def move_to(tree: ToolsTree, kind: str, name: str) -> None:

@@ -79,6 +79,46 @@ def set_tool(runtime: Runtime, name: str, enabled: bool) -> Done:
     return Done(f"tool {name} {state} (saved to {runtime.config.path}: {where})")
 
 
+def set_deferred(runtime: Runtime, name: str, deferred: bool) -> Done:
+    """Send one tool in full with every request, or defer it behind tool_search, saved to
+    config.yaml at once in Hermes's key (tools.tool_search.defer)."""
+    from workbench.core.config import ConfigError, update_config
+    from workbench.core.tools.deferral import ToolSearchSettings
+
+    mutate, where = defer_tool_change(runtime, name, deferred)
+    try:
+        update_config(mutate, runtime.config.path)
+    except ConfigError as exc:
+        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
+    runtime.reload_config()
+    state = "deferred behind tool_search" if deferred else "sent in full"
+    done = f"tool {name} {state} (saved to {runtime.config.path}: {where})"
+    if not ToolSearchSettings.from_config(runtime.config).on:
+        done += "; tool search is off (tools.tool_search.enabled), so every tool is sent in full"
+    return Done(done)
+
+
+def defer_tool_change(
+    runtime: Runtime, name: str, deferred: bool
+) -> tuple[Callable[[Any], None], str]:
+    """The change to config.yaml that sends `name` in full or defers it, and the key."""
+    from workbench.core.agent.own_tools import OWN_TOOL_NAMES
+    from workbench.core.tools.deferral import DEFER_KEY, DeferError, ToolSearchSettings
+    from workbench.core.tools.deferral import defer_change as change
+
+    if runtime.config.error:
+        raise CommandFailed(f"{runtime.config.error}\n{NOTHING_CHANGED}")
+    entry = runtime.registry.get_entry(name) or runtime.memory.registry().get_entry(name)
+    if entry is None and name not in OWN_TOOL_NAMES:
+        raise CommandFailed(f"unknown tool '{name}' (see `hermes-tui tools`)", usage=True)
+    toolset = entry.toolset if entry is not None else "agent"  # the agent's own: core tools
+    try:
+        settings = ToolSearchSettings.from_config(runtime.config)
+        return change(name, deferred, toolset, settings), DEFER_KEY
+    except DeferError as exc:
+        raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
+
+
 def tool_change(runtime: Runtime, name: str, enabled: bool) -> tuple[Callable[[Any], None], str]:
     """The change to config.yaml that switches one tool, and the key it writes."""
     from workbench.core.tools import switches

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.core.agent.context import Window
 from workbench.core.agent.offered import Costs, measure
-from workbench.core.commands import CommandFailed, tool_change
+from workbench.core.commands import CommandFailed, defer_tool_change, tool_change
 from workbench.core.config import Config, ConfigError, preview_config
 from workbench.core.model import tokens
 from workbench.core.model.settings import ModelConfigError, resolve
 from workbench.core.runtime import Runtime
 from workbench.core.session import sizing_tools
+from workbench.core.tools.deferral import ToolSearchSettings
 from workbench.core.tools.toolsets import ToolsetError, toolset_change
 
 COST_CACHE = 20_000  # definitions whose counts are kept (every registered tool's, and more)
@@ -30,16 +32,21 @@ def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags:
     tokenizer (a shipped table for a model we know, else the estimate) and trimmed as a
     small model's lean profile trims them."""
     config = config or runtime.config
+    window: int | None = None
     try:
         settings = resolve(config, **model_flags)
         model, lean = settings.model, settings.lean
+        # the window a session of this model sizes its listing by (core.agent.context)
+        window = Window.for_model(model, settings.context_window, settings.max_tokens, None).context
     except ModelConfigError:  # no usable model: sized by the estimate, which says so
         model, lean = "", False
     tokenizer = tokens.tokenizer_for(model, in_child=True)  # a front end's loop never stalls
     meter = _meters.get(tokenizer.name)
     if meter is None:
         meter = _meters[tokenizer.name] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
-    return measure(meter, sizing_tools(runtime, config), runtime.effective_tools(config), lean)
+    search = ToolSearchSettings.from_config(config)  # deferral, as the agent applies it
+    tools = sizing_tools(runtime, config)
+    return measure(meter, tools, runtime.effective_tools(config), lean, search, window)
 
 
 def preview_tool(
@@ -59,5 +66,15 @@ def preview_toolset(
         mutate = toolset_change(name, enabled, runtime.toolsets, runtime.config)
     except (ToolsetError, ConfigError) as exc:
         raise CommandFailed(str(exc), usage=isinstance(exc, ToolsetError)) from exc
+    after = offered_costs(runtime, preview_config(runtime.config, mutate), **model_flags)
+    return after.total - costs.total
+
+
+def preview_defer(
+    runtime: Runtime, costs: Costs, name: str, deferred: bool, **model_flags: Any
+) -> int:
+    """Tokens every request would gain (or lose, negative) with `name` deferred (or sent in
+    full): its definition against its listing line, and the bridge appearing or going."""
+    mutate, _ = defer_tool_change(runtime, name, deferred)
     after = offered_costs(runtime, preview_config(runtime.config, mutate), **model_flags)
     return after.total - costs.total

@@ -93,6 +93,7 @@ class MainScreen(Screen[None]):
         self._mcp_seen: set[str] = set()  # servers whose first listing has come
         self._mcp_warned: set[tuple[str, str]] = set()  # (server, state) said once per outage
         self._status = ""  # the status line's text, as last shown
+        self._said_warnings: tuple[str, ...] = ()  # tools.tool_search values not taken, said
         self._offered_title: str | None = None  # the tree's border title, as last set
 
     @property
@@ -253,6 +254,10 @@ class MainScreen(Screen[None]):
         self._show_offered()
         self.refresh_sources()
         self._preview(self.query_one(ToolsTree).cursor_node)
+        if costs.warnings != self._said_warnings:  # once per change of config.yaml
+            self._said_warnings = costs.warnings
+            for warning in costs.warnings:
+                self.notify(warning, title="config.yaml", severity="warning", timeout=12)
 
     def apply_filter(self) -> None:
         """The tree and the status line's count for the filter's query: on every keystroke,
@@ -360,9 +365,22 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="preview")
     def _previewed(self, kind: str, name: str, enabled: bool) -> None:
         tokens = self.controller.preview(kind, name, enabled)
-        self.app.call_from_thread(self._show_preview, kind, name, enabled, tokens)
+        deferring = self.controller.deferral_switch(name) if kind == "tool" else None
+        deferral = (  # and what d would change: a tool deferred, or sent in full again
+            None if deferring is None else self.controller.preview("defer", name, deferring)
+        )
+        self.app.call_from_thread(
+            self._show_preview, kind, name, enabled, tokens, (deferring, deferral)
+        )
 
-    def _show_preview(self, kind: str, name: str, enabled: bool, tokens: int | None) -> None:
+    def _show_preview(
+        self,
+        kind: str,
+        name: str,
+        enabled: bool,
+        tokens: int | None,
+        deferral: tuple[bool | None, int | None] = (None, None),
+    ) -> None:
         if self._widgets_gone() or self._previewing is None or tokens is None:
             return
         if self._previewing[:3] != (kind, name, enabled):
@@ -371,7 +389,11 @@ class MainScreen(Screen[None]):
         key = name if self._previewing[3] else "space" if kind == "toolset" else "x"
         from workbench.core.agent.context import signed
 
-        self.query_one(ToolsTree).border_subtitle = f"{key}: {verb}, {signed(tokens)} tokens"
+        said = f"{key}: {verb}, {signed(tokens)} tokens"
+        deferring, change = deferral
+        if deferring is not None and change is not None:
+            said += f" · d: {'defer' if deferring else 'send in full'}, {signed(change)}"
+        self.query_one(ToolsTree).border_subtitle = said
 
     def _show_detail(self, node: Any) -> None:
         if self.runtime is None:  # nothing to show yet (the tabs may not be mounted yet)
@@ -387,6 +409,10 @@ class MainScreen(Screen[None]):
 
         name = data["name"]
         schema = self.runtime.registry.get_schema(name)
+        costs = self.controller.rows.costs
+        cost = costs.tools.get(name) if costs is not None and costs.deferred else None
+        if cost is not None and cost.offered:
+            data = {**data, "sent": SENT_WORDS[cost.state.value]}
         detail.show(data, schema, self.controller.calls(name))
         self._say_history_problems()
         form = self.query_one(RunToolForm)
@@ -449,15 +475,26 @@ class MainScreen(Screen[None]):
             names = sorted(r["name"] for r in self.controller.rows.tools if r["offered"])
             self.app.push_screen(PickScreen(f"{len(names)} tools offered to the model", names))
             return
-        items = [f"{short(c.tokens):>6}  {c.name}  ({c.toolset})" for c in costs.offered]
-        title = (
-            f"The model is offered {len(costs.offered)} tools, {short(costs.total)} tokens "
-            f"each request (largest first)\n{costs.describe()}"
-        )
+        states = {"listed": "  deferred, listed", "searchable": "  deferred, search only"}
+        items = [
+            f"{short(c.tokens):>6}  {c.name}  ({c.toolset}){states.get(c.state.value, '')}"
+            for c in costs.offered
+        ]
         names = [c.name for c in costs.offered]
+        if costs.bridge:  # what is sent for the deferred tools, in their place
+            items.append(
+                f"{short(costs.bridge):>6}  tool_search, tool_describe, tool_call "
+                f"(sent for the {len(costs.deferred)} deferred; listing: {costs.listing_form})"
+            )
+        sent = f"{len(costs.offered) - len(costs.deferred)} sent in full" if costs.bridge else ""
+        title = (
+            f"The model is offered {len(costs.offered)} tools"
+            + (f" ({sent})" if sent else "")
+            + f", {short(costs.total)} tokens each request (largest first)\n{costs.describe()}"
+        )
 
         def chosen(item: str | None) -> None:
-            if item is not None:
+            if item is not None and items.index(item) < len(names):
                 self.select_tool(names[items.index(item)])
 
         self.app.push_screen(PickScreen(title, items), chosen)
@@ -564,6 +601,14 @@ class MainScreen(Screen[None]):
         node = self.query_one(ToolsTree).cursor_node
         if node is not None and node.data and node.data.get("name") == event.name:
             self._show_detail(node)
+
+
+# How an offered tool is sent, said in its detail once deferral is on (core.tools.deferral).
+SENT_WORDS = {
+    "eager": "sent in full with every request",
+    "listed": "deferred behind tool_search, named in its listing",
+    "searchable": "deferred behind tool_search, found only by a search",
+}
 
 
 def offered_title(costs: Costs | None) -> str:

@@ -73,6 +73,8 @@ def describe(row: dict[str, Any]) -> Text:
     else:
         state = Text(f"unavailable: {row['reason']}", style="red")
     offered = "yes" if row["offered"] else f"no ({row['not_offered']})"
+    if row["offered"] and row.get("sent"):  # how, once deferral is on: in full or deferred
+        offered += f", {row['sent']}"
     size = row["max_result_size_chars"]
     text = Text()
     text.append(f"{row['emoji']} {row['name']}\n", "bold")

@@ -49,6 +49,9 @@ class ToolsTree(Tree[dict[str, Any]]):
     BINDINGS = [
         Binding("space", "toggle_toolset", "Toggle toolset", id="tools.toggle_toolset"),
         Binding("x", "toggle_tool", "Switch tool off/on", id="tools.toggle_tool"),
+        Binding(
+            "d", "toggle_deferred", "Defer/send in full", id="tools.toggle_deferred", show=False
+        ),  # said in the lower border, with what it would change
         Binding("right", "expand", "Expand", id="tools.expand", show=False),
         Binding("left", "collapse", "Collapse", id="tools.collapse", show=False),
     ]
@@ -66,6 +69,14 @@ class ToolsTree(Tree[dict[str, Any]]):
             super().__init__()
             self.tool = tool
             self.enabled = enabled
+
+    class DeferToggled(Message):
+        """One tool moved between sent in full and deferred behind tool_search (the key on
+        a tool); which way is the screen's to say, from the tool's state."""
+
+        def __init__(self, tool: str) -> None:
+            super().__init__()
+            self.tool = tool
 
     class Hovered(Message):
         """The mouse is on another line (`node` None: on none)."""
@@ -299,6 +310,12 @@ class ToolsTree(Tree[dict[str, Any]]):
         data = node.data if node is not None else None
         if data and data.get("kind") == "tool":
             self.post_message(self.ToolToggled(data["name"], bool(data.get("switched_off"))))
+
+    def action_toggle_deferred(self) -> None:
+        node = self.cursor_node
+        data = node.data if node is not None else None
+        if data and data.get("kind") == "tool":
+            self.post_message(self.DeferToggled(data["name"]))
 
     def action_expand(self) -> None:
         if self.cursor_node is not None:

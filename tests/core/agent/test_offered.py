@@ -20,8 +20,9 @@ def sent_tools(request: dict) -> list[dict]:
 async def test_the_sizes_add_up_to_the_tools_of_the_request_sent(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
-    home.mkdir(parents=True, exist_ok=True)  # every tool sent in full (no bridge tools)
-    (home / "config.yaml").write_text("tools:\n  tool_search: {enabled: 'off'}\n")
+    # every tool sent in full (tools sent behind tool_search: tests/core/test_deferral_costs.py)
+    config_path(home).parent.mkdir(parents=True, exist_ok=True)
+    config_path(home).write_text("tools:\n  tool_search:\n    enabled: off\n")
     fake.add(text("hello"))
     session, _ = await make_session()
     await session.turn("hi")

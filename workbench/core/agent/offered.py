@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.agent.guards import lean_definition
 from workbench.core.model.tokens import PER_MESSAGE, Meter
+from workbench.core.tools.deferral import Assembly, ToolSearchSettings, ToolState, assemble
 from workbench.core.tools.definitions import definition
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ class ToolCost:
     source: str  # builtin, mcp, plugin, or AGENT / MEMORY
     tokens: int  # of its definition, as the model's tokenizer counts it
     offered: bool
+    state: ToolState = ToolState.EAGER  # an offered tool's: sent in full, listed, searchable
+    # what it adds to every request as it is sent: its definition when sent in full, about
+    # its line in the listing when listed, nothing when found only by a search
+    per_request: int = 0
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,9 @@ class Costs:
     tokenizer: str  # the tokenizer's name ("o200k_base", "qwen3", "estimate")
     exact: bool  # a real tokenizer; False: one token per three characters
     lean: bool = False  # the small-model profile: no agent's own tools, no numeric options
+    bridge: int = 0  # tokens of the tool-search bridge sent instead of the deferred tools
+    listing_form: str = "none"  # the deferred tools' listing: full, names, mixed, groups, none
+    warnings: tuple[str, ...] = ()  # tools.tool_search values not taken, each said
 
     # Counted once: a Costs is never changed, and the tools panel reads these on each
     # keystroke in its filter (thousands of tools: a sort and a sum each time) and for each
@@ -76,8 +84,20 @@ class Costs:
 
     @cached_property
     def total(self) -> int:
-        """Tokens of the tools' part of every request: the framing and each definition."""
-        return self.total_of(c.name for c in self.tools.values() if c.offered)
+        """Tokens of the tools' part of every request: the framing, each definition sent in
+        full and the bridge (with its listing) that stands for the deferred ones."""
+        sent = [c.tokens for c in self.offered if c.state is ToolState.EAGER]
+        return PER_MESSAGE + sum(sent) + self.bridge if sent or self.bridge else 0
+
+    @cached_property
+    def undeferred(self) -> int:
+        """What every request would cost with every offered tool sent in full."""
+        return self.total_of(c.name for c in self.offered)
+
+    @cached_property
+    def deferred(self) -> tuple[ToolCost, ...]:
+        """The offered tools behind the bridge, largest first."""
+        return tuple(c for c in self.offered if c.state is not ToolState.EAGER)
 
     def total_of(self, names: Iterable[str]) -> int:
         parts = [self.tools[n].tokens for n in set(names) if n in self.tools]
@@ -104,11 +124,31 @@ class Costs:
         """How the sizes were counted, said beside them."""
         how = f"{self.tokenizer} tokenizer" if self.exact else "estimated, 3 characters a token"
         lean = "; lean profile: the agent's own tools and numeric options are not offered"
-        return how + (lean if self.lean else "")
+        return how + (lean if self.lean else "") + self.describe_deferral()
+
+    def describe_deferral(self) -> str:
+        """What deferral changes, said after the sizes ("" when every tool is sent)."""
+        if not self.deferred:
+            return ""
+        listed = sum(1 for c in self.deferred if c.state is ToolState.LISTED)
+        change = self.undeferred - self.total
+        effect = f"saves {change:,}" if change >= 0 else f"costs {-change:,} more"
+        return (
+            f"; {len(self.deferred)} deferred behind tool_search ({listed} listed): "
+            f"{effect} tokens a request than sending every tool in full"
+        )
 
 
-def measure(meter: Meter, tools: ToolRouter, shared: Iterable[str], lean: bool) -> Costs:
-    """The cost of every tool the agent could be offered, and of what `offered` gives now."""
+def measure(
+    meter: Meter,
+    tools: ToolRouter,
+    shared: Iterable[str],
+    lean: bool,
+    search: ToolSearchSettings | None = None,
+    context_window: int | None = None,
+) -> Costs:
+    """The cost of every tool the agent could be offered, and of what `offered` gives now:
+    with `search` (tools.tool_search), the deferred ones replaced by the bridge."""
     definitions, _ = offered(tools, shared, lean)
     chosen = {d["function"]["name"] for d in definitions}  # a failing check leaves one out
     found: dict[str, tuple[Any, str, dict[str, Any]]] = {}  # name -> entry, source, as sent
@@ -120,9 +160,41 @@ def measure(meter: Meter, tools: ToolRouter, shared: Iterable[str], lean: bool) 
             sent = entry.definition if entry.dynamic_schema_overrides is None else definition(entry)
             sent = lean_definition(sent) if lean else sent
             found[name] = (entry, source or entry.source.value, sent)
-    counts = meter.definitions([sent for _, _, sent in found.values()])  # one batch
-    costs = {
-        name: ToolCost(name, entry.toolset, source, count, name in chosen)
-        for (name, (entry, source, _)), count in zip(found.items(), counts, strict=True)
-    }
-    return Costs(costs, meter.tokenizer.name, meter.exact, lean)
+    toolsets = {name: entry.toolset for name, (entry, _, _) in found.items()}
+    assembly = deferred_tools(definitions, toolsets, search, context_window)
+    counts = meter.definitions([sent for _, _, sent in found.values()] + assembly.bridge)
+    listed = assembly.listing.lines
+    lines = dict(zip(listed, meter.texts(list(listed.values())), strict=True))  # one batch
+    costs = {}
+    for (name, (entry, source, _)), count in zip(found.items(), counts, strict=False):
+        state = assembly.states.get(name, EAGER)
+        each = count if state is EAGER else lines.get(name, 0)
+        costs[name] = ToolCost(
+            name, entry.toolset, source, count, name in chosen, state, each if name in chosen else 0
+        )
+    bridge = sum(counts[len(found) :])
+    return Costs(
+        costs,
+        meter.tokenizer.name,
+        meter.exact,
+        lean,
+        bridge,
+        assembly.listing.form,
+        search.warnings if search is not None else (),
+    )
+
+
+EAGER = ToolState.EAGER
+
+
+def deferred_tools(
+    definitions: list[dict[str, Any]],
+    toolsets: dict[str, str],
+    search: ToolSearchSettings | None,
+    context_window: int | None,
+) -> Assembly:
+    """`definitions` (as `offered` gives them) as they are sent under tools.tool_search:
+    the one place the agent and the sizes apply deferral (None: every tool sent in full)."""
+    return assemble(
+        definitions, toolsets, search or ToolSearchSettings(enabled="off"), context_window
+    )

@@ -368,6 +368,13 @@ class Meter:
             self._count_many(many, sorted(fresh))
         return [self.definition(d) for d in definitions]
 
+    def texts(self, texts: list[str]) -> list[int]:
+        """Each text's count, those not counted yet in one batch (as `definitions`)."""
+        many = getattr(self.tokenizer, "count_many", None)
+        if many is not None:
+            self._count_many(many, sorted({t for t in texts if t and t not in self._cache}))
+        return [self.text(t) for t in texts]
+
     def _known(self, definition: dict[str, Any]) -> bool:
         hit = self._definitions.get(id(definition))
         return hit is not None and hit[0] is definition

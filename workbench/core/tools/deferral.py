@@ -252,6 +252,7 @@ class Listing:
     text: str | None  # None: nothing fits (or the listing is off): the bare bridge
     form: str  # full | names | mixed | groups | none
     named: frozenset[str]  # the deferred tools the text names
+    lines: Mapping[str, str] = field(default_factory=dict)  # each named tool's part of it
 
 
 def build_listing(
@@ -286,19 +287,25 @@ def build_listing(
         text = "\n".join([LISTING_HEADER] + [block(g, modes[g]) for g in sorted(groups)])
         return text if math.ceil(len(text) / LISTING_CHARS_PER_TOKEN) <= budget else None
 
-    def named(modes: dict[str, str]) -> frozenset[str]:
-        return frozenset(n for g, m in modes.items() if m != "summary" for n, _ in groups[g])
+    def listing(text: str, form: str, modes: dict[str, str]) -> Listing:
+        lines = {
+            n: f"- {n}: {d}" if modes[g] == "full" and d else f"- {n}" if modes[g] == "full" else n
+            for g, tools in groups.items()
+            if modes[g] != "summary"
+            for n, d in tools
+        }
+        return Listing(text, form, frozenset(lines), lines)
 
     modes: dict[str, str] = {}
     for mode in ("full", "names"):
         modes = dict.fromkeys(groups, mode)
         if (text := fits(modes)) is not None:
-            return Listing(text, mode, named(modes))
+            return listing(text, mode, modes)
     for label in sorted(groups, key=lambda g: (-len(block(g, "names")), g)):
         modes[label] = "summary"
         if (text := fits(modes)) is not None:
             form = "groups" if all(m == "summary" for m in modes.values()) else "mixed"
-            return Listing(text, form, named(modes))
+            return listing(text, form, modes)
     return Listing(None, "none", frozenset())
 
 
