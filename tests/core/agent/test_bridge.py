@@ -236,3 +236,23 @@ async def test_the_lean_profile_reaches_a_deferred_tool_through_the_bridge(
     result = json.loads(tool_messages(fake.requests[1])[0]["content"])
     assert result["matches"][0]["path"] == "b.txt"
     await session.close()
+
+
+async def test_the_sizes_shown_are_those_of_the_request_sent_with_deferral_on(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    from workbench.core.costs import offered_costs
+    from workbench.core.model.tokens import PER_DEFINITION, PER_MESSAGE, Encoding
+
+    deferring(home)
+    fake.add(text("hello"))
+    session, _ = await make_session()
+    await session.turn("hi")
+    sent = fake.requests[0]["tools"]
+    costs = offered_costs(session.runtime, model="gpt-4o", base_url=fake.url, api_key="k")
+    encoding = Encoding("o200k_base")
+    counted = PER_MESSAGE + sum(
+        encoding.count(json.dumps(d, ensure_ascii=False)) + PER_DEFINITION for d in sent
+    )
+    assert costs.total == counted
+    await session.close()
