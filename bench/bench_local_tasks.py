@@ -24,6 +24,7 @@ each). That figure is the one measured when this work was planned (not re-run he
 64K-window run of the peer takes tens of minutes on this machine).
 
     python bench/bench_local_tasks.py [--model KEY] [--task NAME ...] [--timeout S] [--cold]
+                                      [--defer on|off|on:NAME,NAME]
 """
 
 from __future__ import annotations
@@ -311,7 +312,27 @@ class Notes:
         return " | ".join(self.rounds) or "no timings"
 
 
-async def run_task(model: str, server: object, task: Task, fixture: Path, timeout: float) -> Result:
+MAX_ROUNDS: int | None = None  # --max-rounds: the round cap every task's config sets
+
+
+def home_config(model: str, defer: str | None) -> str:
+    """A task's config.yaml: the model, and `--defer`'s setting of deferred tools: `on` or
+    `off` (tools.tool_search.enabled), or `on:NAME,NAME` to defer those tools by name
+    (tools.tool_search.defer: Hermes's curated list names none of the bundled model's tools,
+    so `on` alone defers nothing there); none: the config's default."""
+    cap = f"  max_rounds: {MAX_ROUNDS}\n" if MAX_ROUNDS else ""
+    text = f"model:\n  local: {model}\n{cap}"
+    if not defer:
+        return text
+    enabled, _, names = defer.partition(":")
+    text += f"tools:\n  tool_search:\n    enabled: '{enabled}'\n"
+    listed = [n.strip() for n in names.split(",") if n.strip()]
+    return text + (f"    defer: [{', '.join(listed)}]\n" if listed else "")
+
+
+async def run_task(
+    model: str, server: object, task: Task, fixture: Path, timeout: float, defer: str | None = None
+) -> Result:
     """One task in a fresh session, as `hermes-tui chat PROMPT --yes` runs it."""
     from workbench.core.execution.approval import ApprovalBroker
     from workbench.core.model.settings import resolve
@@ -322,7 +343,7 @@ async def run_task(model: str, server: object, task: Task, fixture: Path, timeou
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
         shutil.copytree(fixture, repo)
         home.mkdir()
-        (home / "config.yaml").write_text(model_config(model))
+        (home / "config.yaml").write_text(home_config(model, defer))
         runtime = load_runtime(home)
         settings = resolve(runtime.config, env={})
         broker = ApprovalBroker.from_config(runtime.config, mode="off")  # --yes
@@ -344,15 +365,6 @@ async def run_task(model: str, server: object, task: Task, fixture: Path, timeou
             done, why = False, f"{why}; also changed {', '.join(damaged)}"
         note = f"{' '.join(notes.calls) or 'no tools'} [{why}] {answer.strip()[-100:]!r}"
         return Result(task.name, done, seconds, note.replace("\n", " "), notes.tokens())
-
-
-MAX_ROUNDS: int | None = None  # --max-rounds: the round cap every task's config sets
-
-
-def model_config(model: str) -> str:
-    """A task home's config.yaml: the bundled model, and the round cap when one is given."""
-    cap = f"  max_rounds: {MAX_ROUNDS}\n" if MAX_ROUNDS else ""
-    return f"model:\n  local: {model}\n{cap}"
 
 
 def changed(fixture: Path, repo: Path, allowed: tuple[str, ...]) -> list[str]:
@@ -384,7 +396,7 @@ def start_server(model: str) -> object:
 
 
 async def bench_model(
-    model: str, tasks: list[Task], fixture: Path, timeout: float
+    model: str, tasks: list[Task], fixture: Path, timeout: float, defer: str | None = None
 ) -> tuple[float, float]:
     local_model.assemble(local_model.MODELS[model], MODELS_DIR)  # once, before timing
     print(f"\n{model} (load {os.getloadavg()[0]:.1f})", flush=True)
@@ -395,11 +407,11 @@ async def bench_model(
         # untimed: fill the server's prompt cache with the system prompt and tools, as the
         # first turn of an app session does; each task then pays for its own tokens only
         warm = await run_task(
-            model, server, Task("warm-up", "Say OK.", _says("")), fixture, timeout
+            model, server, Task("warm-up", "Say OK.", _says("")), fixture, timeout, defer
         )
         print(f"  {'(warm-up)':<16}       {warm.seconds:6.1f} s  {warm.tokens}", flush=True)
         for task in tasks:
-            result = await run_task(model, server, task, fixture, timeout)
+            result = await run_task(model, server, task, fixture, timeout, defer)
             results.append(result)
             mark = "done" if result.done else "FAIL"
             print(
@@ -418,7 +430,9 @@ async def bench_model(
     return done / len(results), median
 
 
-def run_cold(model: str, cache: Path, task: Task, fixture: Path, timeout: float) -> Result:
+def run_cold(
+    model: str, cache: Path, task: Task, fixture: Path, timeout: float, defer: str | None = None
+) -> Result:
     """One task as its own `hermes-tui chat PROMPT --yes --cwd REPO` process, in a home of
     its own holding only the saved fixed prompt in `cache` (what a process saves there is
     kept in `cache` for the next)."""
@@ -428,7 +442,7 @@ def run_cold(model: str, cache: Path, task: Task, fixture: Path, timeout: float)
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
         shutil.copytree(fixture, repo)
         home.mkdir(mode=0o700)
-        (home / "config.yaml").write_text(model_config(model))
+        (home / "config.yaml").write_text(home_config(model, defer))
         shutil.copytree(cache, prompt_cache_dir(home))
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_"))}
         env = {**keep, "HERMES_HOME": str(home), "HERMES_TUI_MODELS_DIR": str(MODELS_DIR),
@@ -457,18 +471,22 @@ def run_cold(model: str, cache: Path, task: Task, fixture: Path, timeout: float)
                       cached[0] if cached else "nothing from cache")  # fmt: skip
 
 
-def bench_cold(model: str, tasks: list[Task], fixture: Path, timeout: float) -> tuple[float, float]:
+def bench_cold(
+    model: str, tasks: list[Task], fixture: Path, timeout: float, defer: str | None = None
+) -> tuple[float, float]:
     local_model.assemble(local_model.MODELS[model], MODELS_DIR)  # once, before timing
     print(f"\n{model}, cold: one `hermes-tui chat` process a task (load {os.getloadavg()[0]:.1f})")
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-cache-") as cache:
         # untimed, as warm mode's warm-up: the first question a user ever asks reads and
         # saves the fixed prompt; its time is shown, not counted
-        first = run_cold(model, Path(cache), Task("first", "Say OK.", _says("")), fixture, timeout)
+        first = run_cold(
+            model, Path(cache), Task("first", "Say OK.", _says("")), fixture, timeout, defer
+        )
         print(f"  {'(first ever)':<16}       {first.seconds:6.1f} s  (load {os.getloadavg()[0]:.1f})",
               flush=True)  # fmt: skip
         for task in tasks:
-            result = run_cold(model, Path(cache), task, fixture, timeout)
+            result = run_cold(model, Path(cache), task, fixture, timeout, defer)
             results.append(result)
             mark = "done" if result.done else "FAIL"
             print(
@@ -498,11 +516,19 @@ def main() -> int:
     )
     parser.add_argument("--only-cold", action="store_true", help="the cold runs only")
     parser.add_argument(
+        "--defer",
+        metavar="on|off|on:NAMES",
+        help="deferred tools (tools.tool_search) on or off, or on with these tools deferred "
+        "(on:search_files,patch); default: the config's",
+    )
+    parser.add_argument(
         "--hard", action="store_true", help="the multi-step tasks instead of the everyday ones"
     )
     parser.add_argument("--max-rounds", type=int, help="the round cap (model.max_rounds)")
     parser.add_argument("--repeat", type=int, default=1, help="run each task this many times")
     args = parser.parse_args()
+    if args.defer and args.defer.partition(":")[0] not in ("on", "off"):
+        parser.error("--defer takes on, off or on:NAME,NAME")
     global MAX_ROUNDS
     MAX_ROUNDS = args.max_rounds
     models = args.model or [
@@ -513,7 +539,9 @@ def main() -> int:
         return 1
     pool = HARD_TASKS if args.hard else TASKS
     tasks = [t for t in pool if not args.task or t.name in args.task] * args.repeat
-    print(f"priority: {raise_priority()}; {os.cpu_count()} cores")
+    print(
+        f"priority: {raise_priority()}; {os.cpu_count()} cores; deferred tools: {args.defer or 'as configured'}"
+    )
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-fixture-") as tmp:
         fixture = Path(tmp) / "repo"
@@ -521,10 +549,12 @@ def main() -> int:
         for model in models:
             figures = []
             if args.cold or args.only_cold:
-                rate, median = bench_cold(model, tasks, fixture, args.timeout)
+                rate, median = bench_cold(model, tasks, fixture, args.timeout, args.defer)
                 figures.append(("cold", rate, median, TARGET_COLD))
             if not args.only_cold:
-                rate, median = asyncio.run(bench_model(model, tasks, fixture, args.timeout))
+                rate, median = asyncio.run(
+                    bench_model(model, tasks, fixture, args.timeout, args.defer)
+                )
                 figures.append(("warm", rate, median, TARGET_MEDIAN))
             if model != local_model.DEFAULT_MODEL or args.hard:
                 continue  # the targets are for the everyday tasks

@@ -195,3 +195,12 @@ def test_a_link_to_a_device_or_a_huge_file_is_set_aside_unread(tmp_path: Path) -
         big.truncate(MAX_FILE_BYTES + 1)
     assert store.calls("u") == [] and "limit" in store.problems[1]
     assert Path("/dev/zero").exists() and not store.path("t").is_symlink()
+
+
+def test_a_deferred_tools_call_keeps_the_bridge_call_it_came_through(tmp_path: Path) -> None:
+    store = CallHistory(tmp_path)
+    store.add(entry("search_files", {"pattern": "a"}, "ok", "{}", 0.1, "agent", via="call_7"))
+    (back,) = CallHistory(tmp_path).calls("search_files")
+    assert back.via == "call_7"
+    store.add(_call())  # a call made directly has none
+    assert CallHistory(tmp_path).calls("read_file")[0].via == ""

@@ -11,7 +11,7 @@ from workbench.core.history import CallHistory, entry
 from workbench.core.replay.cases import load
 from workbench.screens.approval import ApprovalScreen
 from workbench.screens.save_case import SaveCaseScreen
-from workbench.widgets.call_history import CallHistoryList
+from workbench.widgets.call_history import CallHistoryList, row
 from workbench.widgets.run_form import RunToolForm
 from workbench.widgets.tools_tree import ToolsTree
 
@@ -162,3 +162,9 @@ async def test_a_json_path_on_a_result_that_is_not_json_is_said(home: Path) -> N
         await wait_until(pilot, lambda: "not JSON" in str(modal.query_one("#case-error").content))
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, SaveCaseScreen))
+
+
+def test_a_row_says_a_call_came_through_the_bridge() -> None:
+    bridged = entry("search_files", {"pattern": "a"}, "ok", "{}", 0.1, "agent", via="call_7")
+    assert "via tool_call" in row(bridged).plain
+    assert "via" not in row(entry("read_file", {"path": "a"}, "ok", "{}", 0.1, "agent")).plain

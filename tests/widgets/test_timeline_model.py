@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.widgets.timeline import TimelineModel
 
@@ -74,3 +76,18 @@ def test_quick_calls_in_a_row_spread_over_lanes_so_their_labels_show() -> None:
     assert lanes[6:] == [0, 1]  # then the lanes free the longest
     run(model, "later", 5.0, 5.1, segment=9)  # after a pause: the first lane again
     assert model.by_id["later"].lane == 0
+
+
+def test_a_deferred_tools_call_reads_as_made_through_its_bridge_call() -> None:
+    model = TimelineModel()
+    run(model, "a", 0.0, 1.05)  # lane 0, busy when the bridge call starts
+    run(model, "b", 0.0, 0.01)  # lanes 1 and 2, long free
+    run(model, "c", 0.0, 0.01)
+    wrapped = {"calls": [{"name": "search_files", "arguments": {"pattern": "alpha"}}]}
+    model.started(ToolCallStarted("t", "tool_call", wrapped, 0, False, "", 1.0))
+    inner = ToolCallStarted("t.0", "search_files", {"pattern": "alpha"}, 0, False, "", 2.0)
+    model.started(replace(inner, via="t"))  # after an approval: lane 0 is long free too
+    *_, bridge, call = model.bars
+    assert bridge.title == "tool_call → search_files"
+    assert (call.title, call.via) == ("↳ search_files alpha", "t")
+    assert (bridge.lane, call.lane) == (1, 2)  # right under its bridge call

@@ -72,6 +72,7 @@ class CallEntry:
     spilled: str = ""  # the file the whole result was spilled to, if it was
     pinned: bool = False
     note: str = ""  # why the arguments were not kept
+    via: str = ""  # the bridge call (tool_call) it was made through, for a deferred tool
 
     @property
     def truncated(self) -> bool:
@@ -90,6 +91,7 @@ def entry(
     duration: float,
     origin: str,
     spilled: Path | str | None = None,
+    via: str = "",
 ) -> CallEntry:
     """A finished call made into what the history keeps (a bounded preview, sized arguments)."""
     text = content if isinstance(content, str) else _dump(content)
@@ -108,6 +110,7 @@ def entry(
         size=len(text),
         spilled=str(spilled or ""),
         note=note,
+        via=via,
     )
 
 
@@ -277,7 +280,10 @@ def _entry(raw: Any) -> CallEntry:
         raise ValueError("a call is not an object")
     known = {f: raw[f] for f in CallEntry.__dataclass_fields__ if f in raw}
     call = CallEntry(**known)
-    texts = (call.id, call.tool, call.status, call.origin, call.preview, call.spilled, call.note)
+    texts = (
+        call.id, call.tool, call.status, call.origin, call.preview, call.spilled, call.note,
+        call.via,
+    )  # fmt: skip
     if not all(isinstance(t, str) for t in texts):
         raise ValueError("a call's id, tool, status or preview is not text")
     numbers = (call.duration, call.at, call.size)

@@ -35,6 +35,7 @@ from workbench.core.model import local as local_model
 from workbench.core.model import prompt_cache, tokens
 from workbench.core.model.settings import ModelSettings
 from workbench.core.runtime import Runtime, new_session_id
+from workbench.core.tools.deferral import ToolSearchSettings
 from workbench.core.tools.memory import MemorySession
 
 
@@ -119,6 +120,7 @@ class ChatSession:
             messages=history,
             memory=MemorySession(runtime.memory, session_id, runtime.home),
             window=self.window,
+            deferral=ToolSearchSettings.from_config(runtime.config),
         )
         # every call of the agent and its sub-agents is kept in its tool's history
         self._observe = watching(CallKeeper(saving(runtime.history), "agent"), self.agent.observe)

@@ -94,6 +94,8 @@ def row(call: Any) -> Text:
     text.append(f"{call.status:<9}", STATUS_STYLE.get(call.status, "red"))
     text.append(f"{_took(call.duration):>8}  ")
     text.append(f"{ORIGIN.get(call.origin, call.origin):<8} ", "dim")
+    if getattr(call, "via", ""):  # a deferred tool, called through the bridge
+        text.append("via tool_call ", "dim cyan")
     if call.arguments is None:
         text.append(call.note or "arguments not kept", "dim italic")
     else:

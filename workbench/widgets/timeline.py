@@ -67,6 +67,7 @@ class Bar:
     conversation: str | None = None  # a delegate_task call: its sub-agent's transcript
     diff: Any = None  # a file write: what it changed (workbench.core.execution.diffs.FileDiff)
     progress: str = ""  # what a running MCP call last reported, e.g. "3/4 step three"
+    via: str = ""  # a deferred tool's call: the tool_call (bridge) call it was made through
 
     def until(self, now: float) -> float:
         return self.end if self.end is not None else now
@@ -76,6 +77,7 @@ class Bar:
         """The tool and what it works on: `read_file a.txt`, `terminal ls -la`."""
         aim = target(self.arguments)
         title = f"{self.name} {aim}" if aim else self.name
+        title = f"↳ {title}" if self.via else title  # made through the bridge call above it
         return f"{title} [{self.progress}]" if self.progress and self.end is None else title
 
 
@@ -83,12 +85,19 @@ def target(arguments: Any, limit: int = 40) -> str:
     """The argument a call is about, on one line: a path, a command, a pattern..."""
     if not isinstance(arguments, dict):
         return ""
+    calls = arguments.get("calls")
+    if isinstance(calls, list) and calls:  # a tool_call: the tool it runs
+        named = [str(c.get("name")) for c in calls if isinstance(c, dict) and c.get("name")]
+        return _cut_text("→ " + " ".join(named), limit) if named else ""
     value = next((arguments[k] for k in TARGET_KEYS if arguments.get(k)), None)
     if value is None:
         value = next((v for v in arguments.values() if isinstance(v, str) and v), "")
     if isinstance(value, list):
         value = " ".join(str(v) for v in value)
-    text = " ".join(str(value).split())
+    return _cut_text(" ".join(str(value).split()), limit)
+
+
+def _cut_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -115,7 +124,8 @@ class TimelineModel:
         at = event.at
         self.origin = at if self.origin is None else self.origin
         owner, parent = event.label, event.parent
-        lane = self._free_lane(owner, at)
+        lane = self._under_bridge(getattr(event, "via", ""), owner, at)
+        lane = self._free_lane(owner, at) if lane is None else lane
         if lane is None:
             lane = self._new_lane(owner, parent)
         self.busy_until[lane] = float("inf")
@@ -130,12 +140,22 @@ class TimelineModel:
             event.label,
             event.arguments,
             parent=parent,
+            via=getattr(event, "via", ""),
         )
         self.bars.append(bar)
         self.by_id[bar.call_id] = bar
         self.lanes[lane].append(bar)
         self.lane_starts[lane].append(at)
         return bar
+
+    def _under_bridge(self, via: str, owner: str, at: float) -> int | None:
+        """A deferred tool's call sits right under its bridge call's bar when that lane is
+        free (the bridge call is its parent row)."""
+        bridge = self.by_id.get(via) if via else None
+        below = bridge.lane + 1 if bridge is not None else len(self.owners)
+        if below < len(self.owners) and self.owners[below] == owner:
+            return below if self.busy_until[below] <= at else None
+        return None
 
     def _free_lane(self, owner: str, at: float) -> int | None:
         """A lane of `owner` free at `at`, and free for a while: a call that follows another

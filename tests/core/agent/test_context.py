@@ -35,7 +35,10 @@ def summary_requests(fake: FakeOpenAI) -> list[dict]:
 
 def small_toolset(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [terminal, web]\n")
+    # every tool sent in full: these tests size requests by the tools they hold
+    (home / "config.yaml").write_text(
+        "agent:\n  disabled_toolsets: [terminal, web]\ntools:\n  tool_search: {enabled: 'off'}\n"
+    )
 
 
 def document(workdir: Path, name: str, lines: int = 300) -> Path:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.core.agent.bridge import inner_calls
 from workbench.core.agent.context import Window
 from workbench.core.agent.events import ContextCompressed
 from workbench.core.execution.budget import Budgeted, SpillStore, spill
@@ -258,7 +259,11 @@ def transcript_text(messages: list[dict[str, Any]], limit: int) -> str:
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         for call in message.get("tool_calls") or []:
             function = call.get("function") or {}
-            text += f"\n[calls {function.get('name')}({function.get('arguments')})]"
+            for name, arguments in inner_calls(
+                str(function.get("name")), function.get("arguments")
+            ):
+                shown = arguments if isinstance(arguments, str) else json.dumps(arguments)
+                text += f"\n[calls {name}({shown})]"
         if len(text) > per:
             text = text[: per - 40] + f" … [{len(text) - per + 40:,} characters left out]"
         lines.append(f"{role}: {text}")
@@ -271,8 +276,9 @@ def mechanical_summary(messages: list[dict[str, Any]]) -> str:
     requests = []
     for message in messages:
         for call in message.get("tool_calls") or []:
-            name = str((call.get("function") or {}).get("name") or "?")
-            calls[name] = calls.get(name, 0) + 1
+            function = call.get("function") or {}
+            for name, _ in inner_calls(str(function.get("name") or "?"), function.get("arguments")):
+                calls[name] = calls.get(name, 0) + 1
         if message.get("role") == "user" and isinstance(message.get("content"), str):
             requests.append(message["content"][:200])
     lines = []

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from workbench.core.agent.bridge import Bridge, Inner, Offer
 from workbench.core.agent.compress import Compressor, ContextTooSmall
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
 from workbench.core.agent.events import (
@@ -59,9 +60,18 @@ from workbench.core.execution.events import (
     ToolCallStarted,
 )
 from workbench.core.execution.executor import Executor
+from workbench.core.execution.scheduler import ToolCall
 from workbench.core.model.settings import ModelSettings, shown_url
 from workbench.core.model.tokens import Estimate, Meter
 from workbench.core.tools import errors
+from workbench.core.tools.deferral import (
+    TOOL_CALL,
+    TOOL_DESCRIBE,
+    TOOL_SEARCH,
+    ToolSearchSettings,
+    assemble,
+)
+from workbench.core.tools.entry import ToolEntry
 from workbench.core.tools.memory import MemorySession
 
 DELTA_INTERVAL = 0.03  # coalesce stream deltas to at most ~33 events a second
@@ -122,6 +132,7 @@ class Agent:
         memory: MemorySession | None = None,
         window: Window | None = None,
         meter: Meter | None = None,
+        deferral: ToolSearchSettings | None = None,
     ) -> None:
         self.settings = settings
         self.tools = tools
@@ -152,6 +163,10 @@ class Agent:
         self.meter = meter or Meter(Estimate())
         self.used = 0  # tokens of the context in use (the last request and its reply)
         self._definitions_sent: list[dict[str, Any]] = []
+        # tools.tool_search (None: every tool sent in full); the bridge answers the model's
+        # tool_search, tool_describe and tool_call, and keeps what it described
+        self.deferral = deferral
+        self.bridge: Bridge | None = None
         # the local server's fixed prompt being restored or read: a request waits for it
         # (inside the stream's task, so the user's interrupt stops the wait)
         self.ready: asyncio.Future[Any] | None = None
@@ -381,7 +396,44 @@ class Agent:
         reply.shown = len(text)
 
     def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
-        return offered_tools(self.tools, self.offered(), self.settings.lean)
+        definitions, names = offered_tools(self.tools, self.offered(), self.settings.lean)
+        if self.deferral is None:
+            return definitions, names
+        offer = self._offer(definitions, names)
+        return offer.definitions, offer.names
+
+    def _offer(self, definitions: list[dict[str, Any]], names: list[str]) -> Offer:
+        """What the model is sent with deferral on. Made anew each round from what is offered
+        then, as the tools are without deferral: the same tools give the same bytes (the
+        assembly is deterministic), so a server's prompt cache keeps the prefix, and a tool
+        switched on or off mid-conversation is seen. The bridge tools run as tools."""
+        assert self.deferral is not None
+        toolsets = {n: e.toolset for n in names if (e := self.tools.get_entry(n)) is not None}
+        assembly = assemble(definitions, toolsets, self.deferral, self.window.context)
+        deferred = set(assembly.deferred)
+        offer = Offer(
+            assembly.definitions,
+            {d["function"]["name"]: d for d in definitions if d["function"]["name"] in deferred},
+            self.deferral,
+        )
+        if self.bridge is None:
+            self.bridge = Bridge(offer, source=self._source, known=self._known)
+        else:  # what it described stays described
+            self.bridge.offer = offer
+        handlers = {TOOL_SEARCH: self.bridge.search, TOOL_DESCRIBE: self.bridge.describe}
+        self.tools.bridge = {
+            d["function"]["name"]: _bridge_entry(d, handlers[d["function"]["name"]])
+            for d in assembly.bridge
+            if d["function"]["name"] in handlers
+        }
+        return offer
+
+    def _source(self, name: str) -> tuple[str, str]:
+        entry = self.tools.get_entry(name)
+        return (entry.source.value, entry.toolset) if entry is not None else ("builtin", "")
+
+    def _known(self, name: str) -> bool:
+        return self.tools.get_entry(name) is not None
 
     def _bounded_context(self, text: str) -> str:
         """A memory provider's text takes at most a quarter of the window: it is sent on
@@ -470,6 +522,8 @@ class Agent:
         )
         if not (event.stubbed or event.summarised or event.trimmed):
             return None
+        if self.bridge is not None:  # the schemas it loaded stay in what it is sent
+            messages = self.bridge.kept(messages)
         self.messages = messages
         self._record("compressed", messages=messages, **event.__dict__)
         self.used = event.after
@@ -644,14 +698,20 @@ class Agent:
         refused = [(c["name"], c["arguments"]) for c in calls if not any(c is f for f in fresh)]
         self._only_repeats = not fresh and not self.guard.another_try(refused)
         results: dict[str, Any] = {}
-        if fresh:
-            budget = await self._result_budget(len(fresh))
+        runs, bridged = self._unwrapped(fresh, results)
+        if runs:
+            budget = await self._result_budget(len(runs))
             sent = {c["id"]: c["arguments"] for c in fresh}
-            for outcome in await self.executor.run(fresh, budget=budget):
+            for outcome in await self.executor.run(runs, budget=budget):
                 arguments = sent.get(outcome.call.id, outcome.call.arguments)
                 self.guard.wrote(outcome.call.name, arguments, outcome.status == "ok")
                 self.guard.found(outcome.call.name, arguments, outcome.content)
-                results[outcome.call.id] = outcome.content
+                via = outcome.call.via
+                results[via or outcome.call.id] = outcome.content
+                if via:
+                    self._bridge_event(bridged.pop(via), outcome.status, outcome.content)
+        for pair in bridged.values():  # never run (no outcome came back)
+            self._bridge_event(pair, "skipped", errors.not_run("no result came back"))
         began = time.perf_counter()
         for call in calls:
             if any(call is f for f in fresh):
@@ -663,6 +723,62 @@ class Agent:
                 content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
             self._append({"role": "tool", "tool_call_id": call["id"], "content": content})
         self.overhead[-1] += time.perf_counter() - began
+
+    def _unwrapped(
+        self, calls: list[dict[str, Any]], results: dict[str, Any]
+    ) -> tuple[list[Any], dict[str, tuple[dict[str, Any], float]]]:
+        """The calls to run: a tool_call is the real call it names (run, gated and recorded
+        as any call, marked with the bridge call it came through), or its error at once.
+        The bridge call itself is a row of its own, the parent of the call it made."""
+        if self.bridge is None or not self.bridge.offer.active:
+            return calls, {}
+        runs: list[Any] = []
+        bridged: dict[str, tuple[dict[str, Any], float]] = {}
+        for call in calls:
+            if call["name"] != TOOL_CALL:
+                runs.append(call)
+                continue
+            inner = self.bridge.unwrap(call["id"], call["arguments"])
+            started = self._bridge_started(call)
+            if isinstance(inner, Inner):
+                runs.append(ToolCall(inner.id, inner.name, inner.arguments, via=inner.via))
+                bridged[call["id"]] = (call, started)
+            else:
+                results[call["id"]] = inner
+                self._bridge_event((call, started), "invalid", inner)
+        return runs, bridged
+
+    def _bridge_started(self, call: dict[str, Any]) -> float:
+        try:
+            arguments = json.loads(call["arguments"])
+        except ValueError:
+            arguments = None
+        at = time.monotonic()
+        executor = self.executor
+        self._call_event(
+            ToolCallStarted(
+                call["id"], TOOL_CALL, arguments if isinstance(arguments, dict) else None,
+                0, False, "", at, executor.label, executor.parent,
+            )
+        )  # fmt: skip
+        return at
+
+    def _bridge_event(
+        self, bridged: tuple[dict[str, Any], float], status: str, content: Any
+    ) -> None:
+        call, started = bridged
+        executor = self.executor
+        self._call_event(
+            ToolCallFinished(
+                call["id"], TOOL_CALL, status, content, started, time.monotonic(),
+                label=executor.label, parent=executor.parent,
+            )
+        )  # fmt: skip
+
+    def _call_event(self, event: ToolCallStarted | ToolCallFinished) -> None:
+        """A bridge call's event goes where the executor's go (transcript, front end)."""
+        observe = self.executor.on_event or self.observe
+        observe(event)
 
     def _answer_open_calls(self, why: str) -> None:
         """Give each tool call of the last assistant message a result if it has none."""
@@ -723,6 +839,7 @@ class Agent:
                     reason=event.reason,
                     label=event.label,
                     parent=event.parent,
+                    **_via(event.via),
                 )
             case ToolCallFinished():
                 self._record(
@@ -733,6 +850,7 @@ class Agent:
                     duration=event.duration,
                     spilled=str(event.spilled) if event.spilled else None,
                     content=event.content if isinstance(event.content, str) else "<multimodal>",
+                    **_via(event.via),
                 )
             case SubagentStarted():
                 self._record(
@@ -754,6 +872,24 @@ class Agent:
                     why=decision.reason,
                 )
         self._emit(event)
+
+
+def _via(call_id: str) -> dict[str, str]:
+    """A recorded call's bridge call, when it came through one (no key otherwise)."""
+    return {"via": call_id} if call_id else {}
+
+
+def _bridge_entry(definition: dict[str, Any], handler: Callable[..., str]) -> ToolEntry:
+    """A bridge tool as the executor sees a tool: read-only, so it runs beside others."""
+    function = definition["function"]
+    return ToolEntry(
+        name=function["name"],
+        toolset="tool_search",
+        schema={"description": function["description"], "parameters": function["parameters"]},
+        handler=handler,
+        emoji="🔎",
+        parallel_safe=True,
+    )
 
 
 def _timings(data: Any) -> ServerTimings | None:

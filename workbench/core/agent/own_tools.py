@@ -20,7 +20,7 @@ from workbench.core.agent.delegation import NAME as DELEGATE
 from workbench.core.agent.delegation import Delegation
 from workbench.core.agent.session_index import SessionIndex, hits_as_json
 from workbench.core.tools.entry import ToolEntry
-from workbench.core.tools.errors import tool_error, tool_result
+from workbench.core.tools.errors import execution_failed, tool_error, tool_result
 from workbench.core.tools.registry import ToolRegistry
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
@@ -29,7 +29,10 @@ Clarifier = Callable[[str, list[str]], Awaitable[str | None]]
 
 
 class ToolRouter:
-    """A registry view: the session's own tools, the memory provider's, then the shared ones."""
+    """A registry view: the session's own tools, the memory provider's, then the shared ones.
+    With deferral on, `bridge` holds tool_search and tool_describe (names no registry takes,
+    core.tools.ownership), answered by the agent's bridge (core.agent.bridge) and run through
+    the executor like any call; tool_call never gets here: the agent unwraps it."""
 
     def __init__(
         self,
@@ -41,6 +44,7 @@ class ToolRouter:
         self.own = own
         empty = ToolRegistry()  # no memory tools (a sub-agent's view)
         self._memory = memory or (lambda: empty)
+        self.bridge: dict[str, ToolEntry] = {}
 
     @property
     def memory(self) -> ToolRegistry:
@@ -53,9 +57,15 @@ class ToolRouter:
         return self.shared
 
     def get_entry(self, name: str) -> ToolEntry | None:
-        return self._owner(name).get_entry(name)
+        return self.bridge.get(name) or self._owner(name).get_entry(name)
 
     def dispatch(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+        bridged = self.bridge.get(name)
+        if bridged is not None:
+            try:
+                return bridged.handler(args, **kwargs)
+            except Exception as exc:  # a bug of ours: this call's error, never the turn's
+                return execution_failed(exc)
         return self._owner(name).dispatch(name, args, **kwargs)
 
     async def dispatch_async(self, name: str, args: dict, **kwargs: Any) -> str | dict:

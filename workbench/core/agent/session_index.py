@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.agent import transcript
+from workbench.core.agent.bridge import inner_calls
 from workbench.core.storage.private import private_dir, touch_private
 
 logger = logging.getLogger(__name__)
@@ -227,7 +228,10 @@ def _searchable(record: dict[str, Any]) -> str:
     calls = message.get("tool_calls") or []
     for call in calls:
         function = call.get("function") or {}
-        text += f"\n{function.get('name', '')}({function.get('arguments', '')})"
+        name, arguments = function.get("name", ""), function.get("arguments", "")
+        for real, args in inner_calls(name, arguments):  # a tool_call: the call it made
+            shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            text += f"\n{real}({shown})" + (f" via {name}" if real != name else "")
     return text.strip()
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.agent.bridge import inner_calls
 from workbench.core.agent.events import ContextCompressed, TranscriptFailed
 from workbench.core.storage.private import open_private
 from workbench.core.tools import errors
@@ -318,8 +319,10 @@ def export_markdown(records: list[dict[str, Any]]) -> str:
         if kind == "message":
             lines.extend(_message_markdown(record["message"]))
         elif kind == "tool_finished":
+            via = f" (via `tool_call` {record['via']})" if record.get("via") else ""
             lines.append(
-                f"> `{record.get('name')}` → **{record.get('status')}** ({_seconds(record):.2f}s)\n"
+                f"> `{record.get('name')}`{via} → **{record.get('status')}** "
+                f"({_seconds(record):.2f}s)\n"
             )
         elif kind == "approval":
             lines.append(
@@ -346,7 +349,11 @@ def _message_markdown(message: dict[str, Any]) -> Iterator[str]:
         yield f"## Assistant\n\n{content}\n" if content else "## Assistant\n"
         for call in message.get("tool_calls") or []:
             function = call.get("function", {})
-            yield f"- calls `{function.get('name')}` with `{function.get('arguments')}`"
+            name, arguments = function.get("name"), function.get("arguments")
+            for real, args in inner_calls(str(name), arguments):  # a tool_call: its call
+                shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+                via = f" (via `{name}`)" if real != name else ""
+                yield f"- calls `{real}` with `{shown}`{via}"
         if message.get("tool_calls"):
             yield ""
     elif role == "tool":

@@ -24,6 +24,7 @@ class ToolCallStarted:
     at: float  # time.monotonic()
     label: str = ""  # who called it: "" for the main agent, a sub-agent's name otherwise
     parent: str = ""  # for a sub-agent's call, the delegate_task call that started it
+    via: str = ""  # a call named in a tool_call: that bridge call's id (its parent row)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class ToolCallFinished:
     label: str = ""
     parent: str = ""
     diff: diffs.FileDiff | None = None  # what a write_file or patch call changed
+    via: str = ""  # a call named in a tool_call: that bridge call's id
 
     @property
     def duration(self) -> float:

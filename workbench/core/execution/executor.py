@@ -234,6 +234,7 @@ class Executor:
                 started,
                 self.label,
                 self.parent,
+                call.via,
             )
         )
         outcome = CallOutcome(call, "ok", "", segment, parallel, planned.reason, started)
@@ -265,13 +266,16 @@ class Executor:
                 self.label,
                 self.parent,
                 outcome.diff,
+                call.via,
             )
         )
         return outcome
 
     async def _execute(self, planned: PlannedCall, outcome: CallOutcome) -> None:
         call, args = planned.call, planned.args
-        if self.allowed is not None and call.name not in self.allowed:
+        # a call named in a tool_call was checked by the bridge: a deferred tool of this
+        # conversation, never sent in full, so never among the offered names
+        if self.allowed is not None and call.name not in self.allowed and not call.via:
             # As Hermes tells the model; never a fuzzy redirect to another tool.
             outcome.status = "invalid"
             outcome.content = f"Tool '{call.name}' does not exist. Available tools: {', '.join(sorted(self.allowed))}"
@@ -703,6 +707,7 @@ class Executor:
                 now,
                 label=self.label,
                 parent=self.parent,
+                via=call.via,
             )
         )
         return CallOutcome(call, "skipped", content, segment, finished=now)

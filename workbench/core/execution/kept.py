@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.history import CallEntry, CallHistory, entry
+from workbench.core.tools.deferral import TOOL_CALL
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +26,8 @@ class CallKeeper:
         self._arguments: dict[str, object] = {}
 
     def __call__(self, event: object) -> None:
+        if isinstance(event, ToolCallStarted | ToolCallFinished) and event.name == TOOL_CALL:
+            return  # the bridge: the call it made is kept, under its own tool, with `via`
         if isinstance(event, ToolCallStarted):
             self._arguments[event.call_id] = event.arguments
         elif isinstance(event, ToolCallFinished):
@@ -39,6 +42,7 @@ class CallKeeper:
                     event.duration,
                     origin,
                     event.spilled,
+                    event.via,
                 )
             )
 

@@ -40,6 +40,7 @@ class ToolCall:
     id: str
     name: str
     arguments: Any  # the model's JSON text, or a dict
+    via: str = ""  # a call named in a tool_call (deferred tools): that bridge call's id
 
     @classmethod
     def of(cls, call: Any, index: int = 0) -> ToolCall:
