@@ -204,6 +204,15 @@ def test_the_bundled_model(setup) -> None:
         setup("model:\n  local: gpt-9\n")
 
 
+def test_the_bundled_models_round_cap_is_its_own_unless_one_is_given(setup) -> None:
+    spec = MODELS[DEFAULT_MODEL]
+    assert setup("").max_rounds == spec.rounds < ModelSettings.max_rounds  # measured, smaller
+    assert setup("model:\n  max_rounds: 9\n").max_rounds == 9  # config.yaml wins
+    assert setup("", max_rounds=11).max_rounds == 11  # and the flag
+    endpoint = setup("model:\n  provider: custom\n  base_url: http://h/v1\n  default: m\n")
+    assert endpoint.max_rounds == ModelSettings.max_rounds  # other models keep the default
+
+
 @pytest.mark.parametrize(
     ("config", "said"),
     [

@@ -47,6 +47,10 @@ class ModelSpec:
     sha256: str
     context: int = 8192  # the window the server runs with and the budgets assume
     reply: int = 512  # max_tokens: a cap on a reply (small models ramble otherwise)
+    # model.max_rounds: measured by bench_local_tasks (--hard --max-rounds N): every everyday
+    # task it does takes at most 4 rounds, and the multi-step tasks it fails, it fails at any
+    # cap from 3 to 12; a lower cap only ends those sooner
+    rounds: int = 5
 
 
 MODELS = {

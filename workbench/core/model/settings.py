@@ -136,7 +136,8 @@ def resolve(
         "turn_timeout": _number(section.get("turn_timeout"), DEFAULTS["turn_timeout"]),
     }
     if endpoint is None:
-        return _bundled(section, name, name_from, common)
+        rounds_given = bool(flags.get("max_rounds")) or _int(section.get("max_rounds")) is not None
+        return _bundled(section, name, name_from, common, rounds_given)
     if not name and endpoint.provider not in ("openai-api", providers.CUSTOM):
         raise ModelConfigError(
             f"{endpoint.provider} is chosen ({endpoint.origin}) but no model is named: set "
@@ -356,7 +357,11 @@ def _with_key(endpoint: _Endpoint, key: tuple[str, str] | None) -> _Endpoint:
 
 
 def _bundled(
-    section: dict[str, Any], name: str, name_from: str, common: dict[str, Any]
+    section: dict[str, Any],
+    name: str,
+    name_from: str,
+    common: dict[str, Any],
+    rounds_given: bool = False,
 ) -> ModelSettings:
     local = section.get("local")
     if local and str(local) not in MODELS:
@@ -380,6 +385,7 @@ def _bundled(
             **common,
             "context_window": common["context_window"] or spec.context,  # the server's n_ctx too
             "max_tokens": common["max_tokens"] if configured else spec.reply,
+            "max_rounds": common["max_rounds"] if rounds_given else spec.rounds,
             "lean": section.get("lean") is not False,
         },
         **_threads(section.get("threads")),
