@@ -67,6 +67,7 @@ class Bar:
     conversation: str | None = None  # a delegate_task call: its sub-agent's transcript
     diff: Any = None  # a file write: what it changed (workbench.core.execution.diffs.FileDiff)
     progress: str = ""  # what a running MCP call last reported, e.g. "3/4 step three"
+    waiting: str = ""  # it waits for a person: "waiting for approval" ("" when not)
 
     def until(self, now: float) -> float:
         return self.end if self.end is not None else now
@@ -76,7 +77,8 @@ class Bar:
         """The tool and what it works on: `read_file a.txt`, `terminal ls -la`."""
         aim = target(self.arguments)
         title = f"{self.name} {aim}" if aim else self.name
-        return f"{title} [{self.progress}]" if self.progress and self.end is None else title
+        said = self.waiting or self.progress
+        return f"{title} [{said}]" if said and self.end is None else title
 
 
 def target(arguments: Any, limit: int = 40) -> str:
@@ -106,6 +108,8 @@ class TimelineModel:
     owners: list[str] = field(default_factory=list)  # per lane: "" main agent, else a sub-agent
     origin: float | None = None
     turn_start: int = 0  # index in `bars` of the latest turn's first call
+    # calls waiting for a person, by call id: an ask may be told before its call's bar is made
+    waiting: dict[str, str] = field(default_factory=dict)
 
     def new_turn(self) -> None:
         """The next calls belong to a new turn: a finished one is zoomed to fit on its own."""
@@ -130,6 +134,7 @@ class TimelineModel:
             event.label,
             event.arguments,
             parent=parent,
+            waiting=self.waiting.get(event.call_id, ""),
         )
         self.bars.append(bar)
         self.by_id[bar.call_id] = bar
@@ -174,6 +179,16 @@ class TimelineModel:
         self.owners.insert(position, owner)
         return position
 
+    def wait(self, call_id: str, waiting: str) -> None:
+        """The call waits for a person (`waiting` says for what), or no longer ("")."""
+        if waiting:
+            self.waiting[call_id] = waiting
+        else:
+            self.waiting.pop(call_id, None)
+        bar = self.by_id.get(call_id)
+        if bar is not None:
+            bar.waiting = waiting
+
     def finished(self, event: ToolCallFinished) -> Bar | None:
         bar = self.by_id.get(event.call_id)
         if bar is None:  # never started (skipped): a zero-length mark where it would have run
@@ -181,6 +196,8 @@ class TimelineModel:
                 _Started(event.call_id, event.name, event.at, event.label, parent=event.parent)
             )
         bar.end, bar.status = event.at, event.status
+        self.waiting.pop(event.call_id, None)  # a call that ended waits no more
+        bar.waiting = ""
         bar.content = event.content
         bar.spilled = str(event.spilled) if getattr(event, "spilled", None) else None
         bar.diff = getattr(event, "diff", None)
@@ -411,7 +428,7 @@ class _Row:
         start = max(start, self.cursor)
         end = max(end, start + 1)
         self.cursor = end
-        colour = COLOURS.get(bar.status, "white")
+        colour = COLOURS["approval"] if bar.waiting else COLOURS.get(bar.status, "white")
         ink = "bright_white" if chosen else "black"
         style = Style(bgcolor=colour, color=ink, bold=chosen, underline=chosen)
         title, cells = bar.title, end - start
