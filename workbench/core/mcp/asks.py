@@ -11,7 +11,8 @@ a timeout, or no front end refuse it. A server can never answer for the user.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,7 @@ class ServerAsks:
         self.emit = emit or (lambda event: None)
         self.sampler: Sampler | None = None
         self.asker = asker or Asker()
+        self._calls: dict[str, list[str]] = {}  # each server's calls in flight (MCP loop only)
 
     # -- the front end -------------------------------------------------------------------
 
@@ -95,7 +97,23 @@ class ServerAsks:
 
     async def _ask(self, kind: AskKind, request: Elicitation | SamplingRequest) -> tuple[Any, str]:
         """The user's answer and ANSWERED, or None and why there is none."""
-        return await self.asker.ask(Ask.about(kind, request), None)
+        return await self.asker.ask(Ask.about(kind, request, self._call_of(request.server)), None)
+
+    @contextmanager
+    def calling(self, server: str, call_id: str) -> Iterator[None]:
+        """A call to `server` is in flight (on the MCP loop) while the block runs."""
+        calls = self._calls.setdefault(server, [])
+        calls.append(call_id)
+        try:
+            yield
+        finally:
+            calls.remove(call_id)
+
+    def _call_of(self, server: str) -> str:
+        """The call a server's question holds up: its one call in flight ("" when it has
+        none or several, since a question does not say which call it belongs to)."""
+        calls = self._calls.get(server) or []
+        return calls[0] if len(calls) == 1 else ""
 
     # -- roots ---------------------------------------------------------------------------
 
