@@ -74,3 +74,17 @@ def test_quick_calls_in_a_row_spread_over_lanes_so_their_labels_show() -> None:
     assert lanes[6:] == [0, 1]  # then the lanes free the longest
     run(model, "later", 5.0, 5.1, segment=9)  # after a pause: the first lane again
     assert model.by_id["later"].lane == 0
+
+
+def test_a_call_waiting_for_a_person_says_so_until_its_answer_or_its_end() -> None:
+    model = TimelineModel()
+    model.wait("a", "waiting for approval")  # the ask may be told before the call's bar
+    model.started(ToolCallStarted("a", "terminal", {"command": "rm x"}, 0, False, "", 0.0))
+    (bar,) = model.bars
+    assert bar.waiting == "waiting for approval"
+    assert bar.title == "terminal rm x [waiting for approval]"
+    model.wait("a", "")  # answered
+    assert bar.title == "terminal rm x" and model.waiting == {}
+    model.wait("a", "waiting for approval")  # asked again (to leave the sandbox), then it ends
+    model.finished(ToolCallFinished("a", "terminal", "denied", "", 0.0, 1.0))
+    assert bar.waiting == "" and model.waiting == {}
