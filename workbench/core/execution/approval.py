@@ -3,8 +3,8 @@
 A request is asked through the session's `Asker` (workbench.core.asking), which a front end
 (the TUI modal, the CLI prompt) answers. Everything fails closed: a timeout, an answer that
 is not exactly one of the approving choices, no front end to ask, a front end that goes
-away, all deny. Hardline
-findings and deny rules are refused before anyone is asked, whatever the mode (`--yes` too).
+away, all deny. Hardline findings and deny rules are refused before anyone is asked,
+whatever the mode (`--yes` too).
 
 What needs asking is the policy's call (`workbench.core.policy`): rules of every scope, then
 the detector. "Session", "always" and "never" save exactly the rule the front end showed

@@ -3,9 +3,11 @@ completion from the session's model (sampling).
 
 The user is asked through the session's `Asker` (workbench.core.asking), the one way the
 core waits for a person. Everything fails closed. An elicitation nobody answers in time is
-declined; with no front end to ask it is declined at once and said. A sampling request reaches the model only after
-the user approves it, seeing the messages, the system prompt and the token limit; silence,
-a timeout, or no front end refuse it. A server can never answer for the user.
+declined; with no front end to ask it is declined at once and said. A sampling request
+reaches the model only after the user approves it, seeing the messages, the system prompt
+and the token limit; silence, a timeout, or no front end refuse it. A server can never
+answer for the user. A question holds the server's one call in flight, when there is one:
+that call's timeline bar shows it waiting.
 """
 
 from __future__ import annotations
