@@ -57,8 +57,13 @@ async def test_only_the_first_answer_counts_and_a_second_is_logged(caplog) -> No
     asker = Asker()
     results: list[bool] = []
     asker.attach(lambda ask: results.extend([asker.answer(ask.id, "a"), asker.answer(ask.id, "b")]))
-    with caplog.at_level(logging.INFO, logger="workbench.core.asking"):
-        assert await asker.ask(question(asker), None) == ("a", ANSWERED)
+    logger = logging.getLogger("workbench.core.asking")
+    logger.addHandler(caplog.handler)  # the app's log setup may keep it from the root
+    try:
+        with caplog.at_level(logging.INFO, logger=logger.name):
+            assert await asker.ask(question(asker), None) == ("a", ANSWERED)
+    finally:
+        logger.removeHandler(caplog.handler)
     assert results == [True, False]
     assert "came after it was settled; ignored" in caplog.text
 
