@@ -5,7 +5,9 @@ to the core through the asker."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -174,3 +176,25 @@ async def test_an_mcp_servers_question_during_a_session_is_a_form_and_the_answer
         (result,) = tool_messages(server.requests[1])
         assert "Ada" in result["content"] and "accept" in result["content"]
         assert bar(app, "mcp__cat__ask").waiting == ""
+
+
+async def test_quitting_with_a_question_open_fails_it_closed(server: FakeOpenAI) -> None:
+    """The app goes away while an approval waits (asked from another thread): it is denied
+    at once, not at its deadline."""
+    app = Recording()
+    decided: list = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await wait_until(pilot, lambda: app.asks is not None)
+        broker = app.runtime.broker
+        asking = threading.Thread(
+            target=lambda: decided.append(
+                asyncio.run(broker.decide("terminal", "rm x", None, reason="test"))
+            )
+        )
+        asking.start()
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+    asking.join(10)
+    (decision,) = decided
+    assert not decision.approved
+    assert decision.reason == "denied: the front end that could answer went away"
