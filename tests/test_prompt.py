@@ -65,3 +65,22 @@ async def test_a_command_the_sandbox_refused_is_asked_with_x_as_the_only_yes() -
         assert "Run it once outside the sandbox? [x] yes" in shown[0]
         assert "[a]lways" not in shown[0] and "why:   the sandbox refused a write" in shown[0]
         assert broker.book.session == []
+
+
+async def test_clarify_on_a_terminal_asks_on_stderr_and_the_line_read_answers(
+    monkeypatch, capsys
+) -> None:
+    """`chat` on a TTY: the agent's question, with its choices, goes to stderr; the line
+    typed is the answer, through the same asker as every other question."""
+    import io
+    import sys
+
+    from workbench.core.asking import ANSWERED, Ask, Asker, AskKind, Question
+    from workbench.prompt import TerminalQuestion
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("blue\n"))
+    asker = Asker()
+    asker.attach(TerminalQuestion(asker), [AskKind.CLARIFY])
+    asked = Question(asker.next_id(), "Which colour?", ("red", "blue"), asker.deadline(30))
+    assert await asker.ask(Ask.about(AskKind.CLARIFY, asked), None) == ("blue\n", ANSWERED)
+    assert "? Which colour? [red / blue]" in capsys.readouterr().err

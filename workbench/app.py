@@ -1,9 +1,8 @@
-"""The hermes-tui application: screens, the approval queue, the command palette, help."""
+"""The hermes-tui application: screens, the queue of asks, the command palette, help."""
 
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
@@ -22,21 +21,26 @@ from textual.screen import Screen
 
 from workbench import __version__
 from workbench.controller import Controller
-from workbench.messages import ApprovalAsked, CoreEventArrived
+from workbench.messages import CoreEventArrived
 from workbench.screens.main import MainScreen
 from workbench.widgets.tools_tree import ToolsTree
 
 if TYPE_CHECKING:
+    from workbench.core.asking import Ask
     from workbench.core.checkpoints import Checkpoint, RestoreResult
     from workbench.core.commands import Done, SourceAction
-    from workbench.core.events import CallProgress, CoreEvent
-    from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest, Choice
-    from workbench.core.policy import Rule
+    from workbench.core.events import Asked, CallProgress, CoreEvent, Settled
     from workbench.core.runtime import Runtime
+    from workbench.screens.asks import AskQueue
     from workbench.screens.mcp_sources import McpSources
     from workbench.screens.session import SessionScreen
     from workbench.widgets.sources import SourcesPanel
     from workbench.widgets.timeline import TimelineModel
+
+
+def waiting_for(ask: Ask) -> str:
+    """What a call's timeline bar says while its ask waits for a person."""
+    return "waiting for approval" if ask.kind == "approval" else "waiting for your answer"
 
 
 def progress_text(event: CallProgress) -> str:
@@ -52,47 +56,6 @@ def progress_text(event: CallProgress) -> str:
     return f"{amount} {message}".strip()
 
 
-class ApprovalQueue:
-    """Shows approval requests one at a time (with a count of the rest); the answer goes back.
-
-    The broker calls it from whichever thread asks; the request reaches the queue as a
-    message on the app's loop, where the modal is shown."""
-
-    def __init__(self, app: WorkbenchApp, broker: ApprovalBroker) -> None:
-        self.app = app
-        self.broker = broker
-        self.queue: deque[ApprovalRequest] = deque()
-        self.showing = False
-
-    def __call__(self, request: ApprovalRequest) -> None:
-        self.app.post_message(ApprovalAsked(request))
-
-    def enqueue(self, request: ApprovalRequest) -> None:
-        self.queue.append(request)
-        self._next()
-
-    def _next(self) -> None:
-        pending = {r.id for r in self.broker.pending()}
-        while self.queue and self.queue[0].id not in pending:
-            self.queue.popleft()  # timed out or withdrawn while waiting
-        if self.showing or not self.queue:
-            return
-        from workbench.screens.approval import ApprovalScreen
-
-        request = self.queue.popleft()
-        self.showing = True
-        self.app.bell()
-        screen = ApprovalScreen(request, len(self.queue))
-        self.app.push_screen(screen, lambda c: self._answered(request, c, screen.rule_for(c)))
-
-    def _answered(self, request: ApprovalRequest, choice: Choice | None, rule: Rule | None) -> None:
-        from workbench.core.execution.approval import Choice
-
-        self.broker.answer(request.id, choice or Choice.DENY, rule)
-        self.showing = False
-        self._next()
-
-
 class WorkbenchApp(App[None]):
     TITLE = "hermes-tui"
     SUB_TITLE = f"tool workbench {__version__}"
@@ -106,7 +69,7 @@ class WorkbenchApp(App[None]):
     def __init__(self, view: Path | None = None, model_flags: dict[str, str] | None = None) -> None:
         super().__init__()
         self.controller = Controller(self._deliver, model_flags)
-        self.approvals: ApprovalQueue | None = None  # with the runtime, after the first frame
+        self.asks: AskQueue | None = None  # with the runtime, after the first frame
         self.view_path = view
         self._detach: Callable[[], None] = lambda: None
 
@@ -150,9 +113,11 @@ class WorkbenchApp(App[None]):
 
     def _runtime_ready(self, runtime: Runtime) -> None:
         problems = self.controller.start(runtime)
-        if runtime.broker is not None:  # approval requests from now on open the modal
-            self.approvals = ApprovalQueue(self, runtime.broker)
-            self._detach = runtime.broker.attach(self.approvals)
+        from workbench.screens.asks import AskQueue
+
+        # from now on the core's asks (approvals, servers' questions, clarify) open modals
+        self.asks = AskQueue(self, runtime.asker)
+        self._detach = runtime.asker.attach()
         main = self.main
         if main is not None:
             main.runtime_ready()
@@ -169,15 +134,11 @@ class WorkbenchApp(App[None]):
         if runtime is not None and runtime.mcp is not None:
             self.call_from_thread(self.mcp_ui.attach, runtime.mcp)
 
-    @on(ApprovalAsked)
-    def _approval_asked(self, message: ApprovalAsked) -> None:
-        if self.approvals is not None:
-            self.approvals.enqueue(message.request)
-
     @on(CoreEventArrived)
     def _core_event(self, message: CoreEventArrived) -> None:
         """Calls from the run form and plugins go on the timeline; the rest to the tools."""
         from workbench.core.events import (
+            Asked,
             AskSettled,
             CallProgress,
             CatalogChanged,
@@ -185,12 +146,15 @@ class WorkbenchApp(App[None]):
             CheckpointTaken,
             ResourceUpdated,
             ServerLog,
+            Settled,
             ToolCallFinished,
             ToolCallStarted,
         )
 
         event = message.event
         match event:
+            case Asked() | Settled():
+                self._ask_event(event)
             case ToolCallStarted():
                 if not self.timeline_model.running:  # a call on its own is fitted on its own
                     self.timeline_model.new_turn()
@@ -210,6 +174,17 @@ class WorkbenchApp(App[None]):
         main = self.main
         if main is not None:
             main.core_event(event)
+
+    def _ask_event(self, event: Asked | Settled) -> None:
+        """An ask: its modal queued (or closed), its call's bar marked waiting (or not)."""
+        from workbench.core.events import Asked
+
+        if self.asks is not None:
+            self.asks.event(event)
+        if event.ask.call_id:
+            waiting = waiting_for(event.ask) if isinstance(event, Asked) else ""
+            self.timeline_model.wait(event.ask.call_id, waiting)
+            self._timeline_changed()
 
     def _progress(self, event: CallProgress) -> None:
         """An MCP call's progress: on its timeline bar and its card in the chat."""
@@ -323,9 +298,7 @@ class WorkbenchApp(App[None]):
             atomic_write_text(Path(target), json.dumps({"at": at, "imported": heavy}))
 
     def on_unmount(self) -> None:
-        self._detach()  # anything still waiting is denied
-        if "mcp_ui" in vars(self):  # made: a server's questions declined or refused
-            self.mcp_ui.detach()
+        self._detach()  # anything still waiting is denied, declined or refused
         self.controller.stop()
 
     @property
@@ -334,6 +307,7 @@ class WorkbenchApp(App[None]):
 
     def action_help(self) -> None:
         from workbench.screens.approval import ApprovalScreen
+        from workbench.screens.asks import ClarifyScreen
         from workbench.screens.checkpoints import CheckpointsScreen
         from workbench.screens.conversation import ConversationScreen
         from workbench.screens.help import HelpScreen
@@ -366,6 +340,7 @@ class WorkbenchApp(App[None]):
                     ("Approval", ApprovalScreen),
                     ("MCP server asks for input", ElicitationScreen),
                     ("MCP server asks for a completion", SamplingScreen),
+                    ("The agent asks a question", ClarifyScreen),
                     ("Template or prompt arguments", ArgumentsScreen),
                     ("Result viewer", ViewerScreen),
                     ("Chat", SessionScreen),

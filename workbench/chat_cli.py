@@ -153,7 +153,6 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
             runtime,
             settings,
             broker=broker,
-            clarify=_clarifier() if sys.stdin.isatty() else None,
             on_event=Printer(),
             resume=args.resume,
             cwd=args.cwd,
@@ -172,23 +171,16 @@ def _broker(runtime: Runtime, yes: bool, cwd: str | None) -> Any:
     # the rules of the project the tools run in, not of the folder the command started in
     project = Path(cwd) if cwd else None
     broker = ApprovalBroker.from_config(
-        runtime.config, mode="off" if yes else None, project=project
+        runtime.config, mode="off" if yes else None, project=project, asker=runtime.asker
     )
     if sys.stdin.isatty():
-        from workbench.prompt import TerminalPrompt
+        from workbench.core.asking import AskKind
+        from workbench.prompt import TerminalPrompt, TerminalQuestion
 
         broker.attach(TerminalPrompt(broker))
+        runtime.asker.attach(TerminalQuestion(runtime.asker), [AskKind.CLARIFY])
     runtime.broker = broker
     return broker
-
-
-def _clarifier() -> Any:
-    async def ask(question: str, choices: list[str]) -> str | None:
-        options = f" [{' / '.join(choices)}]" if choices else ""
-        _err(f"\n? {question}{options}")
-        return await asyncio.to_thread(sys.stdin.readline)
-
-    return ask
 
 
 async def _converse(session: Any, prompt: str | None) -> int:

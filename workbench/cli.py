@@ -511,6 +511,7 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
         runtime.config,
         mode="off" if args.yes else None,
         project=Path(args.cwd) if args.cwd else None,
+        asker=runtime.asker,
     )
     if sys.stdin.isatty():
         from workbench.prompt import TerminalPrompt

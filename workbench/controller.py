@@ -115,8 +115,9 @@ class Controller:
         from workbench.core.runtime import load_runtime
 
         runtime = load_runtime()
-        runtime.broker = ApprovalBroker.from_config(runtime.config)
+        runtime.broker = ApprovalBroker.from_config(runtime.config, asker=runtime.asker)
         runtime.registry.add_listener(self.deliver)
+        runtime.asker.listen(self.deliver)  # asks and their ends, on the one stream
         return runtime
 
     def start(self, runtime: Runtime) -> list[str]:

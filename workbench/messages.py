@@ -13,7 +13,6 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from workbench.core.events import CoreEvent
-    from workbench.core.execution.approval import ApprovalRequest
 
 
 class CoreEventArrived(Message, bubble=False):
@@ -23,11 +22,3 @@ class CoreEventArrived(Message, bubble=False):
     def __init__(self, event: CoreEvent) -> None:
         super().__init__()
         self.event = event
-
-
-class ApprovalAsked(Message, bubble=False):
-    """A tool call waits for the user's answer (posted from the thread that asked)."""
-
-    def __init__(self, request: ApprovalRequest) -> None:
-        super().__init__()
-        self.request = request

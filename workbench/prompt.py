@@ -1,4 +1,5 @@
-"""The approval prompt for the headless CLI on a terminal (the TUI has its own modal).
+"""The approval prompt and the `clarify` question for the headless CLI on a terminal (the
+TUI has its own modals).
 
 It lists the rules "always" (and "never") could save, numbered, with the calls of this
 session each would also match; `a` saves the first, `a2` the second, and so on. Anything
@@ -11,6 +12,7 @@ import re
 import sys
 import threading
 
+from workbench.core.asking import Ask, Asker
 from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest
 from workbench.core.execution.printable import escape
 from workbench.core.policy import Rule
@@ -35,6 +37,23 @@ class TerminalPrompt:
             answer = sys.stdin.readline()
         choice, rule = parse(answer.strip(), request)
         self.broker.answer(request.id, choice, rule)
+
+
+class TerminalQuestion:
+    """The agent's `clarify` question on stderr; the line read from stdin is the answer."""
+
+    def __init__(self, asker: Asker) -> None:
+        self.asker = asker
+
+    def __call__(self, ask: Ask) -> None:
+        threading.Thread(target=self._ask, args=(ask,), daemon=True).start()
+
+    def _ask(self, ask: Ask) -> None:
+        choices = ask.subject.choices
+        options = f" [{' / '.join(escape(c) for c in choices)}]" if choices else ""
+        sys.stderr.write(f"\n? {escape(ask.subject.text)}{options}\n")
+        sys.stderr.flush()
+        self.asker.answer(ask.id, sys.stdin.readline())
 
 
 def question(request: ApprovalRequest) -> list[str]:

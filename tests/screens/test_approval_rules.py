@@ -11,25 +11,29 @@ from textual import on
 from textual.app import App
 from textual.widgets import Static
 
-from workbench.app import ApprovalQueue
+from workbench.core.asking import Asker
 from workbench.core.config import load_config
 from workbench.core.execution.approval import ApprovalBroker, Choice
 from workbench.core.policy import CallFacts, RuleBook
 from workbench.core.safety import analyze_command
-from workbench.messages import ApprovalAsked
+from workbench.messages import CoreEventArrived
+from workbench.screens.asks import AskQueue
 
 COMMAND = "git push --force origin main"
 
 
 class Host(App[None]):
+    """The app's way: the asker's events reach the one queue as messages, the modal answers."""
+
     def __init__(self, broker: ApprovalBroker) -> None:
         super().__init__()
         self.broker = broker
-        self.queue = ApprovalQueue(self, broker)
+        self.queue = AskQueue(self, broker.asker)
         self.decisions: list = []
 
     def on_mount(self) -> None:
-        self.broker.attach(self.queue)
+        self.broker.asker.listen(lambda event: self.post_message(CoreEventArrived(event)))
+        self.broker.asker.attach()
         self.run_worker(self._ask())
 
     async def _ask(self) -> None:
@@ -37,15 +41,15 @@ class Host(App[None]):
         verdict = analyze_command(COMMAND, cwd="/p")
         self.decisions.append(await self.broker.decide("terminal", COMMAND, verdict, facts=facts))
 
-    @on(ApprovalAsked)
-    def _asked(self, message: ApprovalAsked) -> None:
-        self.queue.enqueue(message.request)
+    @on(CoreEventArrived)
+    def _event(self, message: CoreEventArrived) -> None:
+        self.queue.event(message.event)  # type: ignore[arg-type]
 
 
 def make_broker(tmp_path: Path, trusted: bool = False) -> ApprovalBroker:
     (tmp_path / "config.yaml").write_text("")
     book = RuleBook(load_config(tmp_path / "config.yaml"), project=tmp_path, trusted=trusted)
-    broker = ApprovalBroker(book=book)
+    broker = ApprovalBroker(book=book, asker=Asker())
     for earlier in ("git push origin dev", "git status", "git push -f origin main"):
         broker.note(CallFacts("terminal", "terminal", command=earlier), earlier)
     return broker

@@ -91,3 +91,17 @@ def test_a_deferred_tools_call_reads_as_made_through_its_bridge_call() -> None:
     assert bridge.title == "tool_call → search_files"
     assert (call.title, call.via) == ("↳ search_files alpha", "t")
     assert (bridge.lane, call.lane) == (1, 2)  # right under its bridge call
+
+
+def test_a_call_waiting_for_a_person_says_so_until_its_answer_or_its_end() -> None:
+    model = TimelineModel()
+    model.wait("a", "waiting for approval")  # the ask may be told before the call's bar
+    model.started(ToolCallStarted("a", "terminal", {"command": "rm x"}, 0, False, "", 0.0))
+    (bar,) = model.bars
+    assert bar.waiting == "waiting for approval"
+    assert bar.title == "terminal rm x [waiting for approval]"
+    model.wait("a", "")  # answered
+    assert bar.title == "terminal rm x" and model.waiting == {}
+    model.wait("a", "waiting for approval")  # asked again (to leave the sandbox), then it ends
+    model.finished(ToolCallFinished("a", "terminal", "denied", "", 0.0, 1.0))
+    assert bar.waiting == "" and model.waiting == {}

@@ -1,7 +1,7 @@
 """The core's one vocabulary of events: every event type it emits, and `CoreEvent`, their union.
 
 Each part of the core defines its own events beside it (`agent/events.py`,
-`execution/events.py`, `mcp/events.py`, `plugins/events.py`, `tools/events.py`); this module
+`execution/events.py`, `mcp/events.py`, `asking.py`, `plugins/events.py`, `tools/events.py`); this module
 gathers them for the front ends, which dispatch on the class (`match event: case
 ToolCallStarted(): ...`), so a misspelt type is an error ruff and mypy report, never a
 branch that silently never runs. The core never imports the front ends, and no part of the
@@ -24,10 +24,10 @@ from workbench.core.agent.events import (
     TranscriptFailed,
     TurnFinished,
 )
+from workbench.core.asking import Asked, Settled
 from workbench.core.checkpoints.events import CheckpointEvent, CheckpointSkipped, CheckpointTaken
 from workbench.core.execution.events import (
     ApprovalAnswered,
-    ApprovalRequested,
     CallEvent,
     ToolCallFinished,
     ToolCallStarted,
@@ -79,14 +79,18 @@ SourceEvent: TypeAlias = (
 )
 """What the tool sources emit: the registry, the toolsets, plugins and MCP servers."""
 
-CoreEvent: TypeAlias = AgentEvent | CallEvent | CheckpointEvent | SourceEvent
+AskEvent: TypeAlias = Asked | Settled
+"""A person is asked something (an approval, a server's question, `clarify`), and its end."""
+
+CoreEvent: TypeAlias = AgentEvent | CallEvent | CheckpointEvent | SourceEvent | AskEvent
 """Every event the core emits."""
 
 __all__ = [
     "AgentEvent",
     "ApprovalAnswered",
-    "ApprovalRequested",
+    "AskEvent",
     "AskSettled",
+    "Asked",
     "CallEvent",
     "CallProgress",
     "CatalogChanged",
@@ -106,6 +110,7 @@ __all__ = [
     "RoundStarted",
     "ServerChanged",
     "ServerLog",
+    "Settled",
     "SourceEvent",
     "SubagentFinished",
     "SubagentStarted",

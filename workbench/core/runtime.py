@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.core.asking import Asker
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
 from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.storage.private import private_file_handler
@@ -44,6 +45,7 @@ class Runtime:
     home_problems: list[str] = field(default_factory=list)
     plugins: PluginManager | None = None  # None in safe mode (HERMES_SAFE_MODE)
     broker: ApprovalBroker | None = None  # set by the front end that can ask the user
+    asker: Asker = field(default_factory=Asker)  # every question to a person waits here
     mcp: MCPManager | None = None  # started by start_mcp(), in the background
     hooks: HookRegistry = field(default_factory=HookRegistry)  # the plugins' hooks, middleware
     memory: MemoryProviders = field(init=False)  # the active memory provider's tools
@@ -88,13 +90,14 @@ class Runtime:
         """Start every configured MCP server in the background (returns at once)."""
         if self.mcp is not None or safe_mode():
             return self.mcp
-        from workbench.core.mcp import MCPManager
+        from workbench.core.mcp import MCPManager, ServerAsks
 
         self.mcp = MCPManager.from_config(
             self.registry,
             self.config.get("mcp_servers"),
             log_dir=self.home / "logs",
             on_event=on_event,
+            asks=ServerAsks(asker=self.asker),  # a server's questions wait like the rest
         )
         self.mcp.start()
         return self.mcp

@@ -1,8 +1,8 @@
 """A chat session: the model (an endpoint or the bundled local one), the agent, its transcript.
 
-Front ends (the headless `chat` command, the UI) create one, attach what they can answer
-(approvals, clarify questions), and run turns. `resume` continues a session from its
-transcript.
+Front ends (the headless `chat` command, the UI) create one, attach to the runtime's `asker`
+what they can answer (approvals, clarify questions), and run turns. `resume` continues a
+session from its transcript.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from workbench.core.agent.delegation import Delegation, Limits, SubagentFinished
 from workbench.core.agent.events import ModelProgress
 from workbench.core.agent.loop import Agent, TurnFinished
 from workbench.core.agent.own_tools import (
-    Clarifier,
     OwnToolsState,
     ToolRouter,
     agent_tools,
@@ -50,7 +49,6 @@ class ChatSession:
         settings: ModelSettings,
         *,
         broker: ApprovalBroker | None = None,
-        clarify: Clarifier | None = None,
         on_event: Callable[[object], None] | None = None,
         resume: str | None = None,
         cwd: str | None = None,
@@ -93,7 +91,7 @@ class ChatSession:
             self.transcript.record("session", id=session_id, model=settings.describe(), cwd=cwd)
         else:
             self.transcript.record("resumed", id=session_id, model=settings.describe())
-        self.state = OwnToolsState(runtime.home, clarify=clarify)
+        self.state = OwnToolsState(runtime.home, asker=runtime.asker)
         self.cwd = cwd
         # sub-agents started, for their names: a resumed session goes on from its last one
         self._subagents = [_count(self._subagents_dir(), "sub-agent-*.jsonl")]

@@ -10,14 +10,12 @@
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import deque
 from typing import Any
 
 from rich.text import Text
 from textual import events, on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -28,54 +26,13 @@ from workbench.core.mcp.asks import (
     ElicitAnswer,
     Elicitation,
     SamplingRequest,
-    ServerAsks,
     check_content,
 )
 from workbench.widgets.run_form import RunToolForm
 
 
-class AskQueue:
-    """Shows a server's questions one at a time; the answer goes back to the core."""
-
-    def __init__(self, app: App, asks: ServerAsks) -> None:
-        self.app, self.asks = app, asks
-        self.queue: deque[Elicitation | SamplingRequest] = deque()
-        self.showing = False
-
-    def __call__(self, request: Elicitation | SamplingRequest) -> None:
-        if self.app._thread_id == threading.get_ident():
-            self.app.call_later(self._enqueue, request)
-        else:
-            self.app.call_from_thread(self._enqueue, request)
-
-    def _enqueue(self, request: Elicitation | SamplingRequest) -> None:
-        self.queue.append(request)
-        self._next()
-
-    def _next(self) -> None:
-        pending = {r.id for r in self.asks.pending()}
-        while self.queue and self.queue[0].id not in pending:
-            self.queue.popleft()  # timed out while waiting
-        if self.showing or not self.queue:
-            return
-        request = self.queue.popleft()
-        self.showing = True
-        self.app.bell()
-        screen: ModalScreen[Any] = (
-            ElicitationScreen(request, len(self.queue))
-            if isinstance(request, Elicitation)
-            else SamplingScreen(request, len(self.queue))
-        )
-        self.app.push_screen(screen, lambda answer: self._answered(request, answer))
-
-    def _answered(self, request: Elicitation | SamplingRequest, answer: Any) -> None:
-        self.asks.answer(request.id, answer)
-        self.showing = False
-        self._next()
-
-
-class _Countdown:
-    """A modal that gives up on its own at the request's deadline (the MCP loop's clock)."""
+class Countdown:
+    """A modal that gives up on its own at the ask's deadline (time.monotonic())."""
 
     request: Any
     pending: int
@@ -83,7 +40,6 @@ class _Countdown:
     SAYS = ""
 
     def _start_countdown(self) -> None:
-        # the deadline is on the MCP loop's clock, which is time.monotonic()
         self._ends = self.request.deadline
         self._tick()
         self.set_interval(1.0, self._tick)  # type: ignore[attr-defined]
@@ -99,7 +55,7 @@ class _Countdown:
         )
 
 
-class ElicitationScreen(_Countdown, ModalScreen[ElicitAnswer | None]):
+class ElicitationScreen(Countdown, ModalScreen[ElicitAnswer | None]):
     """Dismisses with an ElicitAnswer (accept with content, decline, cancel); None declines."""
 
     CSS_PATH = "mcp_asks.tcss"  # its layout, beside it
@@ -174,7 +130,7 @@ class ElicitationScreen(_Countdown, ModalScreen[ElicitAnswer | None]):
             self.action_answer(event.button.id)
 
 
-class SamplingScreen(_Countdown, ModalScreen[bool]):
+class SamplingScreen(Countdown, ModalScreen[bool]):
     """Dismisses True only on `a` (or its button); everything else refuses."""
 
     CSS_PATH = "mcp_asks.tcss"  # its layout, beside it

@@ -24,7 +24,6 @@ class McpSources:
     def __init__(self, app: WorkbenchApp) -> None:
         self.app = app
         self.opened: dict[Path, tuple[str, str]] = {}  # a viewer's file -> (server, uri)
-        self._detach = lambda: None
 
     @property
     def manager(self) -> MCPManager | None:
@@ -39,14 +38,9 @@ class McpSources:
     # -- the server's questions ----------------------------------------------------------
 
     def attach(self, manager: MCPManager) -> None:
-        """From now on a server's elicitation and sampling requests open a modal."""
-        from workbench.screens.mcp_asks import AskQueue
-
+        """An approved sampling request goes to the session's model. (A server's questions
+        are asks: the app's queue shows them.)"""
         manager.asks.sampler = self.sample
-        self._detach = manager.asks.attach(AskQueue(self.app, manager.asks))
-
-    def detach(self) -> None:
-        self._detach()  # anything still waiting is declined or refused
 
     async def sample(self, request: SamplingRequest) -> tuple[str, str]:
         """An approved sampling request goes to the session's model: the running chat's

@@ -80,7 +80,6 @@ class SessionScreen(Screen[None]):
         self.last_prompt = ""
         self._pending = ""  # streamed text not yet on screen
         self._flush_timer: Timer | None = None
-        self._ui_loop: asyncio.AbstractEventLoop | None = None  # where the clarify tool asks
         self._agent_thread: AgentThread | None = None
         self._reason = ""  # how the last turn ended
         self._turn_text = ""  # the last turn's figures
@@ -126,7 +125,6 @@ class SessionScreen(Screen[None]):
         return self.controller.runtime if self.controller is not None else None
 
     async def on_mount(self) -> None:
-        self._ui_loop = asyncio.get_running_loop()
         runtime = self.runtime
         if runtime is None:
             await self.query_one(ChatLog).note(Text("The workbench is still loading…", style="dim"))
@@ -231,7 +229,6 @@ class SessionScreen(Screen[None]):
                 runtime,
                 settings,
                 broker=runtime.broker,
-                clarify=self._ask_from_agent,
                 on_event=lambda e: self.post_message(CoreEventArrived(e)),
             )
             for note in self.session.notes:
@@ -250,24 +247,6 @@ class SessionScreen(Screen[None]):
         if not works:  # said before the first command is refused, not after
             await log.note(Text(f"Commands will not run: {why}", style="yellow"))
         return True
-
-    async def _ask_from_agent(self, question: str, choices: list[str]) -> str | None:
-        """The clarify tool, on the agent's loop: the question is asked on the UI's."""
-        assert self._ui_loop is not None  # set on mount, before any session can start
-        asked = asyncio.run_coroutine_threadsafe(self._ask_user(question, choices), self._ui_loop)
-        return await asyncio.wrap_future(asked)
-
-    async def _ask_user(self, question: str, choices: list[str]) -> str | None:
-        from workbench.screens.pick import PickScreen
-
-        if choices:
-            answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-            self.app.push_screen(PickScreen(f"? {question}", choices), answer.set_result)
-            return await answer
-        await self.query_one(ChatLog).note(
-            Text(f"? {question} (answer below; it is sent to the model)", style="bold yellow")
-        )
-        return None
 
     def action_cancel(self) -> None:
         if self.session is not None and self.busy:

@@ -68,6 +68,7 @@ class Bar:
     diff: Any = None  # a file write: what it changed (workbench.core.execution.diffs.FileDiff)
     progress: str = ""  # what a running MCP call last reported, e.g. "3/4 step three"
     via: str = ""  # a deferred tool's call: the tool_call (bridge) call it was made through
+    waiting: str = ""  # it waits for a person: "waiting for approval" ("" when not)
 
     def until(self, now: float) -> float:
         return self.end if self.end is not None else now
@@ -78,7 +79,8 @@ class Bar:
         aim = target(self.arguments)
         title = f"{self.name} {aim}" if aim else self.name
         title = f"↳ {title}" if self.via else title  # made through the bridge call above it
-        return f"{title} [{self.progress}]" if self.progress and self.end is None else title
+        said = self.waiting or self.progress
+        return f"{title} [{said}]" if said and self.end is None else title
 
 
 def target(arguments: Any, limit: int = 40) -> str:
@@ -115,6 +117,8 @@ class TimelineModel:
     owners: list[str] = field(default_factory=list)  # per lane: "" main agent, else a sub-agent
     origin: float | None = None
     turn_start: int = 0  # index in `bars` of the latest turn's first call
+    # calls waiting for a person, by call id: an ask may be told before its call's bar is made
+    waiting: dict[str, str] = field(default_factory=dict)
 
     def new_turn(self) -> None:
         """The next calls belong to a new turn: a finished one is zoomed to fit on its own."""
@@ -141,6 +145,7 @@ class TimelineModel:
             event.arguments,
             parent=parent,
             via=getattr(event, "via", ""),
+            waiting=self.waiting.get(event.call_id, ""),
         )
         self.bars.append(bar)
         self.by_id[bar.call_id] = bar
@@ -194,6 +199,16 @@ class TimelineModel:
         self.owners.insert(position, owner)
         return position
 
+    def wait(self, call_id: str, waiting: str) -> None:
+        """The call waits for a person (`waiting` says for what), or no longer ("")."""
+        if waiting:
+            self.waiting[call_id] = waiting
+        else:
+            self.waiting.pop(call_id, None)
+        bar = self.by_id.get(call_id)
+        if bar is not None:
+            bar.waiting = waiting
+
     def finished(self, event: ToolCallFinished) -> Bar | None:
         bar = self.by_id.get(event.call_id)
         if bar is None:  # never started (skipped): a zero-length mark where it would have run
@@ -201,6 +216,8 @@ class TimelineModel:
                 _Started(event.call_id, event.name, event.at, event.label, parent=event.parent)
             )
         bar.end, bar.status = event.at, event.status
+        self.waiting.pop(event.call_id, None)  # a call that ended waits no more
+        bar.waiting = ""
         bar.content = event.content
         bar.spilled = str(event.spilled) if getattr(event, "spilled", None) else None
         bar.diff = getattr(event, "diff", None)
@@ -431,7 +448,7 @@ class _Row:
         start = max(start, self.cursor)
         end = max(end, start + 1)
         self.cursor = end
-        colour = COLOURS.get(bar.status, "white")
+        colour = COLOURS["approval"] if bar.waiting else COLOURS.get(bar.status, "white")
         ink = "bright_white" if chosen else "black"
         style = Style(bgcolor=colour, color=ink, bold=chosen, underline=chosen)
         title, cells = bar.title, end - start

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,10 @@ from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, cut, error, garbage, text, tools
 from workbench.core.agent import transcript
 from workbench.core.agent.loop import ServerTimings, TextDelta, TurnFinished
+from workbench.core.asking import AskKind
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import ToolCallFinished
+from workbench.core.runtime import load_runtime
 
 
 async def test_a_streamed_reply_is_coalesced_and_recorded(make_session, fake: FakeOpenAI) -> None:
@@ -264,9 +267,15 @@ async def test_resume_continues_the_conversation(
 
 
 async def test_clarify_todo_and_memory(make_session, fake: FakeOpenAI, home: Path) -> None:
-    async def answer(question: str, choices: list[str]) -> str:
-        return "blue" if "colour" in question else ""
+    runtime = load_runtime(home)
+    asked = []
 
+    def answer(ask) -> None:  # a front end: answers from another thread, as a person would
+        asked.append(ask)
+        reply = "blue" if "colour" in ask.subject.text else ""
+        threading.Thread(target=runtime.asker.answer, args=(ask.id, reply)).start()
+
+    runtime.asker.attach(answer, [AskKind.CLARIFY])
     fake.add(
         tools(
             ("clarify", {"question": "Which colour?", "choices": ["red", "blue"]}),
@@ -275,10 +284,12 @@ async def test_clarify_todo_and_memory(make_session, fake: FakeOpenAI, home: Pat
         ),
         text("noted"),
     )
-    session, _ = await make_session(clarify=answer)
+    session, _ = await make_session(runtime=runtime)
     await session.turn("paint it")
     clarify, todo, memory = (json.loads(m["content"]) for m in tool_messages(fake.requests[1]))
     assert clarify == {"answer": "blue"}
+    (ask,) = asked
+    assert ask.subject.choices == ("red", "blue") and ask.call_id  # its call's bar waits
     assert todo["summary"] == "1 in progress" and session.state.todos[0]["content"] == "paint"
     assert memory["saved"] == "add"
     assert (home / "memories" / "MEMORY.md").read_text() == "The user likes blue.\n"

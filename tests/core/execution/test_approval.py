@@ -93,13 +93,13 @@ async def test_answers_from_another_thread() -> None:
 
 async def test_session_rule_is_command_specific() -> None:
     # Hermes stored the category ("recursive delete") and approved every later one
-    broker = ApprovalBroker()
-    asked = answering(broker, "s")
+    broker, asked = ApprovalBroker(), []
+    detach = broker.attach(lambda request: (asked.append(request), broker.answer(request.id, "s")))
     assert (await ask(broker, "rm -rf build")).choice is Choice.SESSION
     again = await ask(broker, "rm  -rf   build")
     assert again.approved and again.reason.startswith("allowed by a rule: allow the command")
     assert again.rule is not None and again.rule.scope is Scope.SESSION
-    broker._front_ends.clear()
+    detach()
     assert not (
         await ask(broker, "rm -rf src")
     ).approved  # another command: asks (and no one is there)

@@ -169,7 +169,7 @@ async def test_destructive_terminal_command_waits_for_approval(tmp_path: Path) -
     victim.write_text("x")
     broker = ApprovalBroker()
     asked = []
-    broker.attach(lambda request: (asked.append(request), broker.answer(request.id, "d")))
+    detach = broker.attach(lambda request: (asked.append(request), broker.answer(request.id, "d")))
     executor = Executor(registry, broker=broker, cwd=str(tmp_path))
     (denied,) = await executor.run(
         [{"id": "1", "name": "terminal", "arguments": {"command": "rm victim.txt"}}]
@@ -177,7 +177,7 @@ async def test_destructive_terminal_command_waits_for_approval(tmp_path: Path) -
     assert denied.status == "denied" and victim.exists()
     assert asked[0].command == "rm victim.txt" and asked[0].writes == ["victim.txt"]
     assert json.loads(denied.content)["error"] == "Not run: denied by the user"
-    broker._front_ends.clear()
+    detach()
     broker.attach(lambda request: broker.answer(request.id, "o"))
     (allowed,) = await executor.run(
         [{"id": "2", "name": "terminal", "arguments": {"command": "rm victim.txt"}}]

@@ -56,7 +56,7 @@ async def test_always_saves_exactly_the_rule_it_showed(tmp_path: Path) -> None:
         shown.append(offer)
         broker.answer(request.id, "always", offer.rule)
 
-    broker.attach(front_end)
+    detach = broker.attach(front_end)
     decision = await ask(broker, "git push --force origin main")
     (offer,) = shown
     assert offer.rule.describe() == "allow commands starting with `git push` (only for: git-push)"
@@ -69,7 +69,7 @@ async def test_always_saves_exactly_the_rule_it_showed(tmp_path: Path) -> None:
         == [{"action": "allow", "command_prefix": "git push", "risks": ["git-push"]}]
     )
     # and it holds: a later force push is allowed without asking, a reset still asks
-    broker._front_ends.clear()
+    detach()
     assert (await ask(broker, "git push -f origin other")).approved
     assert not (await ask(broker, "git reset --hard")).approved
 
@@ -123,23 +123,23 @@ async def test_never_denies_and_saves_a_deny_rule(tmp_path: Path) -> None:
 
 async def test_session_saves_the_offer_for_this_session_only(tmp_path: Path) -> None:
     broker = broker_with_config(tmp_path)
-    broker.attach(lambda r: broker.answer(r.id, "s", r.allow_offers[1].rule))
+    detach = broker.attach(lambda r: broker.answer(r.id, "s", r.allow_offers[1].rule))
     decision = await ask(broker, "rm -rf build cache")
     assert decision.choice is Choice.SESSION and decision.rule.scope is Scope.SESSION
     assert (tmp_path / "config.yaml").read_text() == ""
-    broker._front_ends.clear()
+    detach()
     assert (await ask(broker, "rm -rf build other")).approved
 
 
 async def test_always_that_cannot_be_saved_still_answers_once(tmp_path: Path) -> None:
     broker = broker_with_config(tmp_path, "command_allowlist: [broken\n")
-    broker.attach(lambda r: broker.answer(r.id, "a"))
+    detach = broker.attach(lambda r: broker.answer(r.id, "a"))
     decision = await ask(broker, "rm -rf build")
     assert decision.approved and "not saved" in decision.reason
     assert (tmp_path / "config.yaml").read_text() == "command_allowlist: [broken\n"
     # the config's rules cannot be read, so nothing stands for a person: the next call asks,
     # and with no one to ask it is denied, --yes or not
-    broker._front_ends.clear()
+    detach()
     broker.mode = "off"
     refused = await ask(broker, "ls")
     assert not refused.approved and "cannot be read" in refused.reason

@@ -1,7 +1,7 @@
 """The agent's own tools, handled by the session, not the shared registry (as in Hermes).
 
-`todo` is the session's task list, `clarify` asks the user through the front end (never in
-parallel), `session_search` searches past sessions, `delegate_task` starts sub-agents; the
+`todo` is the session's task list, `clarify` asks the user through the session's `Asker`
+(never in parallel; unanswered in CLARIFY_TIMEOUT, the agent goes on without an answer), `session_search` searches past sessions, `delegate_task` starts sub-agents; the
 memory tools go to the active memory provider (core.tools.memory). They all run through the same
 executor as every other call (events, timeline, transcript) via `ToolRouter`, a registry
 view that routes each name: the session's own tools, then the memory provider's, then the
@@ -10,7 +10,6 @@ shared registry.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,13 +18,14 @@ from typing import Any
 from workbench.core.agent.delegation import NAME as DELEGATE
 from workbench.core.agent.delegation import Delegation
 from workbench.core.agent.session_index import SessionIndex, hits_as_json
+from workbench.core.asking import Ask, Asker, AskKind, Question
 from workbench.core.tools.entry import ToolEntry
 from workbench.core.tools.errors import execution_failed, tool_error, tool_result
 from workbench.core.tools.registry import ToolRegistry
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
 OWN_TOOL_NAMES = frozenset({"todo", "clarify", "session_search", DELEGATE})
-Clarifier = Callable[[str, list[str]], Awaitable[str | None]]
+CLARIFY_TIMEOUT = 300.0  # seconds a question waits for the user (Hermes's TUI waits as long)
 
 
 class ToolRouter:
@@ -76,7 +76,7 @@ class ToolRouter:
 class OwnToolsState:
     home: Path
     todos: list[dict[str, Any]] = field(default_factory=list)
-    clarify: Clarifier | None = None  # set by a front end that can ask the user
+    asker: Asker | None = None  # where `clarify` asks (None: a sub-agent, which never asks)
 
 
 TODO_SCHEMA = {
@@ -221,18 +221,19 @@ def _todo(state: OwnToolsState, args: dict[str, Any]) -> str:
 
 
 def _clarifier(state: OwnToolsState) -> Callable[..., Awaitable[str]]:
-    async def clarify(args: dict[str, Any], **_: Any) -> str:
-        if state.clarify is None:
+    async def clarify(args: dict[str, Any], **context: Any) -> str:
+        asker = state.asker
+        if asker is None or not asker.can_ask(AskKind.CLARIFY):
             return tool_error(
                 "No one can answer questions in this session; go on with your best judgement."
             )
-        try:
-            answer = await state.clarify(args["question"], list(args.get("choices") or []))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            return tool_error(f"The question could not be asked: {exc}")
-        if not answer or not answer.strip():
+        choices = tuple(str(c) for c in args.get("choices") or [])
+        question = Question(
+            asker.next_id(), str(args["question"]), choices, asker.deadline(CLARIFY_TIMEOUT)
+        )
+        call_id = str(context.get("tool_call_id", ""))
+        answer, _ = await asker.ask(Ask.about(AskKind.CLARIFY, question, call_id), None)
+        if not isinstance(answer, str) or not answer.strip():
             return tool_result(
                 answer="", note="The user gave no answer; go on with your best judgement."
             )

@@ -1,9 +1,10 @@
 """Approvals: a destructive action waits for a person's decision, and silence means no.
 
-The core posts a request carrying a future; a front end (the TUI modal, the CLI prompt)
-answers it. Everything fails closed: a timeout, an answer that is not exactly one of the
-approving choices, no front end to ask, a front end that goes away, all deny. Hardline
-findings and deny rules are refused before anyone is asked, whatever the mode (`--yes` too).
+A request is asked through the session's `Asker` (workbench.core.asking), which a front end
+(the TUI modal, the CLI prompt) answers. Everything fails closed: a timeout, an answer that
+is not exactly one of the approving choices, no front end to ask, a front end that goes
+away, all deny. Hardline findings and deny rules are refused before anyone is asked,
+whatever the mode (`--yes` too).
 
 What needs asking is the policy's call (`workbench.core.policy`): rules of every scope, then
 the detector. "Session", "always" and "never" save exactly the rule the front end showed
@@ -18,18 +19,17 @@ A sandboxed command that failed because of the sandbox is asked about once more
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from workbench.core.asking import ANSWERED, NO_ANSWER, Ask, Asker, AskKind
 from workbench.core.config import Config, ConfigError
 from workbench.core.execution.diffs import FileDiff
-from workbench.core.execution.events import ApprovalAnswered, ApprovalRequested
+from workbench.core.execution.events import ApprovalAnswered
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers
 from workbench.core.safety import Finding, Verdict
@@ -72,6 +72,15 @@ def parse_answer(answer: object) -> Choice:
 
 
 @dataclass(frozen=True, slots=True)
+class Answer:
+    """A person's answer to an approval: the choice, and for "session", "always" or
+    "never" the offer they picked to save (the first offer when None)."""
+
+    choice: Choice | str
+    rule: Rule | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     choice: Choice
     reason: str
@@ -97,6 +106,7 @@ class ApprovalRequest:
     label: str  # who asks: "" for the main agent, a child agent's name otherwise
     timeout: float
     deadline: float  # time.monotonic() at which silence becomes a denial
+    call_id: str = ""  # the tool call that waits for the answer ("" when none)
     allow_permanent: bool = True
     where: str = ""  # where the command would run (the terminal's backend)
     can_leave: bool = False  # the sandbox is on: the person may let this one command out
@@ -107,9 +117,7 @@ class ApprovalRequest:
     deny_offers: list[Offer] = field(default_factory=list)  # what never would save
     scopes: tuple[Scope, ...] = (Scope.EVERYWHERE,)  # where always/never may save
     diff: FileDiff | None = None  # a file write: the change it would make
-    future: asyncio.Future[Choice] | None = field(default=None, repr=False)
-    loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
-    chosen: Rule | None = field(default=None, repr=False)  # set by answer()
+    chosen: Rule | None = field(default=None, repr=False)  # the offer the person picked
 
     @property
     def writes(self) -> list[str]:
@@ -125,7 +133,7 @@ NO_ONE = (
 
 
 class ApprovalBroker:
-    """Routes approval requests to whoever can answer; the rules it applies are `book`'s."""
+    """Decides from `book`'s rules, and asks a person through `asker` what they leave open."""
 
     def __init__(
         self,
@@ -135,8 +143,10 @@ class ApprovalBroker:
         timeout: float = DEFAULT_TIMEOUT,
         book: RuleBook | None = None,
         rules: list[Rule] | None = None,
+        asker: Asker | None = None,
     ) -> None:
         self.mode = mode
+        self.asker = asker or Asker()
         self.timeout = timeout
         self.book = book or RuleBook(trusted=False)
         if config_path is not None:
@@ -145,14 +155,16 @@ class ApprovalBroker:
             self.book.session.append(rule)
         self.book.reload() if rules else None
         self.history = History()
-        self._front_ends: list[FrontEnd] = []
         self._listeners: list[Listener] = []
-        self._pending: dict[int, ApprovalRequest] = {}
-        self._ids = itertools.count(1)
 
     @classmethod
     def from_config(
-        cls, config: Config, *, mode: str | None = None, project: Path | None = None
+        cls,
+        config: Config,
+        *,
+        mode: str | None = None,
+        project: Path | None = None,
+        asker: Asker | None = None,
     ) -> ApprovalBroker:
         """Rules from config.yaml (and a trusted project); mode and timeout from `approvals`."""
         raw_mode = config.get("approvals.mode", "ask")  # YAML reads a bare `off` as False
@@ -164,6 +176,7 @@ class ApprovalBroker:
             if isinstance(timeout, int | float) and timeout > 0
             else DEFAULT_TIMEOUT,
             book=RuleBook(config, project=project),
+            asker=asker,
         )
 
     @property
@@ -173,16 +186,9 @@ class ApprovalBroker:
     # -- front ends and listeners ----------------------------------------------------
 
     def attach(self, front_end: FrontEnd) -> Callable[[], None]:
-        """A front end that can ask a person; returns `detach`, which denies what is pending."""
-        self._front_ends.append(front_end)
-
-        def detach() -> None:
-            if front_end in self._front_ends:
-                self._front_ends.remove(front_end)
-            if not self._front_ends:
-                self.close("the front end that could answer went away")
-
-        return detach
+        """A front end that is handed each request and answers it with `answer`; returns
+        `detach`, which denies what is pending when no one else can answer."""
+        return self.asker.attach(lambda ask: front_end(ask.subject), (AskKind.APPROVAL,))
 
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -196,7 +202,7 @@ class ApprovalBroker:
                 logger.exception("approval listener failed")
 
     def pending(self) -> list[ApprovalRequest]:
-        return sorted(self._pending.values(), key=lambda r: r.id)
+        return [ask.subject for ask in self.asker.pending(AskKind.APPROVAL)]
 
     # -- deciding --------------------------------------------------------------------
 
@@ -223,13 +229,15 @@ class ApprovalBroker:
         diff: FileDiff | None = None,
         confined: bool = False,
         leaves: str = "",
+        call_id: str = "",
     ) -> Decision:
         """Decide from the rules, or ask, whether `command` may run. Never raises but
         CancelledError. `facts` default to a terminal command's (or a tool with no more).
         `confined`: it runs in the working sandbox, so what the gate could not read (an
         opaque finding) is held by the sandbox and approvals.mode: off may let it run.
         `leaves`: why a file tool's call does what the sandbox would refuse a command;
-        then, as for what was not understood, only a person may allow it."""
+        then, as for what was not understood, only a person may allow it. `call_id`: the
+        tool call that waits (its timeline bar shows it)."""
         if facts is None:
             facts = CallFacts(tool, tool, command=command if tool == "terminal" else None)
         if verdict is None and ruling is None:  # the caller found something to ask about
@@ -245,28 +253,40 @@ class ApprovalBroker:
         unread = "; ".join(filter(None, (not_understood(verdict, ruling, confined), leaves)))
         if self.mode == "off" and not fail_closed and not unread:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
-        if not self._front_ends and fail_closed:  # --yes answers for rules it can read only
+        if not self._someone and fail_closed:  # --yes answers for rules it can read only
             return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
-        if not self._front_ends and self.mode == "off":  # --yes answers for what it read only
+        if not self._someone and self.mode == "off":  # --yes answers for what it read only
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
             if leaves:
                 return Decision(Choice.DENY, leaving_denial(leaves))
             return Decision(Choice.DENY, unread_denial(unread, tool, confining, where))
         reason = ruling.reason if ruling.rule or not reason else reason
         reason = told(reason, verdict, ruling)
-        if not self._front_ends:  # what it would have asked about: the user can judge it
+        if not self._someone:  # what it would have asked about: the user can judge it
             return Decision(Choice.DENY, f"{NO_ONE}; it asks because {reason}")
         request = self._request(tool, command, verdict, facts, cwd, label, reason, where, can_leave)
-        request.diff = diff
+        request.diff, request.call_id = diff, call_id
         return await self._ask(request)
+
+    @property
+    def _someone(self) -> bool:
+        """A front end that can answer an approval is attached."""
+        return self.asker.can_ask(AskKind.APPROVAL)
 
     @property
     def can_ask(self) -> bool:
         """A person can be asked: a front end is attached and approvals are not off (--yes)."""
-        return bool(self._front_ends) and self.mode != "off"
+        return self._someone and self.mode != "off"
 
     async def ask_to_leave(
-        self, command: str, reason: str, *, cwd: str = "", label: str = "", where: str = ""
+        self,
+        command: str,
+        reason: str,
+        *,
+        cwd: str = "",
+        label: str = "",
+        where: str = "",
+        call_id: str = "",
     ) -> Decision:
         """A sandboxed command failed because of the sandbox: may it run once outside?
         Rules never answer this (an allow rule approved running it, not leaving), nor does
@@ -285,6 +305,7 @@ class ApprovalBroker:
             allow_permanent=False,
             can_leave=True,
             only_leave=True,
+            call_id=call_id,
         )
         return await self._ask(request)
 
@@ -299,9 +320,9 @@ class ApprovalBroker:
         where: str,
         **fields: Any,
     ) -> ApprovalRequest:
-        """A request with its id and its deadline: the one place both are set."""
+        """A request with its id and its deadline (the asker's): the one place both are set."""
         return ApprovalRequest(
-            id=next(self._ids),
+            id=self.asker.next_id(),
             tool=tool,
             command=command,
             reason=reason,
@@ -309,7 +330,7 @@ class ApprovalBroker:
             cwd=cwd,
             label=label,
             timeout=self.timeout,
-            deadline=time.monotonic() + self.timeout,
+            deadline=self.asker.deadline(self.timeout),
             where=where,
             **fields,
         )
@@ -342,32 +363,26 @@ class ApprovalBroker:
         )
 
     async def _ask(self, request: ApprovalRequest) -> Decision:
-        loop = asyncio.get_running_loop()
-        request.future, request.loop = loop.create_future(), loop
-        self._pending[request.id] = request
-        self._emit(ApprovalRequested(request))
-        for front_end in list(self._front_ends):
-            try:
-                front_end(request)
-            except Exception:
-                logger.exception("approval front end failed; the request is denied")
-                request.future.set_result(Choice.DENY) if not request.future.done() else None
+        ask = Ask.about(AskKind.APPROVAL, request, request.call_id)
         try:
-            choice = await asyncio.wait_for(asyncio.shield(request.future), self.timeout)
-            decision = await self._apply(choice, request)
-        except TimeoutError:
-            decision = Decision(Choice.DENY, f"denied: no answer within {self.timeout:g}s")
+            answer, why = await self.asker.ask(ask, Answer(Choice.DENY))
         except asyncio.CancelledError:
-            self._finish(request, Decision(Choice.DENY, "withdrawn: the call was cancelled"))
+            self._emit(
+                ApprovalAnswered(
+                    request, Decision(Choice.DENY, "withdrawn: the call was cancelled")
+                )
+            )
             raise
-        self._finish(request, decision)
-        return decision
-
-    def _finish(self, request: ApprovalRequest, decision: Decision) -> None:
-        self._pending.pop(request.id, None)
-        if request.future is not None and not request.future.done():
-            request.future.set_result(Choice.DENY)
+        if why == NO_ANSWER:
+            decision = Decision(Choice.DENY, f"denied: no answer within {self.timeout:g}s")
+        elif why != ANSWERED:
+            decision = Decision(Choice.DENY, f"denied: {why}")
+        else:
+            answer = answer if isinstance(answer, Answer) else Answer(parse_answer(answer))
+            request.chosen = answer.rule
+            decision = await self._apply(parse_answer(answer.choice), request)
         self._emit(ApprovalAnswered(request, decision))
+        return decision
 
     async def _apply(self, choice: Choice, request: ApprovalRequest) -> Decision:
         if request.only_leave and choice is not Choice.OUTSIDE:
@@ -411,26 +426,12 @@ class ApprovalBroker:
     def answer(self, request_id: int, answer: object, rule: Rule | None = None) -> bool:
         """Resolve a pending request from any thread; False if it is no longer pending.
         `rule` is the offer the person chose to save (the first offer when None)."""
-        request = self._pending.get(request_id)
-        if request is None or request.future is None or request.loop is None:
-            return False
-        future = request.future
-        choice = parse_answer(answer)
-        request.chosen = rule
-
-        def resolve() -> None:
-            if not future.done():
-                future.set_result(choice)
-
-        request.loop.call_soon_threadsafe(resolve)
-        return True
+        choice = answer if isinstance(answer, Choice | str) else Choice.DENY
+        return self.asker.answer(request_id, Answer(choice, rule))
 
     def close(self, why: str = "the front end went away") -> None:
-        """Deny everything pending (the UI is closing)."""
-        for request in list(self._pending.values()):
-            if request.future is not None and request.loop is not None:
-                request.loop.call_soon_threadsafe(_deny, request.future)
-        logger.info("approvals closed (%s): %d pending denied", why, len(self._pending))
+        """Deny every approval pending (the UI is closing)."""
+        self.asker.close(why, (AskKind.APPROVAL,))
 
 
 def not_understood(verdict: Verdict | None, ruling: Ruling, confined: bool) -> str:
@@ -492,9 +493,3 @@ def plugin_verdict(shown: str, reason: str) -> Verdict:
 def needs_approval(shown: str, reason: str) -> Verdict:
     """A caller asks about a call with no finding of its own: one rules can see."""
     return Verdict(shown, (Finding("needs-approval", reason, (0, len(shown))),))
-
-
-def _deny(future: asyncio.Future[Choice]) -> None:
-    """On the request's loop: a request still pending is denied (fail closed)."""
-    if not future.done():
-        future.set_result(Choice.DENY)

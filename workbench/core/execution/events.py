@@ -48,15 +48,10 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True)
-class ApprovalRequested:
-    request: ApprovalRequest
-
-
-@dataclass(frozen=True, slots=True)
 class ApprovalAnswered:
     request: ApprovalRequest
     decision: Decision
 
 
-CallEvent: TypeAlias = ToolCallStarted | ToolCallFinished | ApprovalRequested | ApprovalAnswered
+CallEvent: TypeAlias = ToolCallStarted | ToolCallFinished | ApprovalAnswered
 """What running tool calls emits, for the agent and the run form alike."""

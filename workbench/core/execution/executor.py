@@ -388,6 +388,7 @@ class Executor:
             cwd=self.cwd,
             label=self.label,
             where=backend.describe(),
+            call_id=str(context.get("tool_call_id", "")),
         )
         if decision.choice is not Choice.OUTSIDE:
             return with_sandbox_note(
@@ -467,7 +468,9 @@ class Executor:
             shown = f"{name} {json.dumps(before.args, ensure_ascii=False)}"
             facts = facts_for(self.registry, name, before.args)
             verdict = plugin_verdict(shown, before.approve)
-            decision = await self._decide(name, verdict, shown=shown, facts=facts)
+            decision = await self._decide(
+                name, verdict, shown=shown, facts=facts, call_id=str(meta.get("tool_call_id", ""))
+            )
             outcome.decision = decision
             if not decision.approved:
                 outcome.status, outcome.content = "denied", _refusal(name, decision, "denied")
@@ -526,7 +529,14 @@ class Executor:
         if name in diffs.DIFFED and self._files_here() and not hardline:
             diff = await asyncio.to_thread(diffs.preview, name, args, self.cwd)
         decision = await self._decide(
-            name, verdict, shown=shown, facts=facts, diff=diff, ruling=ruling, leaves=leaves
+            name,
+            verdict,
+            shown=shown,
+            facts=facts,
+            diff=diff,
+            ruling=ruling,
+            leaves=leaves,
+            call_id=str(context.get("tool_call_id", "")),
         )
         outcome.decision = decision
         if decision.choice is Choice.OUTSIDE:  # this one command, out of the sandbox
@@ -568,6 +578,7 @@ class Executor:
         diff: diffs.FileDiff | None = None,
         ruling: Ruling | None = None,
         leaves: str = "",
+        call_id: str = "",
     ) -> Decision:
         if verdict is not None and verdict.hardline:
             return Decision(Choice.DENY, "blocked (hardline): " + "; ".join(verdict.reasons))
@@ -587,6 +598,7 @@ class Executor:
             diff=diff,
             confined=self._confined(name),
             leaves=leaves,
+            call_id=call_id,
         )
 
     def _confined(self, name: str) -> bool:

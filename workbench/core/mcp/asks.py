@@ -1,22 +1,25 @@
 """What a server may ask of us: its roots, input from the user (elicitation), and a
 completion from the session's model (sampling).
 
-Everything fails closed. An elicitation nobody answers in time is declined; with no front
-end to ask it is declined at once and said. A sampling request reaches the model only after
-the user approves it, seeing the messages, the system prompt and the token limit; silence,
-a timeout, or no front end refuse it. A server can never answer for the user.
+The user is asked through the session's `Asker` (workbench.core.asking), the one way the
+core waits for a person. Everything fails closed. An elicitation nobody answers in time is
+declined; with no front end to ask it is declined at once and said. A sampling request
+reaches the model only after the user approves it, seeing the messages, the system prompt
+and the token limit; silence, a timeout, or no front end refuse it. A server can never
+answer for the user. A question holds the server's one call in flight, when there is one:
+that call's timeline bar shows it waiting.
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.asking import ANSWERED, Ask, Asker, AskKind
 from workbench.core.mcp.events import AskSettled
 
 logger = logging.getLogger(__name__)
@@ -24,7 +27,7 @@ logger = logging.getLogger(__name__)
 ASK_TIMEOUT = 120.0  # seconds a question waits for the user before it is declined
 MAX_SAMPLING_TOKENS = 4096  # a server may ask for more; the model is never asked for more
 NO_ONE = "no one can be asked (no UI)"
-GONE = "the UI closed before it was answered"
+KINDS = (AskKind.ELICITATION, AskKind.SAMPLING)
 
 
 @dataclass
@@ -35,8 +38,7 @@ class Elicitation:
     server: str
     message: str
     schema: dict[str, Any]
-    deadline: float  # loop time
-    future: asyncio.Future[Any] = field(repr=False)
+    deadline: float  # time.monotonic()
 
 
 @dataclass
@@ -49,8 +51,7 @@ class SamplingRequest:
     system_prompt: str
     max_tokens: int
     temperature: float | None
-    deadline: float
-    future: asyncio.Future[Any] = field(repr=False)
+    deadline: float  # time.monotonic()
 
 
 @dataclass(frozen=True)
@@ -72,61 +73,49 @@ class ServerAsks:
         *,
         timeout: float = ASK_TIMEOUT,
         emit: Callable[[object], None] | None = None,
+        asker: Asker | None = None,
     ) -> None:
         self.roots = [Path(r).resolve() for r in (roots or [Path.cwd()])]
         self.timeout = timeout
         self.emit = emit or (lambda event: None)
         self.sampler: Sampler | None = None
-        self._front_end: Callable[[object], None] | None = None
-        self._ids = itertools.count(1)
-        self._pending: dict[int, Elicitation | SamplingRequest] = {}
+        self.asker = asker or Asker()
+        self._calls: dict[str, list[str]] = {}  # each server's calls in flight (MCP loop only)
 
     # -- the front end -------------------------------------------------------------------
 
     def attach(self, front_end: Callable[[object], None]) -> Callable[[], None]:
-        """`front_end(request)` is called on the MCP thread; it answers with `answer()`."""
-        self._front_end = front_end
-
-        def detach() -> None:
-            if self._front_end is front_end:
-                self._front_end = None
-                for request in list(self._pending.values()):
-                    self.answer(request.id, GONE)  # nobody left to answer: refused
-
-        return detach
+        """`front_end(request)` is called on the MCP thread; it answers with `answer()`.
+        Returns `detach`, which refuses what waits when no one else can answer."""
+        return self.asker.attach(lambda ask: front_end(ask.subject), KINDS)
 
     def pending(self) -> list[Elicitation | SamplingRequest]:
-        return list(self._pending.values())
+        return [ask.subject for ask in self.asker.pending() if ask.kind in KINDS]
 
     def answer(self, request_id: int, answer: Any) -> bool:
         """From any thread. An elicitation takes an ElicitAnswer, sampling True to approve;
         anything else declines or refuses."""
-        request = self._pending.get(request_id)
-        if request is None:
-            return False
-        request.future.get_loop().call_soon_threadsafe(self._resolve, request, answer)
-        return True
+        return self.asker.answer(request_id, answer)
 
-    def _resolve(self, request: Elicitation | SamplingRequest, answer: Any) -> None:
-        self._pending.pop(request.id, None)
-        if not request.future.done():
-            request.future.set_result(answer)
+    async def _ask(self, kind: AskKind, request: Elicitation | SamplingRequest) -> tuple[Any, str]:
+        """The user's answer and ANSWERED, or None and why there is none."""
+        return await self.asker.ask(Ask.about(kind, request, self._call_of(request.server)), None)
 
-    async def _ask(self, request: Elicitation | SamplingRequest) -> Any:
-        front_end = self._front_end
-        self._pending[request.id] = request
+    @contextmanager
+    def calling(self, server: str, call_id: str) -> Iterator[None]:
+        """A call to `server` is in flight (on the MCP loop) while the block runs."""
+        calls = self._calls.setdefault(server, [])
+        calls.append(call_id)
         try:
-            front_end(request)  # type: ignore[misc]
-        except Exception:
-            logger.exception("the front end failed to show a server's question")
-            self._pending.pop(request.id, None)
-            return None
-        try:
-            return await asyncio.wait_for(asyncio.shield(request.future), self.timeout)
-        except TimeoutError:
-            return None
+            yield
         finally:
-            self._pending.pop(request.id, None)
+            calls.remove(call_id)
+
+    def _call_of(self, server: str) -> str:
+        """The call a server's question holds up: its one call in flight ("" when it has
+        none or several, since a question does not say which call it belongs to)."""
+        calls = self._calls.get(server) or []
+        return calls[0] if len(calls) == 1 else ""
 
     # -- roots ---------------------------------------------------------------------------
 
@@ -158,20 +147,18 @@ class ServerAsks:
         if getattr(params, "mode", "form") == "url" or schema is None:
             url = getattr(params, "url", "")
             return self._elicited(server, "decline", f"asks to open a URL ({url}); not supported")
-        if self._front_end is None:
+        if not self.asker.can_ask(AskKind.ELICITATION):
             return self._elicited(server, "decline", NO_ONE)
-        loop = asyncio.get_running_loop()
         request = Elicitation(
-            next(self._ids),
+            self.asker.next_id(),
             server,
             str(getattr(params, "message", "") or ""),
             dict(schema),
-            loop.time() + self.timeout,
-            loop.create_future(),
+            self.asker.deadline(self.timeout),
         )
-        answer = await self._ask(request)
+        answer, why = await self._ask(AskKind.ELICITATION, request)
         if not isinstance(answer, ElicitAnswer):
-            return self._elicited(server, "decline", _why(answer, "not answered"))
+            return self._elicited(server, "decline", why if why != ANSWERED else "not answered")
         if answer.action != "accept":
             return self._elicited(server, answer.action, "the user chose it")
         problem = check_content(request.schema, answer.content or {})
@@ -200,11 +187,10 @@ class ServerAsks:
     async def sample(self, server: str, params: Any) -> Any:
         import mcp.types as types
 
-        if self._front_end is None:
+        if not self.asker.can_ask(AskKind.SAMPLING):
             return self._refused(server, f"sampling refused: {NO_ONE}")
-        loop = asyncio.get_running_loop()
         request = SamplingRequest(
-            next(self._ids),
+            self.asker.next_id(),
             server,
             [
                 {"role": str(m.role), "text": _message_text(m.content)}
@@ -213,12 +199,12 @@ class ServerAsks:
             str(params.system_prompt or ""),
             max(1, min(int(params.max_tokens or 1), MAX_SAMPLING_TOKENS)),
             params.temperature,
-            loop.time() + self.timeout,
-            loop.create_future(),
+            self.asker.deadline(self.timeout),
         )
-        answer = await self._ask(request)
+        answer, why = await self._ask(AskKind.SAMPLING, request)
         if answer is not True:
-            return self._refused(server, f"sampling refused: {_why(answer, 'the user denied it')}")
+            why = why if why != ANSWERED else "the user denied it"
+            return self._refused(server, f"sampling refused: {why}")
         if self.sampler is None:
             return self._refused(server, "sampling refused: no model is configured")
         try:
@@ -240,12 +226,6 @@ class ServerAsks:
         self.emit(AskSettled(server, "sampling", "refused", message.split(": ", 1)[-1]))
         logger.info("MCP server %s: %s", server, message)
         return types.ErrorData(code=types.INVALID_REQUEST, message=message)
-
-
-def _why(answer: Any, otherwise: str) -> str:
-    if answer is None:
-        return "no answer in time"
-    return GONE if answer is GONE else otherwise
 
 
 def _message_text(content: Any) -> str:

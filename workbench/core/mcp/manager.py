@@ -244,9 +244,11 @@ class MCPManager:
             async def progress(value: float, total: float | None, message: str | None) -> None:
                 self._emit(CallProgress(handle.name, tool, call_id, value, total, message))
 
-            future = asyncio.run_coroutine_threadsafe(
-                handle.call(tool, args, progress=progress), self._loop
-            )
+            async def run() -> str | dict:
+                with self.asks.calling(handle.name, call_id):  # its questions hold this call
+                    return await handle.call(tool, args, progress=progress)
+
+            future = asyncio.run_coroutine_threadsafe(run(), self._loop)
             try:
                 result = await asyncio.wrap_future(future)
             except asyncio.CancelledError:

@@ -43,7 +43,7 @@ def replay(
     # the project whose rules hold is the one the calls run in, not where the command started
     project = Path(cwd) if cwd else None
     broker = ApprovalBroker.from_config(
-        runtime.config, mode="off" if yes else None, project=project
+        runtime.config, mode="off" if yes else None, project=project, asker=runtime.asker
     )
     executor = runtime.executor(broker=broker, cwd=cwd)
     try:
