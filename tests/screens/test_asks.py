@@ -26,7 +26,7 @@ from workbench.screens.session import SessionScreen
 from workbench.widgets.chat import PromptArea
 from workbench.widgets.timeline import Bar
 
-QUIET = "terminal:\n  sandbox: false\ncheckpoints:\n  enabled: false\n"  # the gate alone
+QUIET = "terminal:\n  sandbox: false\ncheckpoints:\n  enabled: false\ntools:\n  tool_search:\n    enabled: false\n"  # the gate alone, every tool sent in full
 
 
 @pytest.fixture
