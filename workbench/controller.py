@@ -1,18 +1,21 @@
-"""The workbench's one owner of the core: it loads the runtime, runs its services, keeps what
-the screens show, and hands every core event to one callback.
+"""The workbench's one owner of the core: it loads the runtime, runs its services, owns the
+chat session, the agent's thread and the one executor, keeps what the screens show, and
+hands every core event to one callback.
 
 It knows nothing of Textual: the app holds one, runs `load` on a worker thread, calls
-`start` on its own loop and turns `deliver`'s events into messages. Screens read the rows
-and the history from here and act through its methods; none of them owns the core.
+`start` on its own loop and turns `deliver`'s events into messages. Screens read plain
+data from here and act through its verbs (`send`, `cancel`, `run_tool`, ...); none of them
+owns a part of the core or reads the runtime.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -20,14 +23,41 @@ from typing import TYPE_CHECKING, Any
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from workbench.agent_thread import AgentThread
+    from workbench.core.agent.loop import TurnFinished
     from workbench.core.agent.offered import Costs
     from workbench.core.checkpoints import CheckpointStore
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import CallOutcome, Executor
     from workbench.core.history import CallEntry, CallHistory
     from workbench.core.plugins.watcher import HotReloader
+    from workbench.core.model.settings import ModelSettings
     from workbench.core.runtime import Runtime
+    from workbench.core.session import ChatSession
     from workbench.core.tools.memory import ProviderTool
+
+Ask = Callable[[str, list[str]], Awaitable["str | None"]]
+"""Asks the user a question (the clarify tool), on the UI's loop: the answer, or None."""
+
+
+class SessionRefused(Exception):
+    """The chat session cannot open or start; the message says why (said in the chat)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A chat session just made, not started yet: what to say before it starts."""
+
+    notes: list[str]  # e.g. an unreadable config.yaml, a transcript that cannot be saved
+    local: bool  # the bundled model: it takes a few seconds to start
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A chat session ready for its first turn."""
+
+    title: str  # the model, the session, where commands run
+    cannot_run: str = ""  # why commands will not run (a missing sandbox), said before the first
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +126,10 @@ class Controller:
         self.executor: Executor | None = None
         self.reloader: HotReloader | None = None
         self.rows = ToolRows()
+        self.session: ChatSession | None = None
+        self.ask: Ask | None = None  # set by the front end that can ask (the clarify tool)
+        self._thread: AgentThread | None = None
+        self._ui_loop: asyncio.AbstractEventLoop | None = None
         # Calls are saved to the history on a thread of their own: a screen never waits for
         # the disk, and `stop` waits for what is queued so no finished call is lost.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
@@ -135,6 +169,11 @@ class Controller:
         return problems
 
     @property
+    def loaded(self) -> bool:
+        """The core is loaded and started."""
+        return self.runtime is not None and self.executor is not None
+
+    @property
     def wants_mcp(self) -> bool:
         return self.runtime is not None and bool(self.runtime.config.get("mcp_servers"))
 
@@ -144,6 +183,7 @@ class Controller:
             self.runtime.start_mcp(on_event=self.deliver)
 
     def stop(self) -> None:
+        self._close_session()
         if self.reloader is not None:
             self.reloader.stop(timeout=0.5)
         if self.runtime is not None:
@@ -170,8 +210,7 @@ class Controller:
 
     @property
     def cwd(self) -> str:
-        """The working directory calls run in (the by-hand executor's; a session's is the same
-        unless it was given another)."""
+        """The working directory calls run in, the agent's and those run by hand."""
         return self.executor.cwd if self.executor is not None else os.getcwd()
 
     def checkpoints(self) -> CheckpointStore | None:
@@ -240,13 +279,113 @@ class Controller:
             save()
 
     async def run_tool(self, tool: str, arguments: dict[str, Any]) -> CallOutcome | None:
-        """Through the executor, as the agent would call it (approvals, timeouts, budgets)."""
+        """Through the executor the agent uses, on the agent's loop, as the agent would call
+        it (approvals, timeouts, budgets); it waits for a batch of the agent's that runs."""
         if self.executor is None:
             return None
         from workbench.core.execution.kept import FORM_CALL
 
         call_id = f"{FORM_CALL}{time.monotonic_ns()}"
-        (outcome,) = await self.executor.run(
-            [{"id": call_id, "name": tool, "arguments": arguments}]
+        (outcome,) = await self.thread.run(
+            self.executor.run([{"id": call_id, "name": tool, "arguments": arguments}])
         )
         return outcome
+
+    # -- the chat session --------------------------------------------------------------
+
+    @property
+    def thread(self) -> AgentThread:
+        """The agent's own loop (made when first needed: the first frame does without)."""
+        if self._thread is None:
+            from workbench.agent_thread import AgentThread
+
+            self._thread = AgentThread()
+        return self._thread
+
+    def model(self) -> ModelSettings:
+        """The model chosen by config.yaml, $HERMES_HOME/.env, the environment and the flags
+        (raises `ModelConfigError` when it cannot be used)."""
+        from workbench.core.model.settings import resolve
+
+        if self.runtime is None:
+            raise SessionRefused("The workbench is still loading; send again in a moment.")
+        return resolve(self.runtime.config, **self.model_flags)
+
+    def open_session(self) -> Opening:
+        """Make the chat session (on the UI's loop: quick); `start_session` then starts it."""
+        from workbench.core.model.settings import ModelConfigError
+        from workbench.core.session import ChatSession
+
+        if self.runtime is None or self.executor is None:
+            raise SessionRefused("The workbench is still loading; send again in a moment.")
+        try:
+            settings = self.model()
+        except ModelConfigError as exc:  # said, not replaced by another model
+            raise SessionRefused(f"The configured model cannot be used: {exc}.") from None
+        self._ui_loop = asyncio.get_running_loop()
+        self.session = ChatSession(
+            self.runtime,
+            settings,
+            broker=self.runtime.broker,
+            clarify=self._clarify,
+            on_event=self.deliver,
+            executor=self.executor,
+        )
+        return Opening(list(self.session.notes), settings.local)
+
+    async def start_session(self) -> Started:
+        """Connect to the model (the bundled one starts: seconds), on the agent's loop."""
+        session = self.session
+        assert session is not None and self.runtime is not None  # opened just before
+        try:
+            await self.thread.run(session.start())
+        except Exception as exc:
+            self.session = None
+            raise SessionRefused(f"The model could not start: {exc}") from exc
+        gc.freeze()  # the client just imported is long-lived: keep it out of collections
+        where = session.executor.backend or self.runtime.backend()
+        works, why = where.working()
+        title = f"{session.settings.describe()} · session {session.id} · {where.label()}"
+        return Started(title, "" if works else why)
+
+    async def send(self, prompt: str) -> TurnFinished:
+        """One turn of the open session, on the agent's loop; its events go to `deliver`."""
+        assert self.session is not None  # opened and started before
+        return await self.thread.run(self.session.turn(prompt))
+
+    def cancel(self) -> None:
+        """Stop the running turn: its stream and its tool calls."""
+        if self.session is not None:
+            self.thread.call(self.session.cancel)
+
+    def memory_problems(self, seen: int) -> list[str]:
+        """A memory provider's failing hooks, from the `seen`-th on."""
+        memory = self.session.agent.memory if self.session is not None else None
+        return list(memory.problems[seen:]) if memory is not None else []
+
+    @property
+    def session_id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    async def _clarify(self, question: str, choices: list[str]) -> str | None:
+        """The clarify tool, on the agent's loop: the question is asked on the UI's."""
+        if self.ask is None or self._ui_loop is None:
+            return None
+        asked = asyncio.run_coroutine_threadsafe(self.ask(question, choices), self._ui_loop)
+        return await asyncio.wrap_future(asked)
+
+    def _close_session(self) -> None:
+        """On the way out: the running turn is cancelled and the session closed (bounded: a
+        stuck tool must not keep the app from quitting)."""
+        if self._thread is None:
+            return
+        session, self.session = self.session, None
+        if session is not None:
+            self._thread.call(session.cancel)
+            closing = asyncio.run_coroutine_threadsafe(session.close(), self._thread.loop)
+            try:
+                closing.result(timeout=5)
+            except Exception:  # closing on the way out: nothing left to tell
+                closing.cancel()
+        self._thread.stop()
+        self._thread = None
