@@ -351,7 +351,7 @@ class WorkbenchApp(App[None]):
         else:
             self.notify("Still loading; try again in a moment")
             return
-        self.push_screen(RulesScreen(runtime, book))
+        self.push_screen(RulesScreen(self.controller.rule_tester(), book))
 
     async def _first_frame(self) -> None:
         """The first frame is on screen: the rest of the screens, then the core (their

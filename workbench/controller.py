@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 logger = logging.getLogger(__name__)
@@ -30,8 +31,11 @@ if TYPE_CHECKING:
     from workbench.core.events import CoreEvent
     from workbench.core.execution.executor import CallOutcome, Executor
     from workbench.core.history import CallEntry, CallHistory
-    from workbench.core.plugins.watcher import HotReloader
+    from workbench.core.mcp.manager import MCPManager, ServerStatus
     from workbench.core.model.settings import ModelSettings
+    from workbench.core.plugins.manager import PluginState
+    from workbench.core.plugins.watcher import HotReloader
+    from workbench.core.policy.simulate import Tester
     from workbench.core.runtime import Runtime
     from workbench.core.session import ChatSession
     from workbench.core.tools.memory import ProviderTool
@@ -58,6 +62,26 @@ class Started:
 
     title: str  # the model, the session, where commands run
     cannot_run: str = ""  # why commands will not run (a missing sandbox), said before the first
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """What the Sources panel shows: each MCP server's state and each plugin's."""
+
+    servers: list[ServerStatus] = field(default_factory=list)
+    plugins: list[PluginState] = field(default_factory=list)
+    mcp_on: bool = False  # MCP servers are configured and started
+    plugins_on: bool = False  # plugins are loaded (not HERMES_SAFE_MODE)
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where a model answers: the running chat's, else the configured one."""
+
+    base_url: str
+    api_key: str
+    model: str
+    local: bool = False  # the bundled model, not started (it runs only with a chat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +237,63 @@ class Controller:
         """The working directory calls run in, the agent's and those run by hand."""
         return self.executor.cwd if self.executor is not None else os.getcwd()
 
+    @property
+    def home(self) -> Path | None:
+        """HERMES_HOME (None before the core is loaded)."""
+        return self.runtime.home if self.runtime is not None else None
+
+    @property
+    def mcp(self) -> MCPManager | None:
+        """The MCP servers, once started (None before, or with none configured)."""
+        return self.runtime.mcp if self.runtime is not None else None
+
+    def where(self) -> str:
+        """Where commands run: local, sandboxed, ssh, refused ("" before the core is loaded)."""
+        return self.runtime.backend().label() if self.runtime is not None else ""
+
+    def sources(self) -> Sources:
+        runtime = self.runtime
+        if runtime is None:
+            return Sources()
+        return Sources(
+            runtime.mcp.statuses() if runtime.mcp is not None else [],
+            runtime.plugins.list() if runtime.plugins is not None else [],
+            runtime.mcp is not None,
+            runtime.plugins is not None,
+        )
+
+    def plugin_change(self, key: str) -> str | None:
+        """The sentence saying what a plugin's last reload or removal changed."""
+        plugins = self.runtime.plugins if self.runtime is not None else None
+        state = plugins.states.get(key) if plugins is not None else None
+        return state.last_change if state is not None else None
+
+    def schema(self, tool: str) -> dict[str, Any] | None:
+        """A tool's schema, as the model is offered it (None: no such tool)."""
+        return self.runtime.registry.get_schema(tool) if self.runtime is not None else None
+
+    def rule_tester(self) -> Tester:
+        """What the rules panel judges a call against: the tools (looked up, never run) and
+        the folders writes need no approval in."""
+        from workbench.core.policy.simulate import Tester
+        from workbench.core.runtime import write_roots
+
+        if self.runtime is None:
+            return Tester()
+        return Tester(self.runtime.registry, write_roots(self.runtime.config))
+
+    def endpoint(self) -> Endpoint:
+        """The running chat's model endpoint, else the configured one (raises
+        `ModelConfigError` when that cannot be used)."""
+        session = self.session
+        client = session.agent.client if session is not None else None
+        if session is not None and client is not None:
+            return Endpoint(str(client.base_url), client.api_key, session.settings.model)
+        settings = self.model()
+        return Endpoint(
+            settings.base_url or "", settings.api_key or "", settings.model, settings.local
+        )
+
     def checkpoints(self) -> CheckpointStore | None:
         """The checkpoint store, with the settings of config.yaml now (None before the core
         is loaded)."""
@@ -310,6 +391,13 @@ class Controller:
         if self.runtime is None:
             raise SessionRefused("The workbench is still loading; send again in a moment.")
         return resolve(self.runtime.config, **self.model_flags)
+
+    @staticmethod
+    def local_model_installed(settings: ModelSettings) -> bool:
+        """Whether the bundled model `settings` names is on disk (`make run` installs it)."""
+        from workbench.core.model import local as local_model
+
+        return local_model.installed(local_model.MODELS[settings.model])
 
     def open_session(self) -> Opening:
         """Make the chat session (on the UI's loop: quick); `start_session` then starts it."""

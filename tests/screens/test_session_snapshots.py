@@ -11,10 +11,10 @@ from textual.app import App
 from textual.widgets import Footer, Static
 
 from tests.support.pilot import ModalHost, ViewerHost, request, stop_the_clock, wait_until
+from workbench.app import write_timeline
 from workbench.core.agent.compress import ContextCompressed
 from workbench.core.agent.loop import ContextUsage, TextDelta, TurnFinished
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
-from workbench.app import write_timeline
 from workbench.screens.session import SessionScreen
 from workbench.widgets.chat import ChatLog, PromptArea
 from workbench.widgets.reply import AssistantMessage

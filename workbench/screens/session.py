@@ -32,12 +32,12 @@ from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 
 if TYPE_CHECKING:
     from workbench.controller import Controller
-    from workbench.core.agent.loop import TurnFinished
     from workbench.core.checkpoints import Checkpoint, RestoreResult
     from workbench.core.events import (
         CheckpointSkipped,
         CheckpointTaken,
         CoreEvent,
+        TurnFinished,
     )
 
 FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
@@ -105,7 +105,6 @@ class SessionScreen(Screen[None]):
         await self.query_one(ChatLog).note(self._introduction(self.controller))
 
     def _introduction(self, controller: Controller) -> Text:
-        from workbench.core.model import local as local_model
         from workbench.core.model.settings import ModelConfigError
 
         try:
@@ -117,7 +116,7 @@ class SessionScreen(Screen[None]):
             return Text(
                 f"Talking to {chosen}. Enter sends, ctrl+j adds a line, Esc cancels.", style="dim"
             )
-        if local_model.installed(local_model.MODELS[settings.model]):
+        if controller.local_model_installed(settings):
             return Text(
                 f"Talking to {chosen}: it starts with your first message (a few seconds). It is "
                 f"small: good at a first tool call, weak at long tasks. {CONFIGURE}",

@@ -75,7 +75,7 @@ def watching(keeper: CallKeeper, then: Callable[[object], None] | None) -> Calla
 
 
 def by_caller(
-    by_hand: Callable[[object], None], agent: Callable[[object], None]
+    hand: Callable[[object], None], agent: Callable[[object], None]
 ) -> Callable[[object], None]:
     """The event callback of an executor an agent shares with calls run by hand: a call's
     events go to whoever made it (told by the call's id), the rest (a checkpoint's) to the
@@ -83,7 +83,7 @@ def by_caller(
 
     def route(event: object) -> None:
         if isinstance(event, ToolCallStarted | ToolCallFinished) and by_hand(event.call_id):
-            by_hand(event)
+            hand(event)
         else:
             agent(event)
 
