@@ -261,8 +261,8 @@ class WorkbenchApp(App[None]):
         event = message.event
         changed = write_timeline(self.timeline_model, event)
         session = self._session()
-        if session is not None and changed:
-            session.timeline_changed(new_turn=changed == "turn")
+        if changed:
+            self._timeline_changed(new_turn=changed == "turn")
         if session is not None and for_the_chat(event):
             session.post_message(CoreEventArrived(event))
         match event:
@@ -282,12 +282,18 @@ class WorkbenchApp(App[None]):
         if bar is None:
             return
         bar.progress = progress_text(event)
+        self._timeline_changed()
         session = self._session()
         if session is not None:
-            session.timeline_changed()
             card = session.query_one(ChatLog).cards.get(event.call_id)
             if card is not None:
                 card.set_progress(bar.progress)
+
+    def _timeline_changed(self, new_turn: bool = False) -> None:
+        """The app wrote the timeline: the session screen redraws it."""
+        session = self._session()
+        if session is not None:
+            session.timeline_changed(new_turn)
 
     def _session(self) -> SessionScreen | None:
         """The session screen, once it has been shown (None before)."""
@@ -351,7 +357,7 @@ class WorkbenchApp(App[None]):
         else:
             self.notify("Still loading; try again in a moment")
             return
-        self.push_screen(RulesScreen(self.controller.rule_tester(), book))
+        self.push_screen(RulesScreen(self.controller.rule_simulator(), book))
 
     async def _first_frame(self) -> None:
         """The first frame is on screen: the rest of the screens, then the core (their

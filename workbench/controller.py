@@ -15,37 +15,38 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from workbench.agent_thread import AgentThread
-    from workbench.core.agent.loop import TurnFinished
     from workbench.core.agent.offered import Costs
     from workbench.core.checkpoints import CheckpointStore
-    from workbench.core.events import CoreEvent
+    from workbench.core.events import CoreEvent, TurnFinished
     from workbench.core.execution.executor import CallOutcome, Executor
     from workbench.core.history import CallEntry, CallHistory
-    from workbench.core.mcp.manager import MCPManager, ServerStatus
+    from workbench.core.mcp.manager import MCPManager
+    from workbench.core.mcp.server import ServerStatus
     from workbench.core.model.settings import ModelSettings
     from workbench.core.plugins.manager import PluginState
     from workbench.core.plugins.watcher import HotReloader
-    from workbench.core.policy.simulate import Tester
+    from workbench.core.policy.simulate import Simulator
     from workbench.core.runtime import Runtime
     from workbench.core.session import ChatSession
     from workbench.core.tools.memory import ProviderTool
 
-Ask = Callable[[str, list[str]], Awaitable["str | None"]]
-"""Asks the user a question (the clarify tool), on the UI's loop: the answer, or None."""
-
 
 class SessionRefused(Exception):
     """The chat session cannot open or start; the message says why (said in the chat)."""
+
+    def __init__(self, message: str, failed: bool = False) -> None:
+        super().__init__(message)
+        self.failed = failed  # it failed (not merely still loading): say how to configure
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,18 +146,22 @@ class Controller:
         self, deliver: Callable[[CoreEvent], None], model_flags: dict[str, str] | None = None
     ) -> None:
         self.deliver = deliver
-        self.model_flags = dict(model_flags or {})  # --model, --base-url, --api-key
+        self.model_flags: dict[str, Any] = dict(model_flags or {})  # --model, --base-url, --api-key
         self.runtime: Runtime | None = None
         self.executor: Executor | None = None
         self.reloader: HotReloader | None = None
         self.rows = ToolRows()
         self.session: ChatSession | None = None
-        self.ask: Ask | None = None  # set by the front end that can ask (the clarify tool)
         self._thread: AgentThread | None = None
-        self._ui_loop: asyncio.AbstractEventLoop | None = None
+        self._on_calls: Callable[[object], None] | None = None  # the executor's own callback
         # Calls are saved to the history on a thread of their own: a screen never waits for
         # the disk, and `stop` waits for what is queued so no finished call is lost.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
+
+    def _stream(self, event: object) -> None:
+        """The core's callbacks are typed loosely (`object`); every event on them is one of
+        `CoreEvent`, handed to `deliver`."""
+        self.deliver(cast("CoreEvent", event))
 
     # -- life --------------------------------------------------------------------------
 
@@ -177,7 +182,8 @@ class Controller:
 
         self.runtime = runtime
         self.executor = runtime.executor(broker=runtime.broker)
-        self.executor.on_event = watching(CallKeeper(self._keep), self.deliver)
+        self._on_calls = watching(CallKeeper(self._keep), self._stream)
+        self.executor.on_event = self._on_calls
         self.refresh_rows()
         if runtime.plugins is not None:
             from workbench.core.plugins.watcher import HotReloader
@@ -204,7 +210,7 @@ class Controller:
     def start_mcp(self) -> None:
         """Start the MCP servers (blocks while they launch: on a worker thread)."""
         if self.runtime is not None:
-            self.runtime.start_mcp(on_event=self.deliver)
+            self.runtime.start_mcp(on_event=self._stream)
 
     def stop(self) -> None:
         self._close_session()
@@ -272,15 +278,15 @@ class Controller:
         """A tool's schema, as the model is offered it (None: no such tool)."""
         return self.runtime.registry.get_schema(tool) if self.runtime is not None else None
 
-    def rule_tester(self) -> Tester:
+    def rule_simulator(self) -> Simulator:
         """What the rules panel judges a call against: the tools (looked up, never run) and
         the folders writes need no approval in."""
-        from workbench.core.policy.simulate import Tester
+        from workbench.core.policy.simulate import Simulator
         from workbench.core.runtime import write_roots
 
         if self.runtime is None:
-            return Tester()
-        return Tester(self.runtime.registry, write_roots(self.runtime.config))
+            return Simulator()
+        return Simulator(self.runtime.registry, write_roots(self.runtime.config))
 
     def endpoint(self) -> Endpoint:
         """The running chat's model endpoint, else the configured one (raises
@@ -410,16 +416,25 @@ class Controller:
             settings = self.model()
         except ModelConfigError as exc:  # said, not replaced by another model
             raise SessionRefused(f"The configured model cannot be used: {exc}.") from None
-        self._ui_loop = asyncio.get_running_loop()
-        self.session = ChatSession(
-            self.runtime,
-            settings,
-            broker=self.runtime.broker,
-            clarify=self._clarify,
-            on_event=self.deliver,
-            executor=self.executor,
-        )
+        self._unshare()  # a session that failed to start left its own on the executor
+        try:
+            self.session = ChatSession(
+                self.runtime,
+                settings,
+                broker=self.runtime.broker,
+                on_event=self._stream,
+                executor=self.executor,
+            )
+        except Exception as exc:
+            self._unshare()
+            raise SessionRefused(f"The model could not start: {exc}", failed=True) from exc
         return Opening(list(self.session.notes), settings.local)
+
+    def _unshare(self) -> None:
+        """The executor as it is without a session: the registry's tools, calls by hand."""
+        if self.executor is not None and self.runtime is not None:
+            self.executor.registry = self.runtime.registry
+            self.executor.on_event = self._on_calls
 
     async def start_session(self) -> Started:
         """Connect to the model (the bundled one starts: seconds), on the agent's loop."""
@@ -429,7 +444,7 @@ class Controller:
             await self.thread.run(session.start())
         except Exception as exc:
             self.session = None
-            raise SessionRefused(f"The model could not start: {exc}") from exc
+            raise SessionRefused(f"The model could not start: {exc}", failed=True) from exc
         gc.freeze()  # the client just imported is long-lived: keep it out of collections
         where = session.executor.backend or self.runtime.backend()
         works, why = where.working()
@@ -454,13 +469,6 @@ class Controller:
     @property
     def session_id(self) -> str | None:
         return self.session.id if self.session is not None else None
-
-    async def _clarify(self, question: str, choices: list[str]) -> str | None:
-        """The clarify tool, on the agent's loop: the question is asked on the UI's."""
-        if self.ask is None or self._ui_loop is None:
-            return None
-        asked = asyncio.run_coroutine_threadsafe(self.ask(question, choices), self._ui_loop)
-        return await asyncio.wrap_future(asked)
 
     def _close_session(self) -> None:
         """On the way out: the running turn is cancelled and the session closed (bounded: a

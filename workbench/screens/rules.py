@@ -26,7 +26,7 @@ from workbench.core.config import ConfigError
 from workbench.core.execution.printable import escape
 from workbench.core.policy import Rule, RuleBook, RuleError, Scope, parse_rule
 from workbench.core.policy.policy import Outcome
-from workbench.core.policy.simulate import Simulation, Tester
+from workbench.core.policy.simulate import Simulation, Simulator
 
 STYLE = {Outcome.ALLOW: "bold green", Outcome.ASK: "bold yellow", Outcome.DENY: "bold red"}
 WORD = {Outcome.ALLOW: "allowed", Outcome.ASK: "asks", Outcome.DENY: "denied"}
@@ -44,9 +44,9 @@ class RulesScreen(Screen[None]):
         Binding("t", "focus_test", "Test a call", id="rules.test"),
     ]
 
-    def __init__(self, tester: Tester, book: RuleBook, cwd: str | None = None) -> None:
+    def __init__(self, simulator: Simulator, book: RuleBook, cwd: str | None = None) -> None:
         super().__init__()
-        self.tester = tester  # from the controller: the tools and write roots, looked up only
+        self.simulator = simulator  # from the controller: the tools and write roots, looked up only
         self.book = book
         self.cwd = cwd or os.getcwd()
         self.shown: list[Rule] = []
@@ -175,12 +175,12 @@ class RulesScreen(Screen[None]):
         if not text.strip():
             verdict.update(Text("Type a command to see what would happen; nothing runs.", "dim"))
             return
-        call = _call(text, self.tester)
+        call = _call(text, self.simulator)
         if isinstance(call, str):
             verdict.update(Text(call, style="red"))
             return
         try:
-            result = self.tester.judge(self.book.policy, call[0], call[1], self.cwd)
+            result = self.simulator.judge(self.book.policy, call[0], call[1], self.cwd)
         except Exception as exc:  # the simulator must never take the screen down
             verdict.update(Text(f"could not judge it: {type(exc).__name__}: {exc}", "red"))
             return
@@ -200,11 +200,11 @@ def render(result: Simulation) -> Text:
     return text
 
 
-def _call(text: str, tester: Tester) -> tuple[str, dict[str, Any]] | str:
+def _call(text: str, simulator: Simulator) -> tuple[str, dict[str, Any]] | str:
     """A tool call (`NAME {json}`) when the first word is a tool other than the terminal and
     JSON follows; otherwise a command."""
     name, _, rest = text.strip().partition(" ")
-    known = tester.knows(name)
+    known = simulator.knows(name)
     if name != "terminal" and (known or name.startswith("mcp__")) and rest.lstrip()[:1] in "{":
         try:
             args = json.loads(rest) if rest.strip() else {}

@@ -8,9 +8,8 @@ which writes the timeline and hands this screen the events of the conversation a
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -31,7 +30,8 @@ from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 
 if TYPE_CHECKING:
-    from workbench.controller import Controller
+    from workbench.app import WorkbenchApp
+    from workbench.controller import Controller, SessionRefused
     from workbench.core.checkpoints import Checkpoint, RestoreResult
     from workbench.core.events import (
         CheckpointSkipped,
@@ -96,9 +96,12 @@ class SessionScreen(Screen[None]):
                     yield Static(Text("Select a call to see it.", style="dim"), id="call-detail")
         yield Footer()
 
+    @property
+    def workbench(self) -> WorkbenchApp:
+        """The app, for the screens it opens (the checkpoints, a result, a conversation)."""
+        return cast("WorkbenchApp", self.app)
+
     async def on_mount(self) -> None:
-        if self.controller is not None:
-            self.controller.ask = self._ask_user  # the clarify tool's questions, asked here
         if self.controller is None or not self.controller.loaded:
             await self.query_one(ChatLog).note(Text("The workbench is still loading…", style="dim"))
             return
@@ -181,7 +184,7 @@ class SessionScreen(Screen[None]):
         try:
             opening = self.controller.open_session()
         except SessionRefused as exc:
-            await log.note(Text(str(exc), style="red"))
+            await log.note(Text(refused(exc), style="red"))
             return False
         for note in opening.notes:
             await log.note(Text(note, style="yellow"))
@@ -190,25 +193,13 @@ class SessionScreen(Screen[None]):
         try:
             started = await self.controller.start_session()
         except SessionRefused as exc:
-            await log.note(Text(f"{exc}\n{CONFIGURE}", style="red"))
+            await log.note(Text(refused(exc), style="red"))
             return False
         self.session_started = True
         self.sub_title = started.title
         if started.cannot_run:  # said before the first command is refused, not after
             await log.note(Text(f"Commands will not run: {started.cannot_run}", style="yellow"))
         return True
-
-    async def _ask_user(self, question: str, choices: list[str]) -> str | None:
-        from workbench.screens.pick import PickScreen
-
-        if choices:
-            answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-            self.app.push_screen(PickScreen(f"? {question}", choices), answer.set_result)
-            return await answer
-        await self.query_one(ChatLog).note(
-            Text(f"? {question} (answer below; it is sent to the model)", style="bold yellow")
-        )
-        return None
 
     def action_cancel(self) -> None:
         if self.controller is not None and self.session_started and self.busy:
@@ -227,7 +218,7 @@ class SessionScreen(Screen[None]):
     def action_checkpoints(self) -> None:
         """The checkpoints of the session's working directory: see, diff, restore."""
         if self.controller is not None:
-            self.app.open_checkpoints()
+            self.workbench.open_checkpoints()
 
     async def restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
         """A restore made from the checkpoints view: said in the conversation."""
@@ -385,9 +376,9 @@ class SessionScreen(Screen[None]):
 
     def _open(self, bar: Bar | None) -> None:
         if bar is not None and bar.spilled:
-            self.app.open_viewer(bar.spilled)
+            self.workbench.open_viewer(bar.spilled)
         elif bar is not None and bar.conversation:
-            self.app.open_conversation(bar.conversation)
+            self.workbench.open_conversation(bar.conversation)
         else:
             self.notify(
                 "This result was small enough to keep in the conversation; nothing was spilled."
@@ -397,6 +388,11 @@ class SessionScreen(Screen[None]):
         timeline = self.query_one(Timeline)
         if timeline.has_focus and timeline.selected is not None:
             self._open(timeline.model.bars[timeline.selected])
+
+
+def refused(exc: SessionRefused) -> str:
+    """Why the session did not start; after a failure, how to configure a model."""
+    return f"{exc}\n{CONFIGURE}" if exc.failed else str(exc)
 
 
 def describe_bar(bar: Bar, timeline: Timeline) -> Text:

@@ -129,7 +129,7 @@ def simulate(
 
 
 @dataclass(frozen=True)
-class Tester:
+class Simulator:
     """What a front end judges calls against without running them: the registry's tools
     (looked up for what they read and write, never run) and the folders where writes need no
     approval. Without a registry (the core not loaded) every name is a command."""
