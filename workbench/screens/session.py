@@ -322,7 +322,10 @@ class SessionScreen(Screen[None]):
     def timeline_changed(self, new_turn: bool = False) -> None:
         """The app wrote the timeline (a call started or ended, a turn began): redraw it; a
         new turn's calls are followed live."""
-        timeline = self.query_one(Timeline)
+        try:
+            timeline = self.query_one(Timeline)
+        except NoMatches:  # the app is closing: a call's last events still arrive
+            return
         if new_turn:
             timeline.follow = True
         timeline.changed()
