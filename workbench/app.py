@@ -43,6 +43,77 @@ def waiting_for(ask: Ask) -> str:
     return "waiting for approval" if ask.kind == "approval" else "waiting for your answer"
 
 
+def write_timeline(model: TimelineModel, event: CoreEvent) -> str:
+    """The one writer of the timeline: a call of the agent or one run by hand starts or
+    ends, a turn begins, a sub-agent starts. Returns "" when nothing changed, "turn" when a
+    turn began (its calls are followed live), else "call"."""
+    from workbench.core.events import (
+        RoundStarted,
+        SubagentStarted,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
+    from workbench.core.execution.kept import by_hand
+
+    match event:
+        case RoundStarted(round=1):
+            model.new_turn()
+            return "turn"
+        case ToolCallStarted():
+            if by_hand(event.call_id) and not model.running:  # fitted on its own
+                model.new_turn()
+            model.started(event)
+        case ToolCallFinished():
+            model.finished(event)
+        case SubagentStarted():
+            bar = model.by_id.get(event.call_id)
+            if bar is None:
+                return ""
+            bar.conversation = str(event.transcript) if event.transcript else None
+        case _:
+            return ""
+    return "call"
+
+
+def for_the_chat(event: CoreEvent) -> bool:
+    """Whether the conversation shows the event (a call run by hand has no card in it)."""
+    from workbench.core.events import (
+        CheckpointSkipped,
+        CheckpointTaken,
+        ContextCompressed,
+        ContextNotice,
+        ContextUsage,
+        ModelProgress,
+        RoundStarted,
+        SubagentFinished,
+        SubagentStarted,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+        TranscriptFailed,
+    )
+    from workbench.core.execution.kept import by_hand
+
+    match event:
+        case ToolCallStarted() | ToolCallFinished():
+            return not by_hand(event.call_id)
+        case (
+            TextDelta()
+            | RoundStarted()
+            | SubagentStarted()
+            | SubagentFinished()
+            | ContextUsage()
+            | ContextNotice()
+            | ContextCompressed()
+            | ModelProgress()
+            | TranscriptFailed()
+            | CheckpointTaken()
+            | CheckpointSkipped()
+        ):
+            return True
+    return False
+
+
 def progress_text(event: CallProgress) -> str:
     """`3/4 step three`, `45%`, or `12` when the server gives no total."""
     value, total = event.progress, event.total
@@ -136,41 +207,33 @@ class WorkbenchApp(App[None]):
 
     @on(CoreEventArrived)
     def _core_event(self, message: CoreEventArrived) -> None:
-        """Calls from the run form and plugins go on the timeline; the rest to the tools."""
+        """Every event of the core, the agent's included, arrives here, on the app's loop: the
+        app writes the timeline, hands the conversation's events to the session screen (in
+        order, as messages), MCP's to their panel, and every event to the main screen."""
         from workbench.core.events import (
             Asked,
             AskSettled,
             CallProgress,
             CatalogChanged,
-            CheckpointSkipped,
-            CheckpointTaken,
             ResourceUpdated,
             ServerLog,
             Settled,
-            ToolCallFinished,
-            ToolCallStarted,
         )
 
         event = message.event
+        changed = write_timeline(self.timeline_model, event)
+        session = self._session()
+        if changed:
+            self._timeline_changed(new_turn=changed == "turn")
+        if session is not None and for_the_chat(event):
+            session.post_message(CoreEventArrived(event))
         match event:
             case Asked() | Settled():
                 self._ask_event(event)
-            case ToolCallStarted():
-                if not self.timeline_model.running:  # a call on its own is fitted on its own
-                    self.timeline_model.new_turn()
-                self.timeline_model.started(event)
-                self._timeline_changed()
-            case ToolCallFinished():
-                self.timeline_model.finished(event)
-                self._timeline_changed()
             case CallProgress():
                 self._progress(event)
             case ServerLog() | ResourceUpdated() | CatalogChanged() | AskSettled():
                 self.mcp_ui.event(event)
-            case CheckpointTaken() | CheckpointSkipped():  # before a call by hand
-                session = self._session()
-                if session is not None:
-                    self.call_later(session.checkpoint_noted, event)
         main = self.main
         if main is not None:
             main.core_event(event)
@@ -201,10 +264,11 @@ class WorkbenchApp(App[None]):
             if card is not None:
                 card.set_progress(bar.progress)
 
-    def _timeline_changed(self) -> None:
+    def _timeline_changed(self, new_turn: bool = False) -> None:
+        """The app wrote the timeline: the session screen redraws it."""
         session = self._session()
         if session is not None:
-            session.timeline_changed()
+            session.timeline_changed(new_turn)
 
     def _session(self) -> SessionScreen | None:
         """The session screen, once it has been shown (None before)."""
@@ -227,11 +291,15 @@ class WorkbenchApp(App[None]):
             return
         if isinstance(self.screen, CheckpointsScreen):
             return
-        screen = self._session()
-        chat = screen.session if screen is not None else None
-        cwd = chat.executor.cwd if chat is not None else self.controller.cwd
-        session = chat.id if chat is not None else None
-        self.push_screen(CheckpointsScreen(store, cwd, session, self._restored, self._turn_running))
+        self.push_screen(
+            CheckpointsScreen(
+                store,
+                self.controller.cwd,
+                self.controller.session_id,
+                self._restored,
+                self._turn_running,
+            )
+        )
 
     def _turn_running(self) -> bool:
         session = self._session()
@@ -264,7 +332,7 @@ class WorkbenchApp(App[None]):
         else:
             self.notify("Still loading; try again in a moment")
             return
-        self.push_screen(RulesScreen(runtime, book))
+        self.push_screen(RulesScreen(self.controller.rule_simulator(), book))
 
     async def _first_frame(self) -> None:
         """The first frame is on screen: the rest of the screens, then the core (their

@@ -1,13 +1,16 @@
-"""The workbench's one owner of the core: it loads the runtime, runs its services, keeps what
-the screens show, and hands every core event to one callback.
+"""The workbench's one owner of the core: it loads the runtime, runs its services, owns the
+chat session, the agent's thread and the one executor, keeps what the screens show, and
+hands every core event to one callback.
 
 It knows nothing of Textual: the app holds one, runs `load` on a worker thread, calls
-`start` on its own loop and turns `deliver`'s events into messages. Screens read the rows
-and the history from here and act through its methods; none of them owns the core.
+`start` on its own loop and turns `deliver`'s events into messages. Screens read plain
+data from here and act through its verbs (`send`, `cancel`, `run_tool`, ...); none of them
+owns a part of the core or reads the runtime.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
@@ -15,19 +18,76 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from workbench.agent_thread import AgentThread
     from workbench.core.agent.offered import Costs
     from workbench.core.checkpoints import CheckpointStore
-    from workbench.core.events import CoreEvent
+    from workbench.core.events import CoreEvent, TurnFinished
     from workbench.core.execution.executor import CallOutcome, Executor
     from workbench.core.history import CallEntry, CallHistory
+    from workbench.core.mcp.manager import MCPManager
+    from workbench.core.mcp.server import ServerStatus
+    from workbench.core.model.settings import ModelSettings
+    from workbench.core.plugins.manager import PluginState
     from workbench.core.plugins.watcher import HotReloader
+    from workbench.core.policy.simulate import Simulator
     from workbench.core.runtime import Runtime
+    from workbench.core.session import ChatSession
     from workbench.core.tools.memory import ProviderTool
+    from workbench.core.usage.report import Report
+
+
+class SessionRefused(Exception):
+    """The chat session cannot open or start; the message says why (said in the chat)."""
+
+    def __init__(self, message: str, failed: bool = False) -> None:
+        super().__init__(message)
+        self.failed = failed  # it failed (not merely still loading): say how to configure
+
+
+class ChangeRefused(Exception):
+    """A change to config.yaml the workbench was asked to save cannot be saved; why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A chat session just made, not started yet: what to say before it starts."""
+
+    notes: list[str]  # e.g. an unreadable config.yaml, a transcript that cannot be saved
+    local: bool  # the bundled model: it takes a few seconds to start
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A chat session ready for its first turn."""
+
+    title: str  # the model, the session, where commands run
+    cannot_run: str = ""  # why commands will not run (a missing sandbox), said before the first
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """What the Sources panel shows: each MCP server's state and each plugin's."""
+
+    servers: list[ServerStatus] = field(default_factory=list)
+    plugins: list[PluginState] = field(default_factory=list)
+    mcp_on: bool = False  # MCP servers are configured and started
+    plugins_on: bool = False  # plugins are loaded (not HERMES_SAFE_MODE)
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where a model answers: the running chat's, else the configured one."""
+
+    base_url: str
+    api_key: str
+    model: str
+    local: bool = False  # the bundled model, not started (it runs only with a chat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +158,22 @@ class Controller:
         self, deliver: Callable[[CoreEvent], None], model_flags: dict[str, str] | None = None
     ) -> None:
         self.deliver = deliver
-        self.model_flags = dict(model_flags or {})  # --model, --base-url, --api-key
+        self.model_flags: dict[str, Any] = dict(model_flags or {})  # --model, --base-url, --api-key
         self.runtime: Runtime | None = None
         self.executor: Executor | None = None
         self.reloader: HotReloader | None = None
         self.rows = ToolRows()
+        self.session: ChatSession | None = None
+        self._thread: AgentThread | None = None
+        self._on_calls: Callable[[object], None] | None = None  # the executor's own callback
         # Calls are saved to the history on a thread of their own: a screen never waits for
         # the disk, and `stop` waits for what is queued so no finished call is lost.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
+
+    def _stream(self, event: object) -> None:
+        """The core's callbacks are typed loosely (`object`); every event on them is one of
+        `CoreEvent`, handed to `deliver`."""
+        self.deliver(cast("CoreEvent", event))
 
     # -- life --------------------------------------------------------------------------
 
@@ -117,7 +185,7 @@ class Controller:
         runtime = load_runtime()
         runtime.broker = ApprovalBroker.from_config(runtime.config, asker=runtime.asker)
         runtime.registry.add_listener(self.deliver)
-        runtime.asker.listen(self.deliver)  # asks and their ends, on the one stream
+        runtime.asker.listen(self._stream)  # asks and their ends, on the one stream
         return runtime
 
     def start(self, runtime: Runtime) -> list[str]:
@@ -127,7 +195,8 @@ class Controller:
 
         self.runtime = runtime
         self.executor = runtime.executor(broker=runtime.broker)
-        self.executor.on_event = watching(CallKeeper(self._keep), self.deliver)
+        self._on_calls = watching(CallKeeper(self._keep), self._stream)
+        self.executor.on_event = self._on_calls
         self.refresh_rows()
         if runtime.plugins is not None:
             from workbench.core.plugins.watcher import HotReloader
@@ -143,15 +212,21 @@ class Controller:
         return problems
 
     @property
+    def loaded(self) -> bool:
+        """The core is loaded and started."""
+        return self.runtime is not None and self.executor is not None
+
+    @property
     def wants_mcp(self) -> bool:
         return self.runtime is not None and bool(self.runtime.config.get("mcp_servers"))
 
     def start_mcp(self) -> None:
         """Start the MCP servers (blocks while they launch: on a worker thread)."""
         if self.runtime is not None:
-            self.runtime.start_mcp(on_event=self.deliver)
+            self.runtime.start_mcp(on_event=self._stream)
 
     def stop(self) -> None:
+        self._close_session()
         if self.reloader is not None:
             self.reloader.stop(timeout=0.5)
         if self.runtime is not None:
@@ -178,9 +253,65 @@ class Controller:
 
     @property
     def cwd(self) -> str:
-        """The working directory calls run in (the by-hand executor's; a session's is the same
-        unless it was given another)."""
+        """The working directory calls run in, the agent's and those run by hand."""
         return self.executor.cwd if self.executor is not None else os.getcwd()
+
+    @property
+    def home(self) -> Path | None:
+        """HERMES_HOME (None before the core is loaded)."""
+        return self.runtime.home if self.runtime is not None else None
+
+    @property
+    def mcp(self) -> MCPManager | None:
+        """The MCP servers, once started (None before, or with none configured)."""
+        return self.runtime.mcp if self.runtime is not None else None
+
+    def where(self) -> str:
+        """Where commands run: local, sandboxed, ssh, refused ("" before the core is loaded)."""
+        return self.runtime.backend().label() if self.runtime is not None else ""
+
+    def sources(self) -> Sources:
+        runtime = self.runtime
+        if runtime is None:
+            return Sources()
+        return Sources(
+            runtime.mcp.statuses() if runtime.mcp is not None else [],
+            runtime.plugins.list() if runtime.plugins is not None else [],
+            runtime.mcp is not None,
+            runtime.plugins is not None,
+        )
+
+    def plugin_change(self, key: str) -> str | None:
+        """The sentence saying what a plugin's last reload or removal changed."""
+        plugins = self.runtime.plugins if self.runtime is not None else None
+        state = plugins.states.get(key) if plugins is not None else None
+        return state.last_change if state is not None else None
+
+    def schema(self, tool: str) -> dict[str, Any] | None:
+        """A tool's schema, as the model is offered it (None: no such tool)."""
+        return self.runtime.registry.get_schema(tool) if self.runtime is not None else None
+
+    def rule_simulator(self) -> Simulator:
+        """What the rules panel judges a call against: the tools (looked up, never run) and
+        the folders writes need no approval in."""
+        from workbench.core.policy.simulate import Simulator
+        from workbench.core.runtime import write_roots
+
+        if self.runtime is None:
+            return Simulator()
+        return Simulator(self.runtime.registry, write_roots(self.runtime.config))
+
+    def endpoint(self) -> Endpoint:
+        """The running chat's model endpoint, else the configured one (raises
+        `ModelConfigError` when that cannot be used)."""
+        session = self.session
+        client = session.agent.client if session is not None else None
+        if session is not None and client is not None:
+            return Endpoint(str(client.base_url), client.api_key, session.settings.model)
+        settings = self.model()
+        return Endpoint(
+            settings.base_url or "", settings.api_key or "", settings.model, settings.local
+        )
 
     def checkpoints(self) -> CheckpointStore | None:
         """The checkpoint store, with the settings of config.yaml now (None before the core
@@ -218,12 +349,39 @@ class Controller:
         costs, runtime = self.rows.costs, self.runtime
         if costs is None or runtime is None:
             return None
-        changes = {"toolset": preview_toolset, "tool": preview_tool, "defer": preview_defer}
+        changes: dict[str, Callable[..., int]] = {
+            "toolset": preview_toolset,
+            "tool": preview_tool,
+            "defer": preview_defer,
+        }
         change = changes[kind]
         try:
             return change(runtime, costs, name, enabled, **self.model_flags)
         except CommandFailed:
             return None
+
+    def usage(self, sessions: int) -> Report | None:
+        """Each tool's cost joined with its use over the last `sessions` sessions (slow: run
+        it off the app's loop); None while the tools are still loading."""
+        from workbench.core.usage.report import usage_report
+
+        runtime = self.runtime
+        return None if runtime is None else usage_report(runtime, sessions, self.model_flags)
+
+    def apply_suggestion(self, tool: str, action: str) -> str | None:
+        """Save a usage suggestion (switch a tool off, or defer it); what was done, or None
+        while the tools are still loading. A change that cannot be saved raises
+        ChangeRefused with the reason."""
+        from workbench.core.commands import CommandFailed
+        from workbench.core.usage.change import apply
+
+        runtime = self.runtime
+        if runtime is None:
+            return None
+        try:
+            return apply(runtime, tool, action).message
+        except CommandFailed as exc:
+            raise ChangeRefused(exc.message) from exc
 
     def deferral_switch(self, name: str) -> bool | None:
         """Which way the defer switch moves an offered tool: True defers it, False sends it
@@ -262,13 +420,122 @@ class Controller:
             save()
 
     async def run_tool(self, tool: str, arguments: dict[str, Any]) -> CallOutcome | None:
-        """Through the executor, as the agent would call it (approvals, timeouts, budgets)."""
+        """Through the executor the agent uses, on the agent's loop, as the agent would call
+        it (approvals, timeouts, budgets); it waits for a batch of the agent's that runs."""
         if self.executor is None:
             return None
         from workbench.core.execution.kept import FORM_CALL
 
         call_id = f"{FORM_CALL}{time.monotonic_ns()}"
-        (outcome,) = await self.executor.run(
-            [{"id": call_id, "name": tool, "arguments": arguments}]
+        (outcome,) = await self.thread.run(
+            self.executor.run([{"id": call_id, "name": tool, "arguments": arguments}])
         )
         return outcome
+
+    # -- the chat session --------------------------------------------------------------
+
+    @property
+    def thread(self) -> AgentThread:
+        """The agent's own loop (made when first needed: the first frame does without)."""
+        if self._thread is None:
+            from workbench.agent_thread import AgentThread
+
+            self._thread = AgentThread()
+        return self._thread
+
+    def model(self) -> ModelSettings:
+        """The model chosen by config.yaml, $HERMES_HOME/.env, the environment and the flags
+        (raises `ModelConfigError` when it cannot be used)."""
+        from workbench.core.model.settings import resolve
+
+        if self.runtime is None:
+            raise SessionRefused("The workbench is still loading; send again in a moment.")
+        return resolve(self.runtime.config, **self.model_flags)
+
+    @staticmethod
+    def local_model_installed(settings: ModelSettings) -> bool:
+        """Whether the bundled model `settings` names is on disk (`make run` installs it)."""
+        from workbench.core.model import local as local_model
+
+        return local_model.installed(local_model.MODELS[settings.model])
+
+    def open_session(self) -> Opening:
+        """Make the chat session (on the UI's loop: quick); `start_session` then starts it."""
+        from workbench.core.model.settings import ModelConfigError
+        from workbench.core.session import ChatSession
+
+        if self.runtime is None or self.executor is None:
+            raise SessionRefused("The workbench is still loading; send again in a moment.")
+        try:
+            settings = self.model()
+        except ModelConfigError as exc:  # said, not replaced by another model
+            raise SessionRefused(f"The configured model cannot be used: {exc}.") from None
+        self._unshare()  # a session that failed to start left its own on the executor
+        try:
+            self.session = ChatSession(
+                self.runtime,
+                settings,
+                broker=self.runtime.broker,
+                on_event=self._stream,
+                executor=self.executor,
+            )
+        except Exception as exc:
+            self._unshare()
+            raise SessionRefused(f"The model could not start: {exc}", failed=True) from exc
+        return Opening(list(self.session.notes), settings.local)
+
+    def _unshare(self) -> None:
+        """The executor as it is without a session: the registry's tools, calls by hand."""
+        if self.executor is not None and self.runtime is not None:
+            self.executor.registry = self.runtime.registry
+            self.executor.on_event = self._on_calls
+
+    async def start_session(self) -> Started:
+        """Connect to the model (the bundled one starts: seconds), on the agent's loop."""
+        session = self.session
+        assert session is not None and self.runtime is not None  # opened just before
+        try:
+            await self.thread.run(session.start())
+        except Exception as exc:
+            self.session = None
+            raise SessionRefused(f"The model could not start: {exc}", failed=True) from exc
+        gc.freeze()  # the client just imported is long-lived: keep it out of collections
+        where = session.executor.backend or self.runtime.backend()
+        works, why = where.working()
+        title = f"{session.settings.describe()} · session {session.id} · {where.label()}"
+        return Started(title, "" if works else why)
+
+    async def send(self, prompt: str) -> TurnFinished:
+        """One turn of the open session, on the agent's loop; its events go to `deliver`."""
+        assert self.session is not None  # opened and started before
+        return await self.thread.run(self.session.turn(prompt))
+
+    def cancel(self) -> None:
+        """Stop the running turn: its stream and its tool calls."""
+        if self.session is not None:
+            self.thread.call(self.session.cancel)
+
+    def memory_problems(self, seen: int) -> list[str]:
+        """A memory provider's failing hooks, from the `seen`-th on."""
+        memory = self.session.agent.memory if self.session is not None else None
+        return list(memory.problems[seen:]) if memory is not None else []
+
+    @property
+    def session_id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    def _close_session(self) -> None:
+        """On the way out: the running turn is cancelled and the session closed (bounded: a
+        stuck tool must not keep the app from quitting)."""
+        if self._thread is None:
+            return
+        session, self.session = self.session, None
+        if session is not None:
+            self._thread.call(session.cancel)
+            closing = asyncio.run_coroutine_threadsafe(session.close(), self._thread.loop)
+            try:
+                closing.result(timeout=5)
+            except Exception:  # closing on the way out: nothing left to tell
+                closing.cancel()
+        self._thread.stop()
+        self._thread = None

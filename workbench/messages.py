@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 class CoreEventArrived(Message, bubble=False):
-    """One event of the core's vocabulary, posted from any thread. It stays with the node it
-    was posted to (the app, or the session screen for its agent's events)."""
+    """One event of the core's vocabulary. The controller posts every one to the app, from
+    any thread; the app hands the conversation's on to the session screen, in order. It
+    stays with the node it was posted to."""
 
     def __init__(self, event: CoreEvent) -> None:
         super().__init__()

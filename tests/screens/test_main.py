@@ -23,7 +23,9 @@ async def test_tree_shows_tools_by_source_and_toolset(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         tree = app.screen.query_one(ToolsTree)
-        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
         text = labels(tree)
         assert text[0] == "Built-in (7)"
         assert "☑ file (4)" in text and "✔ read_file" in text and "✖ web_search" in text
@@ -39,7 +41,9 @@ async def test_tree_shows_tools_by_source_and_toolset(home: Path) -> None:
 async def test_space_toggles_a_toolset_and_persists(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
         tree = app.screen.query_one(ToolsTree)
         move_to(tree, "tool", "terminal")
         await pilot.press("space")
@@ -73,10 +77,12 @@ async def test_a_toolset_switched_under_a_filter_shows_with_the_filter_kept(home
 async def test_registry_changes_show_live(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
         tree = app.screen.query_one(ToolsTree)
         move_to(tree, "tool", "patch")
-        registry = app.screen.runtime.registry
+        registry = app.controller.runtime.registry
         with registry.scope(ToolSource.PLUGIN, "notes"):
             registry.register("note_add", "notes", schema("add a note"), noop)
             registry.register("note_list", "notes", schema("list notes"), noop)
@@ -90,8 +96,10 @@ async def test_registry_changes_show_live(home: Path) -> None:
 async def test_a_refused_registration_is_shown(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
-        registry = app.screen.runtime.registry
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
+        registry = app.controller.runtime.registry
         with registry.scope(ToolSource.PLUGIN, "evil"), pytest.raises(ToolRegistrationError):
             registry.register("read_file", "evil", schema(), noop)
         await wait_until(pilot, lambda: any("read_file" in n.message for n in app._notifications))
@@ -109,7 +117,9 @@ async def test_plugin_tools_show_and_hot_reload_updates_the_tree(home: Path) -> 
     )
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
         tree = app.screen.query_one(ToolsTree)
         await wait_until(pilot, lambda: "Plugins (1)" in labels(tree))
         await wait_until(
@@ -128,7 +138,9 @@ async def test_plugin_tools_show_and_hot_reload_updates_the_tree(home: Path) -> 
 
 async def sized(pilot, app) -> tuple[MainScreen, ToolsTree]:
     """The main screen once the sizes in tokens are measured (on a worker, after the tree)."""
-    await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+    await wait_until(
+        pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+    )
     screen = app.screen
     await wait_until(pilot, lambda: screen.controller.rows.costs is not None, 20)
     return screen, screen.query_one(ToolsTree)
@@ -235,7 +247,9 @@ async def test_keys_typed_at_once_follow_the_focus_they_move(home: Path) -> None
 
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
         tree = app.screen.query_one(ToolsTree)
         await wait_until(pilot, lambda: app.focused is tree)
         burst = [("slash", "/"), *((c, c) for c in "terminal"), ("enter", "\r"), ("space", " ")]

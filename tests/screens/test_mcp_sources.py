@@ -33,7 +33,10 @@ async def sources(pilot, app):
     screen = await loaded(pilot, app)
     await wait_until(
         pilot,
-        lambda: screen.runtime.mcp is not None and screen.runtime.mcp.statuses()[0].catalog.listed,
+        lambda: (
+            screen.controller.runtime.mcp is not None
+            and screen.controller.runtime.mcp.statuses()[0].catalog.listed
+        ),
         timeout=40,
     )
     screen.refresh_sources()
@@ -132,7 +135,7 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
             lambda: any("does not offer subscriptions" in n.message for n in app._notifications),
         )
         # a log message shows live under the server
-        panel.screen.runtime.registry.dispatch("mcp__cat__bump", {})
+        panel.screen.controller.runtime.registry.dispatch("mcp__cat__bump", {})
         await wait_until(
             pilot,
             lambda: "info counter: counter now 1" in str(panel.query_one("#server-log").render()),
@@ -220,7 +223,7 @@ async def test_progress_shows_on_the_timeline_bar(home: Path) -> None:
         # the runtime's own registry: the workbench never registers into the module's
         await wait_until(
             pilot,
-            lambda: screen.runtime.registry.get_entry("mcp__fx__slow") is not None,
+            lambda: screen.controller.runtime.registry.get_entry("mcp__fx__slow") is not None,
             timeout=40,
         )
         screen.run_tool("mcp__fx__slow", {"seconds": 3})

@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Input, Static
 
 from workbench.core.config import load_config
 from workbench.core.policy import RuleBook
-from workbench.core.runtime import load_runtime
+from workbench.core.policy.simulate import Simulator
+from workbench.core.runtime import load_runtime, write_roots
 from workbench.screens.rules import RulesScreen
 
 
@@ -23,7 +24,8 @@ class Host(App[None]):
         self.cwd = cwd
 
     def on_mount(self) -> None:
-        self.push_screen(RulesScreen(self.runtime, self.book, str(self.cwd)))
+        simulator = Simulator(self.runtime.registry, write_roots(self.runtime.config))
+        self.push_screen(RulesScreen(simulator, self.book, str(self.cwd)))
 
 
 async def wait_for(pilot, condition, timeout: float = 10.0) -> None:

@@ -11,6 +11,7 @@ from textual.app import App
 from textual.widgets import Footer, Static
 
 from tests.support.pilot import ModalHost, ViewerHost, request, stop_the_clock, wait_until
+from workbench.app import write_timeline
 from workbench.core.agent.compress import ContextCompressed
 from workbench.core.agent.loop import ContextUsage, TextDelta, TurnFinished
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
@@ -68,6 +69,14 @@ async def drawn_whole(pilot, log: ChatLog) -> None:
     await wait_until(pilot, whole, SETTLED)
 
 
+async def arrive(screen: SessionScreen, event: object) -> None:
+    """An event as the app hands it on: the app writes the timeline, the screen draws."""
+    changed = write_timeline(screen.timeline_model, event)
+    if changed:
+        screen.timeline_changed(new_turn=changed == "turn")
+    await screen.agent_event(event)
+
+
 async def replay(pilot) -> None:
     screen = await session_screen(pilot)
     log = screen.query_one(ChatLog)
@@ -75,11 +84,11 @@ async def replay(pilot) -> None:
     await log.user("Read a.txt and b.txt, find the TODOs, clean the build and fix a.txt.")
     for call_id, name, args, segment, parallel, reason, start, _, _ in CALLS:
         event = ToolCallStarted(call_id, name, args, segment, parallel, reason, T0 + start)
-        await screen.agent_event(event)
+        await arrive(screen, event)
     for call_id, name, _, _, _, _, start, end, status in CALLS:
         content = '{"content": "alpha"}' if status == "ok" else f'{{"error": "{status}"}}'
         event = ToolCallFinished(call_id, name, status, content, T0 + start, T0 + end)
-        await screen.agent_event(event)
+        await arrive(screen, event)
     reply = "I read **both** files. The search failed, I did *not* delete `build`."
     for word in reply.split(" "):
         await screen.agent_event(TextDelta(word + " "))

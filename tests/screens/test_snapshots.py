@@ -20,7 +20,7 @@ def ready(tool: str | None = None, tab: str | None = None):
     async def run_before(pilot) -> None:
         app = pilot.app
         await wait_until(
-            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime is not None
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
         )
         screen = app.screen
         tree = screen.query_one(ToolsTree)

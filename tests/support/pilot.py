@@ -58,7 +58,7 @@ def move_to(tree: ToolsTree, kind: str, name: str) -> None:
 
 async def loaded(pilot, app) -> MainScreen:
     await wait_until(
-        pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.runtime is not None
+        pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
     )
     return app.screen
 

@@ -29,7 +29,8 @@ from workbench.core.config import Config
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.budget import BudgetConfig
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
-from workbench.core.execution.kept import CallKeeper, saving, watching
+from workbench.core.execution.executor import Executor
+from workbench.core.execution.kept import CallKeeper, by_caller, saving, watching
 from workbench.core.model import local as local_model
 from workbench.core.model import prompt_cache, tokens
 from workbench.core.model.settings import ModelSettings
@@ -52,7 +53,11 @@ class ChatSession:
         on_event: Callable[[object], None] | None = None,
         resume: str | None = None,
         cwd: str | None = None,
+        executor: Executor | None = None,
     ) -> None:
+        """`executor`: the front end's own, shared with its calls run by hand (one spill
+        directory, one memory of written files; the session neither replaces its callback
+        for those calls nor shuts it down); None: the session makes its own."""
         self.runtime = runtime
         self.settings = settings
         self.broker = broker
@@ -76,7 +81,7 @@ class ChatSession:
             self.notes += _resume_notes(path, records.skipped, repaired)
             session_id = path.stem
         else:
-            session_id = new_session_id()
+            session_id = executor.session_id if executor is not None else new_session_id()
         self.transcript = transcript.Transcript(
             transcript.sessions_dir(runtime.home) / f"{session_id}.jsonl"
         )
@@ -96,7 +101,9 @@ class ChatSession:
         # sub-agents started, for their names: a resumed session goes on from its last one
         self._subagents = [_count(self._subagents_dir(), "sub-agent-*.jsonl")]
         self.tools = self._tools(self.state, depth=0, offered=runtime.effective_tools)
-        self.executor = runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
+        self._owns_executor = executor is None
+        self.executor = executor or runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
+        by_hand = None if self._owns_executor else self.executor.on_event
         self.executor.registry = self.tools
         self._limit_delegation(self.executor)
         self.window = Window.for_model(
@@ -122,7 +129,9 @@ class ChatSession:
         )
         # every call of the agent and its sub-agents is kept in its tool's history
         self._observe = watching(CallKeeper(saving(runtime.history), "agent"), self.agent.observe)
-        self.executor.on_event = self._observe
+        self.executor.on_event = (
+            self._observe if by_hand is None else by_caller(by_hand, self._observe)
+        )
         if broker is not None:
             broker.add_listener(self.agent.observe)
 
@@ -277,7 +286,8 @@ class ChatSession:
             await self.agent.client.close()
         if self.local is not None and self._owns_local:
             self.local.stop()
-        self.executor.shutdown()
+        if self._owns_executor:
+            self.executor.shutdown()
         self.transcript.close()
 
 

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
         ToolsChanged,
     )
     from workbench.core.history import CallEntry
-    from workbench.core.runtime import Runtime
     from workbench.widgets.call_history import CallHistoryList
     from workbench.widgets.run_form import RunToolForm
 
@@ -97,10 +96,6 @@ class MainScreen(Screen[None]):
         self._said_warnings: tuple[str, ...] = ()  # tools.tool_search values not taken, said
         self._offered_title: str | None = None  # the tree's border title, as last set
 
-    @property
-    def runtime(self) -> Runtime | None:
-        return self.controller.runtime
-
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="panes"):
@@ -137,7 +132,7 @@ class MainScreen(Screen[None]):
     # -- the core's events ------------------------------------------------------------
 
     def on_mount(self) -> None:
-        if self.runtime is not None:  # loaded before this screen was mounted
+        if self.controller.loaded:  # loaded before this screen was mounted
             self.refresh_tools()
 
     def runtime_ready(self) -> None:
@@ -210,10 +205,9 @@ class MainScreen(Screen[None]):
                 f"{event.key}: {event.error}", title="Plugin failed", severity="error", timeout=10
             )
         elif event.status in ("reloaded", "removed"):
-            plugins = self.runtime.plugins if self.runtime is not None else None
-            state = plugins.states.get(event.key) if plugins is not None else None
+            change = self.controller.plugin_change(event.key)
             self.notify(
-                state.last_change if state else f"{event.key} {event.status}",
+                change or f"{event.key} {event.status}",
                 title=f"Plugin {event.key}",
             )
 
@@ -227,7 +221,7 @@ class MainScreen(Screen[None]):
 
     def refresh_tools(self) -> None:
         self._refresh_pending = False
-        if self.runtime is None:
+        if not self.controller.loaded:
             return
         self.controller.refresh_rows()
         self.apply_filter()
@@ -286,15 +280,15 @@ class MainScreen(Screen[None]):
             self._offered_title = self.query_one(ToolsTree).border_title = title
 
     def _update_header(self, offered: int) -> None:
-        runtime = self.runtime
         parts = [f"{len(self.controller.rows.tools)} tools", f"{offered} offered"]
-        if runtime is not None:  # where commands run: local, sandboxed, ssh, refused
-            parts.append(runtime.backend().label())
-        if runtime is not None and runtime.mcp is not None:
-            servers = runtime.mcp.statuses()
+        if self.controller.loaded:  # where commands run: local, sandboxed, ssh, refused
+            parts.append(self.controller.where())
+        sources = self.controller.sources()
+        if sources.mcp_on:
+            servers = sources.servers
             parts.append(f"MCP {sum(s.state == 'ready' for s in servers)}/{len(servers)} ready")
-        if runtime is not None and runtime.plugins is not None:
-            parts.append(f"{sum(s.status == 'loaded' for s in runtime.plugins.list())} plugin(s)")
+        if sources.plugins_on:
+            parts.append(f"{sum(s.status == 'loaded' for s in sources.plugins)} plugin(s)")
         title = " · ".join(parts)
         if title != self.sub_title:
             self.sub_title = title
@@ -302,12 +296,12 @@ class MainScreen(Screen[None]):
     def refresh_sources(self) -> None:
         from workbench.widgets.sources import SourcesPanel
 
-        if self.runtime is None:
+        if not self.controller.loaded:
             return
-        servers = self.runtime.mcp.statuses() if self.runtime.mcp is not None else []
-        plugins = self.runtime.plugins.list() if self.runtime.plugins is not None else []
+        sources = self.controller.sources()
         rows = self.controller.rows
-        self.query_one(SourcesPanel).show(servers, plugins, rows.sizes, rows.switched_on())
+        panel = self.query_one(SourcesPanel)
+        panel.show(sources.servers, sources.plugins, rows.sizes, rows.switched_on())
         self._update_header(self.controller.rows.offered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -397,7 +391,7 @@ class MainScreen(Screen[None]):
         self.query_one(ToolsTree).border_subtitle = said
 
     def _show_detail(self, node: Any) -> None:
-        if self.runtime is None:  # nothing to show yet (the tabs may not be mounted yet)
+        if not self.controller.loaded:  # nothing to show yet (the tabs may not be mounted yet)
             return
         from workbench.widgets.tool_detail import ToolDetail
 
@@ -409,7 +403,7 @@ class MainScreen(Screen[None]):
         from workbench.widgets.run_form import RunToolForm  # with the core: mounted by then
 
         name = data["name"]
-        schema = self.runtime.registry.get_schema(name)
+        schema = self.controller.schema(name)
         costs = self.controller.rows.costs
         cost = costs.tools.get(name) if costs is not None and costs.deferred else None
         if cost is not None and cost.offered:
@@ -571,10 +565,10 @@ class MainScreen(Screen[None]):
         from workbench.widgets.call_history import when
         from workbench.widgets.run_form import RunToolForm
 
-        if self.runtime is None:
+        if not self.controller.loaded:
             return
         form = self.query_one(RunToolForm)
-        await form.show(call.tool, self.runtime.registry.get_schema(call.tool))
+        await form.show(call.tool, self.controller.schema(call.tool))
         if form.tool != call.tool:
             return
         extra = form.fill(dict(call.arguments or {}))
@@ -591,7 +585,7 @@ class MainScreen(Screen[None]):
     def save_case(self, path: Any, case: Any) -> None:
         from workbench.core.replay.cases import CaseFileError, append
 
-        home = self.runtime.home if self.runtime is not None else None
+        home = self.controller.home
         try:
             number = append(path, case, locks=home / "state" / "locks" if home else None)
         except CaseFileError as exc:

@@ -27,8 +27,7 @@ class McpSources:
 
     @property
     def manager(self) -> MCPManager | None:
-        runtime = self.app.runtime
-        return runtime.mcp if runtime is not None else None
+        return self.app.controller.mcp
 
     def _refresh_sources(self) -> None:
         main = self.app.main
@@ -47,21 +46,12 @@ class McpSources:
         endpoint, else the configured one. The bundled model runs only with a chat."""
         from workbench.core.mcp.sampling import endpoint_sampler
 
-        session = getattr(self.app.get_screen("session"), "session", None)
-        client = getattr(getattr(session, "agent", None), "client", None)
-        if session is not None and client is not None:
-            sampler = endpoint_sampler(str(client.base_url), client.api_key, session.settings.model)
-            return await sampler(request)
-        from workbench.core.model.settings import resolve
-
-        settings = resolve(self.app.runtime.config, **self.app.controller.model_flags)
-        if settings.local:
+        endpoint = self.app.controller.endpoint()
+        if endpoint.local:
             raise RuntimeError(
                 "the bundled model is not running: open the chat (F6) and send a prompt first"
             )
-        return await endpoint_sampler(
-            settings.base_url or "", settings.api_key or "", settings.model
-        )(request)
+        return await endpoint_sampler(endpoint.base_url, endpoint.api_key, endpoint.model)(request)
 
     # -- live events ---------------------------------------------------------------------
 
@@ -158,8 +148,9 @@ class McpSources:
     def _show(self, server: str, key: str, text: str, reopen: bool = False) -> None:
         from workbench.core.storage.atomic import atomic_write_text
 
-        runtime = self.app.runtime
-        path = cat.reading_path(runtime.home, server, key)
+        home = self.app.controller.home
+        assert home is not None  # a server answered: the core is loaded
+        path = cat.reading_path(home, server, key)
         atomic_write_text(path, text if text.endswith("\n") else text + "\n")
         self.app.call_from_thread(self._open_viewer, path, server, key, reopen)
 

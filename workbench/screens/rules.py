@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -26,10 +26,7 @@ from workbench.core.config import ConfigError
 from workbench.core.execution.printable import escape
 from workbench.core.policy import Rule, RuleBook, RuleError, Scope, parse_rule
 from workbench.core.policy.policy import Outcome
-from workbench.core.policy.simulate import Simulation, simulate
-
-if TYPE_CHECKING:
-    from workbench.core.runtime import Runtime
+from workbench.core.policy.simulate import Simulation, Simulator
 
 STYLE = {Outcome.ALLOW: "bold green", Outcome.ASK: "bold yellow", Outcome.DENY: "bold red"}
 WORD = {Outcome.ALLOW: "allowed", Outcome.ASK: "asks", Outcome.DENY: "denied"}
@@ -47,9 +44,9 @@ class RulesScreen(Screen[None]):
         Binding("t", "focus_test", "Test a call", id="rules.test"),
     ]
 
-    def __init__(self, runtime: Runtime | None, book: RuleBook, cwd: str | None = None) -> None:
+    def __init__(self, simulator: Simulator, book: RuleBook, cwd: str | None = None) -> None:
         super().__init__()
-        self.runtime = runtime
+        self.simulator = simulator  # from the controller: the tools and write roots, looked up only
         self.book = book
         self.cwd = cwd or os.getcwd()
         self.shown: list[Rule] = []
@@ -178,14 +175,12 @@ class RulesScreen(Screen[None]):
         if not text.strip():
             verdict.update(Text("Type a command to see what would happen; nothing runs.", "dim"))
             return
-        call = _call(text, self.runtime)
+        call = _call(text, self.simulator)
         if isinstance(call, str):
             verdict.update(Text(call, style="red"))
             return
-        registry = self.runtime.registry if self.runtime is not None else None
-        roots = _roots(self.runtime)
         try:
-            result = simulate(self.book.policy, registry, call[0], call[1], self.cwd, roots)
+            result = self.simulator.judge(self.book.policy, call[0], call[1], self.cwd)
         except Exception as exc:  # the simulator must never take the screen down
             verdict.update(Text(f"could not judge it: {type(exc).__name__}: {exc}", "red"))
             return
@@ -205,11 +200,11 @@ def render(result: Simulation) -> Text:
     return text
 
 
-def _call(text: str, runtime: Runtime | None) -> tuple[str, dict[str, Any]] | str:
+def _call(text: str, simulator: Simulator) -> tuple[str, dict[str, Any]] | str:
     """A tool call (`NAME {json}`) when the first word is a tool other than the terminal and
     JSON follows; otherwise a command."""
     name, _, rest = text.strip().partition(" ")
-    known = runtime is not None and runtime.registry.get_entry(name) is not None
+    known = simulator.knows(name)
     if name != "terminal" and (known or name.startswith("mcp__")) and rest.lstrip()[:1] in "{":
         try:
             args = json.loads(rest) if rest.strip() else {}
@@ -219,14 +214,6 @@ def _call(text: str, runtime: Runtime | None) -> tuple[str, dict[str, Any]] | st
             return "the arguments must be a JSON object"
         return name, args
     return "terminal", {"command": text}
-
-
-def _roots(runtime: Runtime | None) -> tuple[str, ...]:
-    if runtime is None:
-        return ()
-    from workbench.core.runtime import write_roots
-
-    return write_roots(runtime.config)
 
 
 def _read_entry(text: str) -> Any:

@@ -1,16 +1,15 @@
 """The session screen: the conversation beside the live timeline of its tool calls.
 
-The agent runs in an async worker on the app's loop (its tools on the executor's workers),
-and its events arrive here as messages. Esc cancels the running turn (the stream and the
-tool calls stop) and gives the prompt back.
+It draws and asks the controller: `open_session`/`start_session` on the first message,
+`send` for each turn, `cancel` on Esc (the stream and the tool calls stop, the prompt comes
+back). The controller runs the agent on its own thread; the core's events reach the app,
+which writes the timeline and hands this screen the events of the conversation as messages.
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -22,7 +21,6 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
-from workbench.agent_thread import AgentThread
 from workbench.core.agent.context import short
 from workbench.core.agent.transcript import not_saved
 from workbench.messages import CoreEventArrived
@@ -32,19 +30,15 @@ from workbench.widgets.reply import AssistantMessage
 from workbench.widgets.timeline import Bar, Timeline, TimelineModel
 
 if TYPE_CHECKING:
-    from workbench.controller import Controller
+    from workbench.app import WorkbenchApp
+    from workbench.controller import Controller, SessionRefused
     from workbench.core.checkpoints import Checkpoint, RestoreResult
     from workbench.core.events import (
         CheckpointSkipped,
         CheckpointTaken,
         CoreEvent,
-        ToolCallFinished,
-        ToolCallStarted,
         TurnFinished,
     )
-    from workbench.core.model.settings import ModelSettings
-    from workbench.core.runtime import Runtime
-    from workbench.core.session import ChatSession
 
 FLUSH_INTERVAL = 0.1  # seconds between updates of a streaming reply
 CONFIGURE = (
@@ -72,36 +66,18 @@ class SessionScreen(Screen[None]):
     ) -> None:
         super().__init__()
         self.controller = controller  # None: a screen shown without the core (its tests)
-        self.timeline_model = timeline or TimelineModel()
-        self.session: ChatSession | None = None
+        self.timeline_model = timeline or TimelineModel()  # written by the app, drawn here
+        self.session_started = False  # the controller's session is open and started
         self.reply: AssistantMessage | None = None
         self._problems_shown = 0
         self.busy = False
         self.last_prompt = ""
         self._pending = ""  # streamed text not yet on screen
         self._flush_timer: Timer | None = None
-        self._agent_thread: AgentThread | None = None
         self._reason = ""  # how the last turn ended
         self._turn_text = ""  # the last turn's figures
         self._context_text = ""  # the context in use now, e.g. "context 12.3k / 32k"
         self._progress_text = ""  # what the local model is doing now (loading, reading…)
-
-    @property
-    def agent_thread(self) -> AgentThread:
-        if self._agent_thread is None:
-            self._agent_thread = AgentThread()
-        return self._agent_thread
-
-    async def on_unmount(self) -> None:
-        if self._agent_thread is None:
-            return
-        if self.session is not None:
-            self._agent_thread.call(self.session.cancel)
-            try:  # bounded: a stuck tool must not keep the app from quitting
-                await asyncio.wait_for(self._agent_thread.run(self.session.close()), 5)
-            except Exception:  # closing on the way out: nothing left to tell
-                pass
-        self._agent_thread.stop()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -121,29 +97,21 @@ class SessionScreen(Screen[None]):
         yield Footer()
 
     @property
-    def runtime(self) -> Runtime | None:
-        return self.controller.runtime if self.controller is not None else None
+    def workbench(self) -> WorkbenchApp:
+        """The app, for the screens it opens (the checkpoints, a result, a conversation)."""
+        return cast("WorkbenchApp", self.app)
 
     async def on_mount(self) -> None:
-        runtime = self.runtime
-        if runtime is None:
+        if self.controller is None or not self.controller.loaded:
             await self.query_one(ChatLog).note(Text("The workbench is still loading…", style="dim"))
             return
-        await self.query_one(ChatLog).note(self._introduction(runtime))
+        await self.query_one(ChatLog).note(self._introduction(self.controller))
 
-    def _settings(self, runtime: Runtime) -> ModelSettings:
-        """The model chosen by config.yaml, $HERMES_HOME/.env, the environment and the flags."""
-        from workbench.core.model.settings import resolve
-
-        flags = self.controller.model_flags if self.controller is not None else {}
-        return resolve(runtime.config, **flags)
-
-    def _introduction(self, runtime: Runtime) -> Text:
-        from workbench.core.model import local as local_model
+    def _introduction(self, controller: Controller) -> Text:
         from workbench.core.model.settings import ModelConfigError
 
         try:
-            settings = self._settings(runtime)
+            settings = controller.model()
         except ModelConfigError as exc:
             return Text(f"The configured model cannot be used: {exc}.", style="red")
         chosen = settings.describe()
@@ -151,7 +119,7 @@ class SessionScreen(Screen[None]):
             return Text(
                 f"Talking to {chosen}. Enter sends, ctrl+j adds a line, Esc cancels.", style="dim"
             )
-        if local_model.installed(local_model.MODELS[settings.model]):
+        if controller.local_model_installed(settings):
             return Text(
                 f"Talking to {chosen}: it starts with your first message (a few seconds). It is "
                 f"small: good at a first tool call, weak at long tasks. {CONFIGURE}",
@@ -172,7 +140,6 @@ class SessionScreen(Screen[None]):
             self.query_one(PromptArea).text = message.text
             return
         self.last_prompt = message.text
-        self.query_one(Timeline).new_turn()
         await self.query_one(ChatLog).user(message.text)
         self.converse(message.text)
 
@@ -181,11 +148,11 @@ class SessionScreen(Screen[None]):
         log = self.query_one(ChatLog)
         self.busy = True
         try:
-            if self.session is None and not await self._start_session(log):
+            if not self.session_started and not await self._start_session(log):
                 self.query_one(PromptArea).text = prompt  # nothing typed is lost
                 return
-            assert self.session is not None  # started just above, or before
-            finished = await self.agent_thread.run(self.session.turn(prompt))
+            assert self.controller is not None  # a session started: there is one
+            finished = await self.controller.send(prompt)
             try:
                 await self._finish_reply()
                 self._turn_line(finished)
@@ -201,56 +168,42 @@ class SessionScreen(Screen[None]):
 
     async def _memory_problems(self, log: ChatLog) -> None:
         """A memory provider's failing hooks, said under the turn they failed in."""
-        memory = self.session.agent.memory if self.session is not None else None
-        if memory is None:
+        if self.controller is None:
             return
-        problems, self._problems_shown = (
-            memory.problems[self._problems_shown :],
-            len(memory.problems),
-        )
+        problems = self.controller.memory_problems(self._problems_shown)
+        self._problems_shown += len(problems)
         for problem in dict.fromkeys(problems):
             await log.note(Text(problem, style="yellow"))
 
     async def _start_session(self, log: ChatLog) -> bool:
-        from workbench.core.model.settings import ModelConfigError
-        from workbench.core.session import ChatSession
+        from workbench.controller import SessionRefused
 
-        runtime = self.runtime
-        if runtime is None:
+        if self.controller is None or not self.controller.loaded:
             await log.note(Text("The workbench is still loading; send again in a moment."))
             return False
         try:
-            settings = self._settings(runtime)
-        except ModelConfigError as exc:  # said, not replaced by another model
-            await log.note(Text(f"The configured model cannot be used: {exc}.", style="red"))
+            opening = self.controller.open_session()
+        except SessionRefused as exc:
+            await log.note(Text(refused(exc), style="red"))
             return False
+        for note in opening.notes:
+            await log.note(Text(note, style="yellow"))
+        if opening.local:
+            await log.note(Text("Starting the local model…", style="dim"))
         try:
-            self.session = ChatSession(
-                runtime,
-                settings,
-                broker=runtime.broker,
-                on_event=lambda e: self.post_message(CoreEventArrived(e)),
-            )
-            for note in self.session.notes:
-                await log.note(Text(note, style="yellow"))
-            if settings.local:
-                await log.note(Text("Starting the local model…", style="dim"))
-            await self.agent_thread.run(self.session.start())
-            gc.freeze()  # the client just imported is long-lived: keep it out of collections
-        except Exception as exc:
-            self.session = None
-            await log.note(Text(f"The model could not start: {exc}\n{CONFIGURE}", style="red"))
+            started = await self.controller.start_session()
+        except SessionRefused as exc:
+            await log.note(Text(refused(exc), style="red"))
             return False
-        where = self.session.executor.backend or runtime.backend()
-        self.sub_title = f"{settings.describe()} · session {self.session.id} · {where.label()}"
-        works, why = where.working()
-        if not works:  # said before the first command is refused, not after
-            await log.note(Text(f"Commands will not run: {why}", style="yellow"))
+        self.session_started = True
+        self.sub_title = started.title
+        if started.cannot_run:  # said before the first command is refused, not after
+            await log.note(Text(f"Commands will not run: {started.cannot_run}", style="yellow"))
         return True
 
     def action_cancel(self) -> None:
-        if self.session is not None and self.busy:
-            self.agent_thread.call(self.session.cancel)
+        if self.controller is not None and self.session_started and self.busy:
+            self.controller.cancel()
             prompt = self.query_one(PromptArea)
             if not prompt.text:
                 prompt.text = self.last_prompt  # the prompt comes back
@@ -265,7 +218,7 @@ class SessionScreen(Screen[None]):
     def action_checkpoints(self) -> None:
         """The checkpoints of the session's working directory: see, diff, restore."""
         if self.controller is not None:
-            self.app.open_checkpoints()
+            self.workbench.open_checkpoints()
 
     async def restored(self, checkpoint: Checkpoint, result: RestoreResult) -> None:
         """A restore made from the checkpoints view: said in the conversation."""
@@ -280,7 +233,8 @@ class SessionScreen(Screen[None]):
         await self.agent_event(message.event)
 
     async def agent_event(self, event: CoreEvent) -> None:
-        """One event of the running turn, in the order the agent emitted them."""
+        """One event of the conversation, in the order the core emitted them (the app has
+        written the timeline already)."""
         from workbench.core.events import (
             CheckpointSkipped,
             CheckpointTaken,
@@ -313,11 +267,7 @@ class SessionScreen(Screen[None]):
                     self._progress_text = ""
                     self._render_turn_line()
                 await log.card(event.call_id, event.name, event.arguments, event.label)
-                self.call_started(event)
             case SubagentStarted():
-                bar = self.timeline_model.by_id.get(event.call_id)
-                if bar is not None:
-                    bar.conversation = str(event.transcript) if event.transcript else None
                 await log.note(
                     Text.assemble(
                         (f"🧩 {event.name} works on: {event.goal}", "cyan"),
@@ -356,7 +306,6 @@ class SessionScreen(Screen[None]):
                         str(event.spilled or "") or None,
                         event.diff,
                     )
-                self.call_finished(event)
 
     async def checkpoint_noted(self, event: CheckpointTaken | CheckpointSkipped) -> None:
         """One quiet line: a checkpoint taken before a change, or why none was (a failure
@@ -370,16 +319,16 @@ class SessionScreen(Screen[None]):
             line = Text(skipped(event.note), style="yellow" if event.failed else "dim")
         await self.query_one(ChatLog).note(line)
 
-    def call_started(self, event: ToolCallStarted) -> None:
-        """A call from the agent, the run form or a plugin: onto the timeline."""
-        self.query_one(Timeline).started(event)
-
-    def call_finished(self, event: ToolCallFinished) -> None:
-        self.query_one(Timeline).finished(event)
-
-    def timeline_changed(self) -> None:
-        """The app recorded a call made outside the chat: redraw the timeline."""
-        self.query_one(Timeline).changed()
+    def timeline_changed(self, new_turn: bool = False) -> None:
+        """The app wrote the timeline (a call started or ended, a turn began): redraw it; a
+        new turn's calls are followed live."""
+        try:
+            timeline = self.query_one(Timeline)
+        except NoMatches:  # the app is closing: a call's last events still arrive
+            return
+        if new_turn:
+            timeline.follow = True
+        timeline.changed()
 
     async def _flush(self) -> None:
         self._flush_timer = None
@@ -430,9 +379,9 @@ class SessionScreen(Screen[None]):
 
     def _open(self, bar: Bar | None) -> None:
         if bar is not None and bar.spilled:
-            self.app.open_viewer(bar.spilled)
+            self.workbench.open_viewer(bar.spilled)
         elif bar is not None and bar.conversation:
-            self.app.open_conversation(bar.conversation)
+            self.workbench.open_conversation(bar.conversation)
         else:
             self.notify(
                 "This result was small enough to keep in the conversation; nothing was spilled."
@@ -442,6 +391,11 @@ class SessionScreen(Screen[None]):
         timeline = self.query_one(Timeline)
         if timeline.has_focus and timeline.selected is not None:
             self._open(timeline.model.bars[timeline.selected])
+
+
+def refused(exc: SessionRefused) -> str:
+    """Why the session did not start; after a failure, how to configure a model."""
+    return f"{exc}\n{CONFIGURE}" if exc.failed else str(exc)
 
 
 def describe_bar(bar: Bar, timeline: Timeline) -> Text:

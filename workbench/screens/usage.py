@@ -81,16 +81,13 @@ class UsageScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="usage")
     def _scan(self) -> None:
-        from workbench.core.usage.report import usage_report
-
-        runtime = self.controller.runtime
-        if runtime is None:
-            self.app.call_from_thread(self._status, "the tools are still loading")
-            return
         try:
-            report = usage_report(runtime, self.sessions, self.controller.model_flags)
+            report = self.controller.usage(self.sessions)
         except Exception as exc:  # said in the screen, never a crash of the workbench
             self.app.call_from_thread(self._status, f"cannot read the sessions: {exc}")
+            return
+        if report is None:
+            self.app.call_from_thread(self._status, "the tools are still loading")
             return
         self.app.call_from_thread(self._show, report)
 
@@ -169,18 +166,15 @@ class UsageScreen(Screen[None]):
 
     @work(thread=True, group="usage-apply")
     def _apply(self, chosen: Suggestion) -> None:
-        from workbench.core.commands import CommandFailed
-        from workbench.core.usage.change import apply
+        from workbench.controller import ChangeRefused
 
-        runtime = self.controller.runtime
-        if runtime is None:
-            return
         try:
-            done = apply(runtime, chosen.tool, chosen.action)
-        except CommandFailed as exc:
-            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            done = self.controller.apply_suggestion(chosen.tool, chosen.action)
+        except ChangeRefused as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
             return
-        self.app.call_from_thread(self._applied, done.message)
+        if done is not None:
+            self.app.call_from_thread(self._applied, done)
 
     def _applied(self, message: str) -> None:
         self.notify(message)

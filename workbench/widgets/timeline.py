@@ -282,21 +282,9 @@ class Timeline(ScrollView, can_focus=True):
         if self.follow:  # fitted to the width it has now
             self._tick()
 
-    def started(self, event: ToolCallStarted) -> None:
-        self.model.started(event)
-        self.changed()
-
-    def finished(self, event: ToolCallFinished) -> None:
-        self.model.finished(event)
-        self.changed()
-
-    def new_turn(self) -> None:
-        """A new turn starts: its calls are fitted on their own, followed live."""
-        self.model.new_turn()
-        self.follow = True
-
     def changed(self) -> None:
-        """The model changed (here or elsewhere): tick while calls run, redraw."""
+        """The model changed (the app writes it; this widget only draws it): tick while
+        calls run, redraw."""
         if self.model.running and self._ticker is None:
             self._ticker = self.set_interval(0.2, self._tick)
         elif not self.model.running and self._ticker is not None:

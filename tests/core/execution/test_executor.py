@@ -300,3 +300,21 @@ async def test_finished_events_carry_the_model_visible_content(sleepy: ToolRegis
         sleepy, on_event=lambda e: isinstance(e, ToolCallFinished) and finished.append(e)
     ).run(calls("nap"))
     assert finished[0].content == "slept 0" and finished[0].duration >= 0.19
+
+
+async def test_batches_on_one_executor_run_one_after_the_other_each_with_its_own_tools(
+    sleepy: ToolRegistry,
+) -> None:
+    """An agent's batch and a call run by hand share the executor: the second waits for the
+    first, and only the agent's batch is held to the tools the model was offered."""
+    events: list[object] = []
+    executor = Executor(sleepy, on_event=events.append)
+    agent = asyncio.create_task(executor.run(calls("nap", "solo"), allowed=frozenset({"nap"})))
+    await asyncio.sleep(0)  # the agent's batch holds the executor
+    by_hand = await executor.run([{"id": "form-1", "name": "solo", "arguments": "{}"}])
+    offered_nap, unoffered_solo = await agent
+    assert offered_nap.status == "ok" and unoffered_solo.status == "invalid"
+    assert "does not exist" in unoffered_solo.content
+    assert by_hand[0].status == "ok"
+    order = [(type(e).__name__, e.call_id) for e in events]
+    assert order.index(("ToolCallStarted", "form-1")) > order.index(("ToolCallFinished", "c1"))

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.fake_openai import FakeOpenAI, text, tools
+from workbench.core.checkpoints.events import CheckpointSkipped
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
-from workbench.core.execution.kept import CallKeeper, watching
+from workbench.core.execution.kept import CallKeeper, by_caller, watching
 from workbench.core.history import CallHistory
 
 
@@ -59,3 +60,20 @@ async def test_the_agent_and_its_sub_agents_calls_are_kept(
     (delegated,) = history.calls("delegate_task")
     assert delegated.arguments == {"goal": "inspect b"}
     await session.close()
+
+
+def test_an_executor_shared_by_hand_and_agent_sends_each_call_s_events_to_its_caller() -> None:
+    hand: list[object] = []
+    agent: list[object] = []
+    route = by_caller(hand.append, agent.append)
+    events = [
+        _started("form-1", {}),
+        _started("call_2", {}),
+        _finished("call_2"),
+        _finished("form-1"),
+    ]
+    skipped = CheckpointSkipped("/work", "checkpoints are off")
+    for event in [*events, skipped]:
+        route(event)
+    assert hand == [events[0], events[3]]
+    assert agent == [events[1], events[2], skipped]  # the rest to the agent, which passes it on

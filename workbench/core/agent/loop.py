@@ -693,7 +693,7 @@ class Agent:
             {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
             for _, c in sorted(reply.calls.items())
         ]
-        self.executor.allowed = frozenset(self.last_offered if allowed is None else allowed)
+        offered = frozenset(self.last_offered if allowed is None else allowed)
         fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
         refused = [(c["name"], c["arguments"]) for c in calls if not any(c is f for f in fresh)]
         self._only_repeats = not fresh and not self.guard.another_try(refused)
@@ -702,7 +702,7 @@ class Agent:
         if runs:
             budget = await self._result_budget(len(runs))
             sent = {c["id"]: c["arguments"] for c in fresh}
-            for outcome in await self.executor.run(runs, budget=budget):
+            for outcome in await self.executor.run(runs, budget=budget, allowed=offered):
                 arguments = sent.get(outcome.call.id, outcome.call.arguments)
                 self.guard.wrote(outcome.call.name, arguments, outcome.status == "ok")
                 self.guard.found(outcome.call.name, arguments, outcome.content)

@@ -126,14 +126,32 @@ class Executor:
         self._stops: set[threading.Event] = set()  # one per running call, set on cancel
         self._zombies: list[_Zombie] = []
         self._batch_budget: BudgetConfig | None = None
+        # One batch at a time: a front end runs its calls by hand on the executor its agent
+        # uses (one spill directory, one memory of written files), and a batch's state (the
+        # tools allowed, its budget, the cancel flag) is the executor's.
+        self._one_batch = asyncio.Lock()
 
     # -- public ----------------------------------------------------------------------
 
-    async def run(self, calls: list[Any], budget: BudgetConfig | None = None) -> list[CallOutcome]:
+    async def run(
+        self,
+        calls: list[Any],
+        budget: BudgetConfig | None = None,
+        allowed: frozenset[str] | None = None,
+    ) -> list[CallOutcome]:
         """Run a batch; every call gets an outcome, in the model's order. `budget` sizes
-        this batch's results (the agent's: what is left of the model's window)."""
+        this batch's results (the agent's: what is left of the model's window); `allowed`:
+        only these tools may run (the agent's: those the model was offered; None for a call
+        run by hand). A batch waits for the one running on this executor."""
+        async with self._one_batch:
+            return await self._run_batch(calls, budget, allowed)
+
+    async def _run_batch(
+        self, calls: list[Any], budget: BudgetConfig | None, allowed: frozenset[str] | None
+    ) -> list[CallOutcome]:
         self._cancelled = False
         self._batch_budget = budget
+        self.allowed = allowed
         if self.checkpoints is not None:
             self.checkpoints.new_batch()
         normalised = [ToolCall.of(c, i) for i, c in enumerate(calls)]

@@ -19,6 +19,11 @@ logger = logging.getLogger(__name__)
 FORM_CALL = "form-"  # the id prefix of calls run by hand (the run form, a re-run)
 
 
+def by_hand(call_id: str) -> bool:
+    """Whether a call was run by hand (the run form, a re-run), not by an agent."""
+    return call_id.startswith(FORM_CALL)
+
+
 class CallKeeper:
     def __init__(self, keep: Callable[[CallEntry], None], origin: str = "") -> None:
         self.keep = keep
@@ -32,7 +37,7 @@ class CallKeeper:
             self._arguments[event.call_id] = event.arguments
         elif isinstance(event, ToolCallFinished):
             arguments = self._arguments.pop(event.call_id, None)
-            origin = self.origin or ("form" if event.call_id.startswith(FORM_CALL) else "agent")
+            origin = self.origin or ("form" if by_hand(event.call_id) else "agent")
             self.keep(
                 entry(
                     event.name,
@@ -71,3 +76,19 @@ def watching(keeper: CallKeeper, then: Callable[[object], None] | None) -> Calla
             then(event)
 
     return observe
+
+
+def by_caller(
+    hand: Callable[[object], None], agent: Callable[[object], None]
+) -> Callable[[object], None]:
+    """The event callback of an executor an agent shares with calls run by hand: a call's
+    events go to whoever made it (told by the call's id), the rest (a checkpoint's) to the
+    agent, which passes them on."""
+
+    def route(event: object) -> None:
+        if isinstance(event, ToolCallStarted | ToolCallFinished) and by_hand(event.call_id):
+            hand(event)
+        else:
+            agent(event)
+
+    return route

@@ -126,3 +126,21 @@ def simulate(
     confined = confined and name == "terminal"
     held = coverable(name, args, cwd, check)
     return Simulation(facts, shown, ruling, policy.matching(facts), mode_off, confined, held)
+
+
+@dataclass(frozen=True)
+class Simulator:
+    """What a front end judges calls against without running them: the registry's tools
+    (looked up for what they read and write, never run) and the folders where writes need no
+    approval. Without a registry (the core not loaded) every name is a command."""
+
+    registry: Any = None
+    roots: tuple[str, ...] = ()
+
+    def knows(self, name: str) -> bool:
+        return self.registry is not None and self.registry.get_entry(name) is not None
+
+    def judge(
+        self, policy: Policy, name: str, args: dict[str, Any], cwd: str | os.PathLike[str]
+    ) -> Simulation:
+        return simulate(policy, self.registry, name, args, cwd, self.roots)
