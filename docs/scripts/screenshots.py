@@ -158,22 +158,36 @@ def unchanged(old: str, new: str, clocked: Cells) -> bool:
     return shown(old, clocked) == shown(new, clocked)
 
 
-def shown(svg: str, clocked: Cells) -> list[tuple[int, str, str]]:
-    """A picture's texts and backgrounds by row, in order, each with its style: without
-    its timings, the timeline's cells and the padding (a shorter duration shifts the rest
-    of its row). Textual numbers its styles per picture, so a style is compared by value."""
+Shown = tuple[int, int, str, str]  # row, column (-1: after a timing), text, style
+
+
+def shown(svg: str, clocked: Cells) -> list[Shown]:
+    """A picture's texts and backgrounds, each with its place and style: without its
+    timings, the timeline's cells and the padding. Right of a timing in its row, a place is
+    left out too (a shorter duration shifts the rest of the row). Textual numbers its
+    styles per picture, so a style is compared by value."""
     styles = dict(SVG_STYLE.findall(svg))
-    rows: list[tuple[int, str, str]] = []
-    for style, x, y, text in SVG_TEXT.findall(svg):
-        column, row = round(float(x) / CELL_W), round((float(y) - TEXT_Y) / CELL_H)
-        said = TIMING.sub("#", " ".join(html.unescape(text).split()))
+    cells = [
+        (round((float(y) - TEXT_Y) / CELL_H), round(float(x) / CELL_W), html.unescape(text), style)
+        for style, x, y, text in SVG_TEXT.findall(svg)
+    ]
+    shifted: dict[int, int] = {}  # row: the column of its first timing
+    for row, column, text, _ in cells:
+        if TIMING.search(text):
+            shifted[row] = min(shifted.get(row, column), column)
+    items: list[Shown] = []
+    for row, column, text, style in cells:
+        said = TIMING.sub("#", " ".join(text.split()))
         if said and not clocked(column, row):
-            rows.append((row, said, styles.get(style, style)))
+            indent = len(text) - len(text.lstrip())  # where its first mark is drawn
+            place = column + indent if column <= shifted.get(row, column) else -1
+            items.append((row, place, said, styles.get(style, style)))
     for fill, x, y in SVG_RECT.findall(svg):
-        column, row = round(float(x) / CELL_W), round((float(y) - RECT_Y) / CELL_H)
-        if not clocked(column, row) and rows[-1:] != [(row, "", fill)]:
-            rows.append((row, "", fill))
-    return sorted(rows, key=lambda item: item[0])
+        row, column = round((float(y) - RECT_Y) / CELL_H), round(float(x) / CELL_W)
+        place = column if column <= shifted.get(row, column) else -1
+        if not clocked(column, row) and items[-1:] != [(row, place, "", fill)]:
+            items.append((row, place, "", fill))
+    return sorted(items, key=lambda item: item[0])
 
 
 async def sized_tree(pilot: Any, app: Any) -> Any:

@@ -56,10 +56,13 @@ async def test_pictures_differing_only_in_timings_are_the_same() -> None:
 
 
 async def test_a_change_beyond_the_timings_is_seen() -> None:
+    """A word, a colour, a place."""
     shots = script()
     old = await export("✔ read_file ok  172 ms")
     assert not shots.unchanged(old, await export("✖ read_file error  172 ms"), nothing_clocked)
     assert not shots.unchanged(old, await export("[red]✔ read_file ok  172 ms[/]"), nothing_clocked)
+    moved = await export("    ✔ read_file ok  172 ms")
+    assert not shots.unchanged(old, moved, nothing_clocked)
 
 
 async def test_the_clocked_cells_are_left_out_and_only_they() -> None:
