@@ -64,8 +64,8 @@ $(MCP_STAMP):
 	touch $@
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check workbench tests bench
-	$(BIN)/ruff format --check workbench tests bench
+	$(BIN)/ruff check workbench tests bench docs
+	$(BIN)/ruff format --check workbench tests bench docs
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
@@ -74,8 +74,8 @@ types: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
 format: $(VENV)/.installed-dev
-	$(BIN)/ruff format workbench tests bench
-	$(BIN)/ruff check --fix workbench tests bench
+	$(BIN)/ruff format workbench tests bench docs
+	$(BIN)/ruff check --fix workbench tests bench docs
 
 # Tests run in two passes. The first: every test not marked e2e, spread over the cores by
 # pytest-xdist (a test that must not run beside another can be kept on one worker with

@@ -5,13 +5,20 @@ whole workbench, so the pictures show what the app draws today and `make docs` t
 again on every build. Nothing of this machine shows: the app gets a private HERMES_HOME and
 a scratch project at a fixed path, the environment loses every model key, and the session
 talks to the scripted OpenAI-protocol server of the tests (tests/support/fake_openai.py)
-on 127.0.0.1. The clock still runs, so durations and times may differ by a few
-milliseconds from one build to the next.
+on 127.0.0.1.
+
+The clock is not pinned: the app reads the real clock wherever it stamps a call, a turn or
+a checkpoint (there is no clock to hand it), so durations, the timeline's axis and bars, a
+checkpoint's time and id differ from one build to the next. Rather than rewrite them, a
+picture is written only when what it shows has changed beyond those timings (`unchanged`):
+the file kept is always a real screenshot, and a build that changes nothing else leaves
+docs/images as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import importlib
 import os
 import re
@@ -25,11 +32,12 @@ from typing import Any
 # The one place that names where the app lives: the tree moves, this line follows it.
 APP_MODULE, APP_CLASS = "workbench.app", "WorkbenchApp"
 # The screens and widgets the script waits for, by class name (wherever their modules live).
-SESSION, APPROVAL, CHECKPOINTS, VIEWER = (
+SESSION, APPROVAL, CHECKPOINTS, VIEWER, USAGE = (
     "SessionScreen",
     "ApprovalScreen",
     "CheckpointsScreen",
     "ViewerScreen",
+    "UsageScreen",
 )
 TREE, PROMPT, TIMELINE = "ToolsTree", "PromptArea", "Timeline"
 
@@ -41,6 +49,15 @@ SIZE = (132, 38)
 MODEL_PORT = 18431  # the scripted model server's, when free
 REMOTE_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 SETTLED = 60.0  # seconds; a bound that only ends a run that hangs
+# What the real clock decides in a picture, left out when two pictures are compared: a
+# duration or time ("172 ms", "6.1 s", "|0.16s", "+2.92s", "599s"), a checkpoint's time
+# ("12-01 19:11") and id (12 hex digits), when a tool was last used; and the timeline, whose bars are drawn to the
+# clock's scale (its region, found when the picture is taken).
+TIMING = re.compile(r"\d+(?:\.\d+)?\s?m?s\b|\b(?:\d{4}-)?\d\d-\d\d \d\d:\d\d\b|\b[0-9a-f]{12}\b")
+CELL_W, CELL_H, TEXT_Y, RECT_Y = 12.2, 24.4, 20.0, 1.5  # Textual's SVG grid
+SVG_TEXT = re.compile(r'<text class="[^"]*-(r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>')
+SVG_RECT = re.compile(r'<rect fill="([^"]+)" x="([\d.]+)" y="([\d.]+)" width="[\d.]+"')
+SVG_STYLE = re.compile(r"\.terminal-\d+-(r\d+) \{([^}]*)\}")
 
 sys.path.insert(0, str(ROOT))  # tests.support, and the app from this checkout
 
@@ -112,8 +129,65 @@ def save(app: Any, name: str, out: Path) -> None:
     # The export names a web font on a CDN; the docs fetch nothing, so the picture uses the
     # reader's own Fira Code if there is one, else their monospace font.
     svg = REMOTE_FONT.sub("", svg)
-    (out / f"{name}.svg").write_text(svg)
-    print(f"  {out / name}.svg")
+    path = out / f"{name}.svg"
+    if path.exists() and unchanged(path.read_text(), svg, clocked_cells(app)):
+        print(f"  {path} (unchanged but for its timings: kept)")
+        return
+    path.write_text(svg)
+    print(f"  {path}")
+
+
+Cells = Callable[[int, int], bool]
+
+
+def clocked_cells(app: Any) -> Cells:
+    """Whether a cell (column, row) is the timeline's: on any screen of the stack, and not
+    under a modal drawn over it (the approval's box shows through, and is compared)."""
+    timelines = [w.region for screen in app.screen_stack for w in screen.query(TIMELINE)]
+    above = [] if app.screen.query(TIMELINE) else [w.region for w in app.screen.children]
+
+    def clocked(x: int, y: int) -> bool:
+        inside = any(r.contains(x, y) for r in timelines)
+        return inside and not any(r.contains(x, y) for r in above)
+
+    return clocked
+
+
+def unchanged(old: str, new: str, clocked: Cells) -> bool:
+    """Whether two pictures show the same but for what the clock decides (TIMING)."""
+    return shown(old, clocked) == shown(new, clocked)
+
+
+Shown = tuple[int, int, str, str]  # row, column (-1: after a timing), text, style
+
+
+def shown(svg: str, clocked: Cells) -> list[Shown]:
+    """A picture's texts and backgrounds, each with its place and style: without its
+    timings, the timeline's cells and the padding. Right of a timing in its row, a place is
+    left out too (a shorter duration shifts the rest of the row). Textual numbers its
+    styles per picture, so a style is compared by value."""
+    styles = dict(SVG_STYLE.findall(svg))
+    cells = [
+        (round((float(y) - TEXT_Y) / CELL_H), round(float(x) / CELL_W), html.unescape(text), style)
+        for style, x, y, text in SVG_TEXT.findall(svg)
+    ]
+    shifted: dict[int, int] = {}  # row: the column of its first timing
+    for row, column, text, _ in cells:
+        if TIMING.search(text):
+            shifted[row] = min(shifted.get(row, column), column)
+    items: list[Shown] = []
+    for row, column, text, style in cells:
+        said = TIMING.sub("#", " ".join(text.split()))
+        if said and not clocked(column, row):
+            indent = len(text) - len(text.lstrip())  # where its first mark is drawn
+            place = column + indent if column <= shifted.get(row, column) else -1
+            items.append((row, place, said, styles.get(style, style)))
+    for fill, x, y in SVG_RECT.findall(svg):
+        row, column = round((float(y) - RECT_Y) / CELL_H), round(float(x) / CELL_W)
+        place = column if column <= shifted.get(row, column) else -1
+        if not clocked(column, row) and items[-1:] != [(row, place, "", fill)]:
+            items.append((row, place, "", fill))
+    return sorted(items, key=lambda item: item[0])
 
 
 async def sized_tree(pilot: Any, app: Any) -> Any:
@@ -194,6 +268,18 @@ async def session(out: Path, fake: Any, replies: Any) -> None:
         save(app, "checkpoints", out)
 
 
+async def usage(out: Path) -> None:
+    """What each tool earns (`u`): its cost beside its calls in the session just run."""
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await sized_tree(pilot, app)
+        await pilot.press("u")
+        await wait_for(pilot, "the usage view", lambda: on_screen(app, USAGE))
+        await wait_for(pilot, "the sessions read", lambda: shows(app, "session(s) read"))
+        await pilot.pause(0.3)
+        save(app, "usage", out)
+
+
 async def viewer(out: Path) -> None:
     """The result viewer on a log, searching it (`hermes-tui view server.log`)."""
     app = new_app(view=Path("server.log"))
@@ -234,6 +320,7 @@ async def main(out: Path) -> None:
         os.chdir(PROJECT)
         await workbench(out)
         await session(out, fake, fake_openai)
+        await usage(out)
         await viewer(out)
     finally:
         fake.stop()
