@@ -125,8 +125,8 @@ def test_a_session_leaves_only_private_state(env, fake: FakeOpenAI, home: Path, 
     os.chmod(home / "config.yaml", 0o644)
     fake.add(
         tools(("terminal", {"command": "seq 1 20000"})),
-        tools(  # session_search is deferred by default: reached through the bridge
-            ("tool_call", {"calls": [{"name": "session_search", "arguments": {"query": "count"}}]}),
+        tools(  # sent in full by default: auto defers it only when the request gets smaller
+            ("session_search", {"query": "count"}),
             ("memory", {"action": "add", "content": "n"}),
         ),
         text("done"),

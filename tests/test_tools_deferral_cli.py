@@ -74,3 +74,26 @@ def test_defer_a_tool_previewed_then_saved_in_hermes_keys(cli_env, home) -> None
     assert after["tokens"] - before == change
     assert run(cli_env, "tools", "eager", "terminal").returncode == 0
     assert "terminal" not in path.read_text().split("defer:")[1]
+
+
+def test_auto_says_why_it_sends_a_few_small_tools_in_full(cli_env, home) -> None:
+    write_config(home, HERMES_021.replace("enabled: on  ", "enabled: auto"))
+    data = json.loads(run(cli_env, "tools", "--json").stdout)["offered"]
+    deferral = data["deferral"]
+    assert set(deferral["states"].values()) == {"eager"} and deferral["deferred"] == []
+    assert deferral["bridge_tokens"] == 0 and data["tokens"] == deferral["tokens_all_eager"]
+    assert deferral["held"] == ["session_search", "todo"]
+    reason = deferral["reason"]
+    assert re.fullmatch(
+        r"auto: deferring session_search, todo would add [\d,]+ tokens a request; sent in full",
+        reason,
+    )
+    text = run(cli_env, "tools").stdout
+    assert re.search(r"✔ todo +\d+  sent in full \(auto: see below\)\n", text)
+    assert reason in text and "tools.tool_search.enabled: on defers anyway" in text
+    # deferring one more small tool: saved, and said to be sent in full all the same
+    done = run(cli_env, "tools", "defer", "read_file")
+    assert done.returncode == 0 and "tools.tool_search.defer" in done.stdout
+    assert "note: auto: deferring read_file, session_search, todo would add" in done.stderr
+    after = json.loads(run(cli_env, "tools", "--json").stdout)["offered"]["deferral"]
+    assert after["states"]["read_file"] == "eager" and after["deferred"] == []

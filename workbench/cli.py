@@ -384,6 +384,7 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.commands import set_deferred, set_tool
     from workbench.core.costs import offered_costs
     from workbench.core.report import collect_problems, tool_rows, toolset_rows
+    from workbench.core.tools.deferral import ToolSearchSettings
 
     if args.action == "usage":
         from workbench import usage_cli
@@ -398,7 +399,13 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
         if args.dry_run:
             return _dry_run(runtime, kind, args.name, on)
         if kind == "defer":
-            return _report(lambda: set_deferred(runtime, args.name, on))
+            code = _report(lambda: set_deferred(runtime, args.name, on))
+            auto = ToolSearchSettings.from_config(runtime.config).enabled == "auto"
+            held = offered_costs(runtime) if code == EXIT_OK and on and auto else None
+            if held is not None and args.name in held.held:
+                # auto defers only when the request gets smaller: say so when it does not
+                _err(f"note: {held.describe_deferral().removeprefix('; ')}")
+            return code
         return _report(lambda: set_tool(runtime, args.name, on))
     rows, costs = tool_rows(runtime), offered_costs(runtime)
     for row in rows:
@@ -419,6 +426,9 @@ def cmd_tools(runtime: Runtime, args: argparse.Namespace) -> int:
                 "bridge_tokens": costs.bridge,
                 "listing": costs.listing_form,
                 "tokens_all_eager": costs.undeferred,
+                # auto's deferrable tools sent in full (deferring them adds tokens), and why
+                "held": list(costs.held),
+                "reason": costs.held_reason or None,
                 "warnings": list(costs.warnings),
             },
         }
@@ -467,6 +477,7 @@ def _print_tools(rows: list[dict], costs: Costs, enabled: dict[str, bool]) -> No
                 why = f"  — {row['reason']}" if row["reason"] else ""
                 said = row.get("state") if costs.deferred else None  # nothing deferred: no word
                 state = f"  {STATE_WORDS[said]}" if said else ""
+                state = "  sent in full (auto: see below)" if row["name"] in costs.held else state
                 _out(f"    {mark} {row['name']:<{width}} {size:>6}{state}{off}{why}")
     _out(
         f"\noffered to the model: {_tools(len(costs.offered))} · {short(costs.total)} tokens "

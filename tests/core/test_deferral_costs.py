@@ -25,7 +25,7 @@ model:
   context_length: 128000
 tools:
   tool_search:
-    enabled: auto        # tool search on once a tool is deferrable
+    enabled: on          # tool search on once a tool is deferrable
     threshold_pct: 5
     search_default_limit: 5
     max_search_limit: 25
@@ -137,7 +137,7 @@ def test_the_switch_previewed_is_the_one_saved_in_hermes_keys_comments_kept(
     assert "tools.tool_search.defer" in done.message
     text = config_path(home).read_text()
     assert "# written by Hermes 0.21, then by hand" in text
-    assert "enabled: auto        # tool search on once a tool is deferrable" in text
+    assert "enabled: on          # tool search on once a tool is deferrable" in text
     assert "defer:               # replaces the curated list" in text
     assert "replaces the curated list\n    - read_file\n    - session_search\n    - todo\n" in text
     assert config_path(home).stat().st_mode & 0o777 == 0o600
@@ -149,6 +149,23 @@ def test_the_switch_previewed_is_the_one_saved_in_hermes_keys_comments_kept(
     back = preview_defer(restarted, after, "read_file", False)
     set_deferred(restarted, "read_file", False)
     assert offered_costs(restarted).total - after.total == back == -change
+
+
+def test_auto_sends_them_in_full_when_deferring_costs_more_and_says_by_how_much(
+    runtime, home: Path
+) -> None:
+    on = offered_costs(runtime)
+    config_path(home).write_text(HERMES_021.replace("enabled: on  ", "enabled: auto"))
+    runtime.reload_config()
+    auto = offered_costs(runtime)
+    assert {c.state.value for c in auto.offered} == {"eager"} and auto.bridge == 0
+    assert auto.total == auto.undeferred == on.undeferred
+    assert auto.held == ("session_search", "todo")
+    # by how much deferring them would have grown every request: what `on` sends
+    assert auto.held_extra == on.total - auto.total > 0
+    said = f"auto: deferring session_search, todo would add {auto.held_extra:,} tokens a request"
+    assert said in auto.describe() and said in auto.held_reason
+    assert "sent in full" in auto.held_reason and on.held == () and on.held_reason == ""
 
 
 def test_an_unknown_tool_is_refused_and_nothing_is_written(runtime, home: Path) -> None:

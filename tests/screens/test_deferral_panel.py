@@ -55,6 +55,26 @@ async def test_the_tree_and_the_o_view_show_each_tools_state_and_the_real_cost(h
         await pilot.press("escape")
 
 
+async def test_the_o_view_says_why_auto_sends_a_few_small_tools_in_full(home) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(CONFIG.replace("enabled: on  ", "enabled: auto"))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree = await sized(pilot, app)
+        costs = screen.controller.rows.costs
+        assert costs.deferred == () and costs.held == ("search_files", "session_search", "todo")
+        assert tree.border_title == f"10 offered · {short(costs.undeferred)} tokens"
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, PickScreen))
+        said = (
+            "auto: deferring search_files, session_search, todo would add "
+            f"{costs.held_extra:,} tokens a request; sent in full"
+        )
+        assert said in app.screen.title_text and costs.held_extra > 0
+        assert not [i for i in app.screen.items if "tool_search, tool_describe" in i]
+        await pilot.press("escape")
+
+
 async def test_d_defers_a_tool_previewed_then_saved_in_hermes_keys(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(CONFIG)

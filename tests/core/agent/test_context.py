@@ -35,10 +35,9 @@ def summary_requests(fake: FakeOpenAI) -> list[dict]:
 
 def small_toolset(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    # every tool sent in full: these tests size requests by the tools they hold
-    (home / "config.yaml").write_text(
-        "agent:\n  disabled_toolsets: [terminal, web]\ntools:\n  tool_search: {enabled: 'off'}\n"
-    )
+    # every tool sent in full (auto defers none of so few): these tests size requests by
+    # the tools they hold
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [terminal, web]\n")
 
 
 def document(workdir: Path, name: str, lines: int = 300) -> Path:

@@ -20,9 +20,8 @@ def sent_tools(request: dict) -> list[dict]:
 async def test_the_sizes_add_up_to_the_tools_of_the_request_sent(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
-    # every tool sent in full (tools sent behind tool_search: tests/core/test_deferral_costs.py)
-    config_path(home).parent.mkdir(parents=True, exist_ok=True)
-    config_path(home).write_text("tools:\n  tool_search:\n    enabled: off\n")
+    # the default: every tool sent in full, since auto defers only when the request gets
+    # smaller (tools sent behind tool_search: tests/core/test_deferral_costs.py)
     fake.add(text("hello"))
     session, _ = await make_session()
     await session.turn("hi")

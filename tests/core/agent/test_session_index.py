@@ -59,9 +59,7 @@ async def test_the_model_searches_past_sessions(make_session, fake, home: Path) 
     from tests.support.fake_openai import text, tools
 
     write_sessions(home, 200)
-    # called directly: not deferred (Hermes's curated default defers it)
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("tools:\n  tool_search: {enabled: 'off'}\n")
+    # called directly: auto sends it in full (deferring it alone would grow the request)
     fake.add(tools(("session_search", {"query": "zebra-service deploy"})), text("found it"))
     session, _ = await make_session()
     await session.turn("when did we talk about the zebra deploy?")

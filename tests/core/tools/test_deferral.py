@@ -93,7 +93,8 @@ def test_states_core_tools_stay_eager_mcp_and_plugin_tools_and_named_ones_defer(
     offered = [tool(n) for n in ("clarify", "read_file", "session_search", "mcp_gh_issue", "x")]
     toolsets = {"clarify": "clarify", "read_file": "file", "session_search": "session_search",
                 "mcp_gh_issue": "mcp-gh", "x": "myplugin"}  # fmt: skip
-    a = assemble(offered, toolsets, ToolSearchSettings(), 200_000)
+    on = ToolSearchSettings(enabled="on")  # Hermes's: deferred even when it costs more
+    a = assemble(offered, toolsets, on, 200_000)
     assert a.active and a.listing.form == "full"
     assert {n: s.value for n, s in a.states.items()} == {
         "clarify": "eager", "read_file": "eager", "session_search": "listed",
@@ -102,14 +103,64 @@ def test_states_core_tools_stay_eager_mcp_and_plugin_tools_and_named_ones_defer(
     names = [d["function"]["name"] for d in a.definitions]
     assert names == ["clarify", "read_file", TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL]
     # the same input gives the same bytes (a server's prompt cache keeps working)
-    again = assemble(offered, toolsets, ToolSearchSettings(), 200_000)
+    again = assemble(offered, toolsets, on, 200_000)
     assert json.dumps(again.definitions) == json.dumps(a.definitions)
     # off, or nothing deferrable: every tool sent as it is, no bridge
     off = assemble(offered, toolsets, ToolSearchSettings(enabled="off"), 200_000)
     assert not off.active and set(off.states.values()) == {ToolState.EAGER}
-    eager = assemble(offered, toolsets, ToolSearchSettings(defer=frozenset()), 200_000)
+    eager = assemble(offered, toolsets, ToolSearchSettings("on", defer=frozenset()), 200_000)
     assert eager.states["session_search"] is ToolState.EAGER
     assert eager.states["mcp_gh_issue"] is ToolState.LISTED  # an MCP tool defers whatever
+
+
+def sent_size(definitions: list[dict]) -> int:
+    return sum(len(json.dumps(d, separators=(",", ":"))) for d in definitions)
+
+
+SMALL = [tool(n) for n in ("clarify", "read_file", "session_search")]
+SMALL_SETS = {"clarify": "clarify", "read_file": "file", "session_search": "session_search"}
+
+
+def test_auto_sends_a_few_small_deferrable_tools_in_full_and_says_so() -> None:
+    auto = assemble(SMALL, SMALL_SETS, ToolSearchSettings(), 200_000)
+    off = assemble(SMALL, SMALL_SETS, ToolSearchSettings(enabled="off"), 200_000)
+    assert auto.definitions == off.definitions == SMALL  # the undeferred tools array
+    assert not auto.active and auto.bridge == [] and auto.listing.text is None
+    assert set(auto.states.values()) == {ToolState.EAGER}
+    # what was held, and what deferring it would have sent: larger than what it replaces
+    assert auto.held == ("session_search",) and off.held == ()
+    assert [d["function"]["name"] for d in auto.declined] == list(BRIDGE_NAMES_SENT)
+    assert sent_size(auto.declined) > sent_size([SMALL[2]])
+    again = assemble(SMALL, SMALL_SETS, ToolSearchSettings(), 200_000)
+    assert json.dumps(again.definitions) == json.dumps(auto.definitions)
+
+
+BRIDGE_NAMES_SENT = (TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL)
+
+
+def test_on_defers_even_when_the_request_gets_larger_as_hermes_does() -> None:
+    on = assemble(SMALL, SMALL_SETS, ToolSearchSettings(enabled="on"), 200_000)
+    assert on.active and on.states["session_search"] is ToolState.LISTED and on.held == ()
+    assert sent_size(on.definitions) > sent_size(SMALL)
+
+
+def test_auto_defers_many_plugin_tools_when_the_request_gets_smaller() -> None:
+    params = {"type": "object", "properties": {"q": {"type": "string", "description": "A query."}}}
+    plugin = [
+        {"type": "function", "function": {"name": f"crm_t{i}", "parameters": params,
+         "description": f"Reads record kind {i} from the CRM. Returns JSON rows."}}
+        for i in range(30)
+    ]  # fmt: skip
+    offered = SMALL + plugin
+    toolsets = SMALL_SETS | {d["function"]["name"]: "crm" for d in plugin}
+    a = assemble(offered, toolsets, ToolSearchSettings(), 200_000)
+    assert a.active and a.held == () and a.declined == []
+    assert a.deferred == tuple(sorted(["session_search", *(f"crm_t{i}" for i in range(30))]))
+    names = [d["function"]["name"] for d in a.definitions]
+    assert names == ["clarify", "read_file", *BRIDGE_NAMES_SENT]
+    assert sent_size(a.definitions) < sent_size(offered)
+    on = assemble(offered, toolsets, ToolSearchSettings(enabled="on"), 200_000)
+    assert json.dumps(on.definitions) == json.dumps(a.definitions)  # the same as `on`
 
 
 def test_the_listing_degrades_full_then_names_then_groups_then_nothing() -> None:

@@ -11,7 +11,7 @@ from tests.support.hermes_store import HermesSession, bridge, call, write_store
 from tests.support.tools import noop, schema
 from tests.support.usage import at
 from workbench.core.commands import CommandFailed
-from workbench.core.config import config_path
+from workbench.core.config import config_path, preview_config
 from workbench.core.costs import offered_costs
 from workbench.core.runtime import load_runtime
 from workbench.core.tools import deferral
@@ -55,7 +55,9 @@ def used(row: ToolUse) -> tuple[int, int, float | None]:
     return row.calls, row.sessions, row.last_used
 
 
-def test_counts_last_use_and_cost_per_tool(runtime) -> None:
+def test_counts_last_use_and_cost_per_tool(runtime, home: Path) -> None:
+    config_path(home).write_text(CONFIG + "  tool_search:\n    enabled: on\n")  # Hermes's
+    runtime.reload_config()
     report = usage_report(runtime, sessions=6)
     g = report.gathered
     assert [s.source for s in g.sessions] == ["hermes-tui"] * 5 + ["hermes"]
@@ -132,6 +134,46 @@ def test_no_deferral_is_suggested_when_tool_search_is_off(runtime, home: Path) -
     report = usage_report(runtime, sessions=6)
     assert {s.action for s in report.suggestions} == {"off"}
     assert any("tool search is off" in n for n in report.notes)
+
+
+DENSE = "Q7 " * 500  # 1,500 characters, about 580 tokens: large, yet smaller than the bridge
+
+
+@pytest.mark.parametrize(("enabled", "suggested"), [("auto", False), ("on", True)])
+def test_a_defer_suggestion_accounts_for_autos_gate(
+    home: Path, module_registry, sessions, enabled: str, suggested: bool
+) -> None:
+    """Deferring a large, rarely called tool beside session_search: under `on` it saves its
+    definition; under auto the request would grow, so auto would send both in full and the
+    change saves nothing: not suggested."""
+    module_registry.register("dense_report", "project", schema(DENSE), noop)
+    write_store(
+        store_path(home), [HermesSession("hx", at(6), 3, [(at(6, 5), [call("dense_report")])])]
+    )
+    runtime = load_runtime(home, load_plugins=False)
+    config_path(home).write_text(
+        CONFIG + f"  tool_search:\n    enabled: {enabled}\n    defer: [session_search]\n"
+    )
+    runtime.reload_config()
+    costs = offered_costs(runtime)
+    assert costs.tools["dense_report"].tokens >= 400  # report.LARGE: a candidate
+    report = usage_report(runtime, sessions=6)
+    row = next(r for r in report.tools if r.name == "dense_report")
+    assert _candidate(row, 6, deferral.ToolSearchSettings.from_config(runtime.config))[0] == "defer"
+    preview = change.preview(runtime, costs, "dense_report", change.DEFER)
+    found = {s.tool: s for s in report.suggestions if s.action == change.DEFER}
+    assert ("dense_report" in found) is suggested
+    if suggested:
+        assert found["dense_report"].per_request == preview.saving > 0
+    else:
+        assert costs.held == ("session_search",) and preview.saving == 0
+        then = offered_costs(
+            runtime,
+            preview_config(
+                runtime.config, change.plan(runtime, "dense_report", change.DEFER).mutate
+            ),
+        )
+        assert then.held == ("dense_report", "session_search") and then.deferred == ()
 
 
 def test_clarify_is_never_suggested() -> None:

@@ -73,6 +73,11 @@ class Costs:
     bridge: int = 0  # tokens of the tool-search bridge sent instead of the deferred tools
     listing_form: str = "none"  # the deferred tools' listing: full, names, mixed, groups, none
     warnings: tuple[str, ...] = ()  # tools.tool_search values not taken, each said
+    # deferrable tools `enabled: auto` sends in full, since deferring them would make the
+    # request larger; and the tokens a request deferring them would add (the bridge and
+    # its listing, less their definitions)
+    held: tuple[str, ...] = ()
+    held_extra: int = 0
 
     # Counted once: a Costs is never changed, and the tools panel reads these on each
     # keystroke in its filter (thousands of tools: a sort and a sum each time) and for each
@@ -127,8 +132,25 @@ class Costs:
         lean = "; lean profile: the agent's own tools and numeric options are not offered"
         return how + (lean if self.lean else "") + self.describe_deferral()
 
+    @property
+    def held_reason(self) -> str:
+        """Why `auto` sends the deferrable tools in full ("" when it does not), so a user who
+        expected them deferred is told."""
+        if not self.held:
+            return ""
+        more = len(self.held) - 3
+        names = ", ".join(self.held[:3]) + (f" and {more} more" if more > 0 else "")
+        effect = (
+            f"would add {self.held_extra:,} tokens a request"
+            if self.held_extra > 0
+            else "would not make the request smaller"
+        )
+        return f"auto: deferring {names} {effect}; sent in full"
+
     def describe_deferral(self) -> str:
         """What deferral changes, said after the sizes ("" when every tool is sent)."""
+        if self.held:
+            return f"; {self.held_reason} (tools.tool_search.enabled: on defers anyway)"
         if not self.deferred:
             return ""
         listed = sum(1 for c in self.deferred if c.state is ToolState.LISTED)
@@ -163,7 +185,9 @@ def measure(
             found[name] = (entry, source or entry.source.value, sent)
     toolsets = {name: entry.toolset for name, (entry, _, _) in found.items()}
     assembly = deferred_tools(definitions, toolsets, search, context_window)
-    counts = meter.definitions([sent for _, _, sent in found.values()] + assembly.bridge)
+    counts = meter.definitions(
+        [sent for _, _, sent in found.values()] + assembly.bridge + assembly.declined
+    )
     listed = assembly.listing.lines
     lines = dict(zip(listed, meter.texts(list(listed.values())), strict=True))  # one batch
     costs = {}
@@ -173,7 +197,9 @@ def measure(
         costs[name] = ToolCost(
             name, entry.toolset, source, count, name in chosen, state, each if name in chosen else 0
         )
-    bridge = sum(counts[len(found) :])
+    bridge = sum(counts[len(found) : len(found) + len(assembly.bridge)])
+    declined = sum(counts[len(found) + len(assembly.bridge) :])
+    held = sum(costs[n].tokens for n in assembly.held if n in costs)
     return Costs(
         costs,
         meter.tokenizer.name,
@@ -182,6 +208,8 @@ def measure(
         bridge,
         assembly.listing.form,
         search.warnings if search is not None else (),
+        assembly.held,
+        declined - held if assembly.held else 0,
     )
 
 

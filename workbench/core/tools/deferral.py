@@ -19,6 +19,7 @@ agent loop (bridge calls) and the costs (core.costs) build on it.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -117,7 +118,9 @@ def _number(
 class ToolSearchSettings:
     """`tools.tool_search` as Hermes reads it. `defer` None: the curated default."""
 
-    enabled: str = "auto"  # auto | on | off; Hermes treats auto as on today
+    # auto | on | off. Hermes 0.21 treats auto as on and keeps auto for a mode gated by
+    # size; ours is that mode: auto defers only when the request gets smaller (assemble)
+    enabled: str = "auto"
     threshold_pct: float = 5.0  # the listing's budget as a share of the context window
     search_default_limit: int = 5
     max_search_limit: int = 25
@@ -413,6 +416,11 @@ class Assembly:
     active: bool  # the bridge is sent
     listing: Listing
     budget: int  # tokens the listing might take
+    # `auto` only: the deferrable tools sent in full because deferring them would make the
+    # request larger, and the bridge (with its listing) that would have been sent for them,
+    # so the sizes can say by how much (core.agent.offered)
+    held: tuple[str, ...] = ()
+    declined: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def deferred(self) -> tuple[str, ...]:
@@ -435,7 +443,8 @@ def assemble(
 ) -> Assembly:
     """The tools to send for `definitions` (those offered, in the order they are sent;
     `toolsets` maps each name to its toolset): eager ones as they are, the deferrable ones
-    replaced by the bridge when deferral is on and any tool is deferrable."""
+    replaced by the bridge when deferral is on and any tool is deferrable (`auto`: and the
+    request gets smaller for it)."""
     offered = [d for d in definitions if _name(d) and _name(d) not in BRIDGE_NAMES]
     budget = settings.listing_budget(context_window)
     deferred = [d for d in offered if is_deferrable(_name(d), toolsets.get(_name(d)), settings)]
@@ -456,8 +465,22 @@ def assemble(
         else ToolState.SEARCHABLE
         for d in offered
     }
-    sent = [d for d in offered if _name(d) not in gone] + bridge_schemas(len(deferred), listing)
+    bridge = bridge_schemas(len(deferred), listing)
+    sent = [d for d in offered if _name(d) not in gone] + bridge
+    if settings.enabled == "auto" and _size(sent) >= _size(offered):
+        # deferring a few small tools costs more than it saves: the bridge alone is about
+        # 2,000 characters; Hermes's auto defers them all the same, ours sends them in full
+        states = dict.fromkeys((_name(d) for d in offered), ToolState.EAGER)
+        none = Listing(None, "none", frozenset())
+        held = tuple(sorted(gone))
+        return Assembly(list(offered), states, False, none, budget, held, bridge)
     return Assembly(sent, states, True, listing, budget)
+
+
+def _size(definitions: list[dict[str, Any]]) -> int:
+    """Characters of definitions as sent (compact JSON): a measure that needs no tokenizer,
+    so the same tools give the same choice, and the same bytes, on every request."""
+    return sum(len(json.dumps(d, ensure_ascii=False, separators=(",", ":"))) for d in definitions)
 
 
 class DeferError(Exception):
