@@ -19,7 +19,9 @@ CONFIG = HERMES_021.replace("      - todo\n", "      - todo\n      - search_file
 
 
 async def sized(pilot, app) -> tuple[MainScreen, ToolsTree]:
-    await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded)
+    await wait_until(
+        pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+    )
     screen = app.screen
     await wait_until(pilot, lambda: screen.controller.rows.costs is not None, 20)
     return screen, screen.query_one(ToolsTree)

@@ -32,7 +32,9 @@ async def test_preview_then_apply_writes_the_config(home: Path) -> None:
     config_path(home).write_text(CONFIG)
     app = WorkbenchApp()
     async with app.run_test(size=(140, 45)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
         await pilot.press("u")
         screen = app.screen
         assert isinstance(screen, UsageScreen)

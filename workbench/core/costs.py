@@ -44,7 +44,8 @@ def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags:
     meter = _meters.get(tokenizer.name)
     if meter is None:
         meter = _meters[tokenizer.name] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
-    search = ToolSearchSettings.from_config(config)  # deferral, as the agent applies it
+    # deferral, as the agent applies it for this model's profile
+    search = ToolSearchSettings.from_config(config).for_profile(lean)
     tools = sizing_tools(runtime, config)
     return measure(meter, tools, runtime.effective_tools(config), lean, search, window)
 

@@ -125,7 +125,7 @@ class ChatSession:
             messages=history,
             memory=MemorySession(runtime.memory, session_id, runtime.home),
             window=self.window,
-            deferral=ToolSearchSettings.from_config(runtime.config),
+            deferral=ToolSearchSettings.from_config(runtime.config).for_profile(settings.lean),
         )
         # every call of the agent and its sub-agents is kept in its tool's history
         self._observe = watching(CallKeeper(saving(runtime.history), "agent"), self.agent.observe)

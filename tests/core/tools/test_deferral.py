@@ -163,6 +163,24 @@ def test_auto_defers_many_plugin_tools_when_the_request_gets_smaller() -> None:
     assert json.dumps(on.definitions) == json.dumps(a.definitions)  # the same as `on`
 
 
+def test_a_small_models_lean_profile_defers_nothing_unless_told_to() -> None:
+    params = {"type": "object", "properties": {"q": {"type": "string"}}}
+    plugin = [
+        {"type": "function", "function": {"name": f"crm_t{i}", "parameters": params,
+         "description": f"Reads record kind {i} from the CRM."}}
+        for i in range(30)
+    ]  # fmt: skip
+    offered = SMALL + plugin
+    toolsets = SMALL_SETS | {d["function"]["name"]: "crm" for d in plugin}
+    auto = ToolSearchSettings()
+    assert assemble(offered, toolsets, auto, 8192).active  # it would pay for a large model
+    lean = assemble(offered, toolsets, auto.for_profile(lean=True), 8192)
+    assert not lean.active and lean.definitions == offered  # the 1.5B loses searched tools
+    assert auto.for_profile(lean=False) is auto
+    told = ToolSearchSettings(enabled="on").for_profile(lean=True)
+    assert assemble(offered, toolsets, told, 8192).active  # `on` is the user's choice
+
+
 def test_the_listing_degrades_full_then_names_then_groups_then_nothing() -> None:
     deferred = [tool(f"mcp_big_t{i}", "Reads the thing number i. " * 3) for i in range(40)]
     small = [f"mcp_small_tool_with_a_long_name_{i}" for i in range(3)]
