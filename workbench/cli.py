@@ -1,7 +1,9 @@
 """`hermes-tui`: the full-screen workbench, and headless commands over the same core.
 
 Only the chosen command's imports are paid for: the headless commands never import Textual,
-and `hermes-tui tools --json` stays a fraction of a second.
+and `hermes-tui tools --json` stays a fraction of a second. The workbench itself (no
+command, `view`, `serve`) is started through the `Workbench` the entry point hands in
+(`workbench/__main__.py`): the command line imports nothing of the Textual front end.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from workbench import __version__
 from workbench.core.commands import CommandFailed, Done, plugin_summary
@@ -21,6 +23,18 @@ if TYPE_CHECKING:
     from workbench.core.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class Workbench(Protocol):
+    """The Textual front end as the command line starts it: each returns the exit status."""
+
+    def run_app(self, view: str | None = None, model_flags: dict[str, str] | None = None) -> int:
+        """The workbench in this terminal (a file in the viewer, the model's flags)."""
+        ...
+
+    def serve(self, args: argparse.Namespace) -> int:
+        """`hermes-tui serve`: the workbench to a web browser."""
+        ...
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -189,13 +203,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, workbench: Workbench | None = None) -> int:
+    """Run `argv` (this process's arguments if None); `workbench` starts the full-screen
+    front end (None: only the headless commands are there, as when a test calls this)."""
     if argv is None:  # this process's own arguments: it is hermes-tui (not a test calling)
         from workbench.core.own_process import harden
 
         harden()  # its secrets out of /proc before anything starts a child
     if not (sys.argv[1:] if argv is None else argv):  # the workbench: no commands to parse
-        return _run_app()
+        return _workbench(workbench).run_app()
     from workbench import chat_cli, mcp_cli
     from workbench.secret_args import settle
 
@@ -208,13 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(["chat", "--resume", *([args.resume] if args.resume else [])])
         vars(args).update(flags)
     if args.command is None:
-        return _run_app(model_flags=flags)
+        return _workbench(workbench).run_app(model_flags=flags)
     if flags and args.command not in ("chat",):
         parser.error("--model, --base-url and --api-key apply to the workbench and `chat` only")
     if args.command == "view":
-        return _run_app(view=args.path)
+        return _workbench(workbench).run_app(view=args.path)
     if args.command == "serve":
-        return cmd_serve(args)
+        return _workbench(workbench).serve(args)
     if args.command == "checkpoints":  # the store and config.yaml: no tools, plugins or MCP
         from workbench import checkpoints_cli
 
@@ -311,50 +327,11 @@ def _runs_plugins(args: argparse.Namespace) -> bool:
     return not (args.command == "plugins" and args.action == "disable")
 
 
-def _run_app(view: str | None = None, model_flags: dict[str, str] | None = None) -> int:
-    from pathlib import Path
-
-    if view is not None:
-        from workbench.widgets.file_view import cannot_view
-
-        why = cannot_view(Path(view))  # a FIFO or /dev/zero is refused, never waited on
-        if why:
-            _err(why)
-            return EXIT_USAGE
-    if not sys.stdout.isatty() and not _served():
-        print(
-            "hermes-tui: the workbench needs a terminal; see `hermes-tui --help`", file=sys.stderr
-        )
-        return EXIT_USAGE
-    from workbench.app import WorkbenchApp
-
-    WorkbenchApp(view=Path(view) if view else None, model_flags=model_flags).run()
-    return EXIT_OK
-
-
-def _served() -> bool:
-    """Run by `hermes-tui serve` for a browser tab: Textual's web driver is the terminal."""
-    import os
-
-    return os.environ.get("TEXTUAL_DRIVER", "").endswith("web_driver:WebDriver")
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from workbench import serve
-
-    try:
-        chosen = serve.settings(args.host, args.port, args.token, args.no_token, args.public_url)
-    except serve.ServeRefused as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    try:
-        serve.serve(chosen)
-    except OSError as exc:  # the port taken, an address not of this machine
-        _err(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
-        return EXIT_FAILED
-    except KeyboardInterrupt:
-        pass
-    return EXIT_OK
+def _workbench(given: Workbench | None) -> Workbench:
+    if given is None:
+        _err("this entry has no full-screen workbench; run `hermes-tui` or `python -m workbench`")
+        raise SystemExit(EXIT_USAGE)
+    return given
 
 
 def _positive(text: str) -> int:

@@ -55,3 +55,31 @@ def test_the_vocabulary_loads_no_ui_and_no_client() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_vocabulary_loads_the_events_modules_not_the_parts() -> None:
+    """Importing the event types loads each part's events module and what those need, never
+    the part itself (the MCP client, the checkpoint store) nor the YAML library."""
+    code = (
+        "import sys, workbench.core.events\n"
+        "print(sorted(m for m in sys.modules if m.startswith('workbench.') or m == 'yaml'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.strip().strip("[]").replace("'", "").split(", "))
+    assert {f"workbench.core.{part}.events" for part in PARTS} <= loaded
+    assert not loaded & {
+        "yaml",
+        "workbench.core.mcp.manager",
+        "workbench.core.mcp.server",
+        "workbench.core.checkpoints.store",
+        "workbench.core.runtime",
+    }
+
+
+def test_a_part_lazily_named_is_the_same_object_as_in_its_module() -> None:
+    from workbench.core import checkpoints, mcp
+    from workbench.core.checkpoints.store import CheckpointStore
+    from workbench.core.mcp.manager import MCPManager
+
+    assert mcp.MCPManager is MCPManager and checkpoints.CheckpointStore is CheckpointStore
+    assert "ToolsChanged" in mcp.__all__

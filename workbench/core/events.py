@@ -3,9 +3,11 @@
 Each part of the core defines its own events beside it (`agent/events.py`,
 `execution/events.py`, `mcp/events.py`, `asking.py`, `plugins/events.py`, `tools/events.py`); this module
 gathers them for the front ends, which dispatch on the class (`match event: case
-ToolCallStarted(): ...`), so a misspelt type is an error ruff and mypy report, never a
-branch that silently never runs. The core never imports the front ends, and no part of the
-core imports this module: each imports the events of the parts below it directly.
+ToolCallStarted(): ...`), so a misspelt type is a name that does not exist (ruff reports it,
+F821), never a branch that silently never runs. No part of the core imports this module:
+each imports the events of the parts below it directly. Importing it loads those events
+modules and the little they need, not the parts themselves (their packages load their
+names lazily).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from workbench.core.execution.budget import SpillSlot
+from workbench.tools.api import SpillSlot
 
 FREE_SPACE_RESERVE = 1 << 30  # stop saving before the disk is full for everyone else
 FREE_SPACE_CHECK_EVERY = 64 << 20

@@ -8,10 +8,15 @@ import os
 from pathlib import Path, PurePath
 from typing import Any
 
-from workbench.core.storage.atomic import atomic_write_text, default_file_mode
-from workbench.core.tools.errors import tool_error, tool_result
-from workbench.core.tools.paths import resolve_path
-from workbench.core.tools.registry import registry
+from workbench.tools.api import (
+    atomic_write_text,
+    default_file_mode,
+    patched,
+    registry,
+    resolve_path,
+    tool_error,
+    tool_result,
+)
 from workbench.tools.remote_files import run_elsewhere
 from workbench.tools.textio import LineReader, open_regular, read_bounded, refuse_unless_regular
 
@@ -237,28 +242,6 @@ def patch(args: dict[str, Any], **kw: Any) -> str:
     except OSError as exc:
         return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
     return patch_result(path, text, *change, args)
-
-
-def patched(text: str, args: dict[str, Any], path: PurePath) -> tuple[str, int] | str:
-    """The new text and the number of replacements, or the error result (nothing changed)."""
-    old, new = args["old_string"], args["new_string"]
-    count = text.count(old)
-    if count == 0 and "\r\n" in text and "\n" in old:
-        # A file with Windows line ends, matched as the model writes them; its ends are kept.
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        count = text.count(old)
-    if count == 0:
-        return tool_error(
-            f"old_string not found in {path}; nothing was changed. "
-            "Read the file again and copy the text exactly, whitespace included."
-        )
-    if count > 1 and not args.get("replace_all"):
-        return tool_error(
-            f"old_string occurs {count} times in {path}; nothing was changed. Add surrounding "
-            "lines to make it unique, or set replace_all to true."
-        )
-    updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-    return updated, count
 
 
 def patch_result(path: PurePath, text: str, updated: str, count: int, args: dict[str, Any]) -> str:

@@ -14,8 +14,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from workbench.core.backends import BackendError, backend_for
-from workbench.core.tools.errors import tool_error, tool_result
+from workbench.tools.api import BackendError, backend_for, patched, tool_error, tool_result
 from workbench.tools.textio import LineReader
 
 MAX_REMOTE_READ = 32 * 1024 * 1024  # read_file pages through at most this much of a file
@@ -87,7 +86,7 @@ def _write_file(remote: Any, args: dict[str, Any], kw: dict[str, Any]) -> str:
 
 
 def _patch(remote: Any, args: dict[str, Any], kw: dict[str, Any]) -> str:
-    from workbench.tools.file_tools import patch_result, patched
+    from workbench.tools.file_tools import patch_result
 
     path = args["path"]
     shown = PurePosixPath(remote.shown(path))

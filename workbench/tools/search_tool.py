@@ -27,10 +27,16 @@ from typing import Any
 
 import regex
 
-from workbench.core.safety.places import credential, linked_credential, state_roots, within
-from workbench.core.tools.errors import tool_error, tool_result
-from workbench.core.tools.paths import resolve_path
-from workbench.core.tools.registry import registry
+from workbench.tools.api import (
+    credential,
+    linked_credential,
+    registry,
+    resolve_path,
+    state_roots,
+    tool_error,
+    tool_result,
+    within,
+)
 from workbench.tools.remote_files import run_elsewhere
 from workbench.tools.textio import kind_of
 

@@ -28,13 +28,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.core.backends import BackendError, backend_for
-from workbench.core.backends.environment import scrubbed_env
-from workbench.core.execution.budget import SpillSlot
-from workbench.core.safety import analyze_command
-from workbench.core.tools.errors import tool_error, tool_result
-from workbench.core.tools.paths import resolve_path
-from workbench.core.tools.registry import registry
+from workbench.tools.api import (
+    BackendError,
+    SpillSlot,
+    analyze_command,
+    backend_for,
+    registry,
+    resolve_path,
+    scrubbed_env,
+    tool_error,
+    tool_result,
+)
 from workbench.tools.capture import OutputCapture
 
 DEFAULT_TIMEOUT = 180

@@ -10,8 +10,7 @@ import json
 import os
 from typing import Any
 
-from workbench.core.tools.errors import tool_error, tool_result
-from workbench.core.tools.registry import ToolUnavailable, registry
+from workbench.tools.api import ToolUnavailable, registry, tool_error, tool_result
 
 API_KEY_ENV = "FIRECRAWL_API_KEY"
 API_URL_ENV = "FIRECRAWL_API_URL"

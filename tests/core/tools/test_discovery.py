@@ -54,3 +54,27 @@ def test_a_failing_module_is_reported_and_the_rest_load(
     finally:
         for mod in [m for m in sys.modules if m.startswith("fixture_tools")]:
             del sys.modules[mod]
+
+
+def test_a_family_subpackage_is_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module_registry: ToolRegistry
+) -> None:
+    family = tmp_path / "fixture_families" / "files"
+    family.mkdir(parents=True)
+    (family.parent / "__init__.py").write_text("")
+    (family / "__init__.py").write_text("")
+    (family / "reader.py").write_text(
+        "from workbench.core.tools.registry import registry\n"
+        "registry.register('fixture_read', 'fixture', {'description': 'r'}, "
+        "lambda a, **k: 'read')\n"
+    )
+    (family.parent / "_hidden").mkdir()
+    (family.parent / "_hidden" / "__init__.py").write_text("raise RuntimeError('never')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        report = discover_builtin_tools("fixture_families")
+        assert report.loaded == ["fixture_families.files.reader"] and report.failed == []
+        assert module_registry.dispatch("fixture_read", {}) == "read"
+    finally:
+        for mod in [m for m in sys.modules if m.startswith("fixture_families")]:
+            del sys.modules[mod]

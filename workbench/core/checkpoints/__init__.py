@@ -1,19 +1,33 @@
 """Checkpoints: snapshots of the working directory before the agent changes it, and restore.
 
 The contract the front ends use is in model.py (types) and store.py (`CheckpointStore`).
+
+The names below load when first used: importing one of its modules (the events, say)
+does not load the store and the git plumbing under it.
 """
 
-from workbench.core.checkpoints.events import CheckpointSkipped, CheckpointTaken
-from workbench.core.checkpoints.model import (
-    Checkpoint,
-    CheckpointError,
-    FileChange,
-    RestorePlan,
-    RestoreResult,
-    RestoreStopped,
-    Snapshot,
-)
-from workbench.core.checkpoints.store import CheckpointStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.core.checkpoints.events import (
+        CheckpointSkipped,
+        CheckpointTaken,
+    )
+    from workbench.core.checkpoints.model import (
+        Checkpoint,
+        CheckpointError,
+        FileChange,
+        RestorePlan,
+        RestoreResult,
+        RestoreStopped,
+        Snapshot,
+    )
+    from workbench.core.checkpoints.store import (
+        CheckpointStore,
+    )
 
 __all__ = [
     "Checkpoint",
@@ -27,3 +41,26 @@ __all__ = [
     "RestoreStopped",
     "Snapshot",
 ]
+
+_HOMES = {
+    "CheckpointSkipped": "events",
+    "CheckpointTaken": "events",
+    "Checkpoint": "model",
+    "CheckpointError": "model",
+    "FileChange": "model",
+    "RestorePlan": "model",
+    "RestoreResult": "model",
+    "RestoreStopped": "model",
+    "Snapshot": "model",
+    "CheckpointStore": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Each name is imported from its module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

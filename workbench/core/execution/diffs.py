@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.execution.patch import patched  # the patch tool's own rule
 from workbench.core.tools.paths import resolve_path
 
 DIFFED = ("write_file", "patch")
@@ -106,8 +107,6 @@ def planned(name: str, args: dict[str, Any], old: Before) -> str | None:
         return content if isinstance(content, str) else None
     if old.text is None:
         return None
-    from workbench.tools.file_tools import patched  # the tool's own replacement rules
-
     change = patched(old.text, args, old.path)
     return None if isinstance(change, str) else change[0]
 

@@ -1,4 +1,5 @@
-"""Built-in tool discovery: every module under `workbench.tools` registers itself on import.
+"""Built-in tool discovery: every module under `workbench.tools` registers itself on import
+(its families' subpackages too).
 
 No hand-kept list: a new module is found by being there. A module that fails to import is
 reported with its error and traceback, and the others load.
@@ -26,12 +27,18 @@ class DiscoveryReport:
 
 
 def discover_builtin_tools(package: str = BUILTIN_PACKAGE) -> DiscoveryReport:
-    """Import every public module of `package` (sorted); idempotent, as imports are cached."""
+    """Import every public module of `package` and of its public subpackages (the families of
+    tools), sorted; idempotent, as imports are cached."""
     report = DiscoveryReport()
+    _discover(package, report)
+    return report
+
+
+def _discover(package: str, report: DiscoveryReport) -> None:
     pkg = importlib.import_module(package)
-    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
-    for name in names:
-        module = f"{package}.{name}"
+    found = sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name)
+    for info in (m for m in found if not m.name.startswith("_")):
+        module = f"{package}.{info.name}"
         try:
             importlib.import_module(module)
         except Exception as exc:
@@ -40,5 +47,7 @@ def discover_builtin_tools(package: str = BUILTIN_PACKAGE) -> DiscoveryReport:
                 ModuleImportFailed(module, f"{type(exc).__name__}: {exc}", traceback.format_exc())
             )
         else:
-            report.loaded.append(module)
-    return report
+            if info.ispkg:
+                _discover(module, report)
+            else:
+                report.loaded.append(module)
