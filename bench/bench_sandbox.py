@@ -21,7 +21,7 @@ TARGET = 0.050
 
 
 def median_seconds(backend, command: str, cwd: Path) -> float:
-    from workbench.tools.terminal_tool import run_process
+    from workbench.builtins.terminal.terminal_tool import run_process
 
     def once() -> float:
         spawn = backend.shell(command, str(cwd), 30)

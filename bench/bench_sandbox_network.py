@@ -165,7 +165,7 @@ def fake_home(root: Path, sshd: Sshd | None) -> Path:
 
 def run_one(backend, command: str, cwd: Path) -> tuple[bool, float, str]:
     """Whether it worked, how long it took, and the last line it printed."""
-    from workbench.tools.terminal_tool import run_process
+    from workbench.builtins.terminal.terminal_tool import run_process
 
     cwd.mkdir(parents=True)
     if " push " in command:  # a project to push from: a clone made outside, as a user has

@@ -66,10 +66,10 @@ def _serve_reply(reply_text: str, chunks: int, delay: float, pipe) -> None:
 
 
 async def typing_while_streaming(tokens_per_second: int = 2000, seconds: float = 6.0):
-    from workbench.app import WorkbenchApp
-    from workbench.screens.main import MainScreen
-    from workbench.screens.session import SessionScreen
-    from workbench.widgets.chat import PromptArea
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.screens.main import MainScreen
+    from workbench.tui.screens.session import SessionScreen
+    from workbench.tui.widgets.chat import PromptArea
 
     home = Path(tempfile.mkdtemp(prefix="bench-session-"))
     os.environ["HERMES_HOME"] = str(home)
@@ -127,7 +127,7 @@ async def timeline_keys(calls: int = 10_000):
     from textual.app import App
 
     from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
-    from workbench.widgets.timeline import Timeline, TimelineModel
+    from workbench.tui.widgets.timeline import Timeline, TimelineModel
 
     model = TimelineModel()
     at = 1000.0
@@ -205,8 +205,8 @@ async def viewer_first_screen(one_line: bool = False, size: int = 500 << 20):
     whole index, a search to its last bytes, and wrap on: seconds, peak RSS, worst stall."""
     from textual.app import App
 
-    from workbench.screens.viewer import ViewerScreen
-    from workbench.widgets.file_view import FileView
+    from workbench.tui.screens.viewer import ViewerScreen
+    from workbench.tui.widgets.file_view import FileView
 
     with tempfile.TemporaryDirectory(prefix="bench-viewer-") as tmp:
         path = Path(tmp) / "huge.log"

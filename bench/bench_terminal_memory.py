@@ -33,7 +33,7 @@ def vm(field):
 mode, command, timeout, tmp = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 if mode == "ours":
     from workbench.core.execution.budget import SpillSlot, SpillStore
-    from workbench.tools.terminal_tool import run_command
+    from workbench.builtins.terminal.terminal_tool import run_command
     slot = SpillSlot(SpillStore(Path(tmp), "bench"), "call")
     run = lambda: run_command(command, Path(tmp), timeout, spill=slot)
 elif mode == "held":

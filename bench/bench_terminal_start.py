@@ -28,7 +28,7 @@ from pathlib import Path
 
 side, runs, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if side == "ours":
-    from workbench.tools.terminal_tool import run_command
+    from workbench.builtins.terminal.terminal_tool import run_command
     once = lambda: run_command("true", Path(tmp), 30)
 else:
     from tools.terminal_tool import terminal_tool

@@ -124,10 +124,10 @@ def first_frames(rounds: int = 9) -> tuple[float, float]:
 
 async def filter_keystrokes(tools: int = 2000) -> tuple[float, float]:
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="bench-ui-home-")
-    from workbench.app import WorkbenchApp
     from workbench.core.events import ToolSource
     from workbench.core.tools.registry import registry
-    from workbench.screens.main import MainScreen
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.screens.main import MainScreen
 
     with registry.scope(ToolSource.PLUGIN, "bench"):
         for i in range(tools):

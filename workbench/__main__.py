@@ -7,7 +7,8 @@ Neither front end imports the other.
 
 from __future__ import annotations
 
-from workbench import cli, launch
+from workbench.cli import main as cli
+from workbench.tui import launch
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 FIRST_FRAME = """
 import asyncio
-from workbench.app import WorkbenchApp
-from workbench.screens.main import MainScreen
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.screens.main import MainScreen
 
 async def main():
     app = WorkbenchApp()
@@ -81,5 +81,5 @@ def test_fresh_install_runs(installed: Path, tmp_path: Path) -> None:
 def test_wheel_contents(installed: Path) -> None:
     (wheel,) = installed.parent.glob("hermes_tui-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "workbench/screens/main.tcss" in names
+    assert "workbench/tui/screens/main.tcss" in names
     assert not any(n.startswith(("tests/", "bench/")) for n in names)

@@ -71,7 +71,9 @@ def test_the_browser_sees_the_tools_tree_and_a_toggle_reaches_config_yaml(
             page.keyboard.type("terminal", delay=150)
             screen.wait_for(page, "1 match")
             page.keyboard.press("Enter")
-            screen.wait_for(page, "workbench.tools.terminal_tool")  # its detail: selected
+            screen.wait_for(
+                page, "workbench.builtins.terminal.terminal_tool"
+            )  # its detail: selected
             page.keyboard.press("Space")
             deadline = time.monotonic() + 30
             while load_config(home / "config.yaml").get("agent.disabled_toolsets") != ["terminal"]:

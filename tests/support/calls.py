@@ -39,7 +39,7 @@ def call(
     yes: bool = False,
 ) -> Called:
     """Run `hermes-tui call TOOL --args ... --cwd CWD [--yes]` in-process, stdin not a TTY."""
-    from workbench import cli
+    from workbench.cli import main as cli
 
     capsys.readouterr()
     argv = ["call", tool, "--args", json.dumps(args), "--cwd", str(cwd)]

@@ -12,11 +12,11 @@ from textual.app import App
 
 from workbench.core.execution.approval import ApprovalRequest
 from workbench.core.safety import analyze_command
-from workbench.screens import approval as approval_screen
-from workbench.screens.approval import ApprovalScreen
-from workbench.screens.main import MainScreen
-from workbench.screens.viewer import ViewerScreen
-from workbench.widgets.tools_tree import ToolsTree
+from workbench.tui.screens import approval as approval_screen
+from workbench.tui.screens.approval import ApprovalScreen
+from workbench.tui.screens.main import MainScreen
+from workbench.tui.screens.viewer import ViewerScreen
+from workbench.tui.widgets.tools_tree import ToolsTree
 
 
 async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:

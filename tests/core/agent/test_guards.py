@@ -269,8 +269,8 @@ def test_a_small_model_is_offered_no_numeric_or_boolean_option() -> None:
 
 
 def test_the_lean_profile_keeps_the_offset_a_result_says_to_go_on_from() -> None:
+    from workbench.builtins.files import file_tools  # noqa: F401  (registers read_file)
     from workbench.core.tools.registry import registry
-    from workbench.tools import file_tools  # noqa: F401  (registers read_file)
 
     (read,) = registry.get_definitions({"read_file"}, quiet=True)
     properties = lean_definition(read)["function"]["parameters"]["properties"]
@@ -294,8 +294,8 @@ def test_a_lean_description_keeps_what_says_how_to_call_the_tool() -> None:
 
 
 def test_the_lean_profile_trims_descriptions_of_the_real_tools() -> None:
+    from workbench.builtins.files import file_tools  # noqa: F401  (registers the file tools)
     from workbench.core.tools.registry import registry
-    from workbench.tools import file_tools  # noqa: F401  (registers the file tools)
 
     names = {"read_file", "write_file", "patch"}
     for full in registry.get_definitions(names, quiet=True):
@@ -390,7 +390,7 @@ async def test_the_unwritten_file_is_asked_for_once_and_only_when_nothing_was_wr
 
 
 def test_a_count_of_nothing_asks_to_try_another_way(tmp_path: Path) -> None:
-    from workbench.tools.search_tool import search_files
+    from workbench.builtins.files.search_tool import search_files
 
     (tmp_path / "manual.md").write_text("Backups are kept for 41 days.\n")
     counted = search_files({"pattern": "Backup days", "output_mode": "count"}, cwd=str(tmp_path))

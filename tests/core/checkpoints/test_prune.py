@@ -52,7 +52,7 @@ def test_the_size_cap_drops_the_oldest_of_every_project(
 
 
 def test_doctor_names_a_bad_checkpoints_value(home: Path, capsys) -> None:
-    from workbench import cli
+    from workbench.cli import main as cli
 
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text("checkpoints:\n  max_snapshots: lots\n")

@@ -242,7 +242,7 @@ def test_may_change(tmp_path: Path, module_registry) -> None:
 def test_approvals_test_says_a_checkpoint_would_hold_the_file(
     home: Path, workdir: Path, capsys
 ) -> None:
-    from workbench import cli
+    from workbench.cli import main as cli
 
     code = cli.main(["approvals", "test", "rm a.txt", "--cwd", str(workdir)])
     out = capsys.readouterr().out

@@ -122,7 +122,7 @@ def test_trust_values(value, untrusted: bool, warned: bool) -> None:
 
 
 def test_the_tool_detail_shows_the_annotations_and_the_trust(start, reg: ToolRegistry) -> None:
-    from workbench.widgets.tool_detail import describe
+    from workbench.tui.widgets.tool_detail import describe
 
     start({"notes": annotated(trust="untrusted")})
 

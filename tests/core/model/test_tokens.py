@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from workbench.builtins.files.file_tools import MAX_READ_CHARS
 from workbench.core.agent.context import Window, known_window, result_room
 from workbench.core.model.tokens import (
     Encoding,
@@ -16,7 +17,6 @@ from workbench.core.model.tokens import (
     encoding_for,
     tokenizer_for,
 )
-from workbench.tools.file_tools import MAX_READ_CHARS
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.execution.gate import check_call
+from workbench.core.policy.gate import check_call
 from workbench.core.safety import Severity, analyze_command, places
 from workbench.core.tools.invoke import call_tool
 from workbench.core.tools.registry import registry

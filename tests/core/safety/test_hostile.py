@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.execution.gate import check_call
+from workbench.core.policy.gate import check_call
 from workbench.core.safety import Severity, analyze_command, sensitive_path
 
 PROJECT = "/work/project"
@@ -435,7 +435,7 @@ def test_changing_hermes_settings_from_its_terminal_never_runs(command: str) -> 
         "hermes-tui",
         "/usr/local/bin/hermes-tui call write_file --yes",
         "python3 -m workbench call terminal --yes",
-        'python3 -c \'from workbench import cli; cli.main(["call", "terminal", "--yes"])\'',
+        'python3 -c \'from workbench.cli import main as cli; cli.main(["call", "terminal", "--yes"])\'',
         "hermes chat -q 'clean up'",
     ],
 )

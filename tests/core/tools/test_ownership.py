@@ -16,7 +16,7 @@ def tool(source: ToolSource, owner: str, toolset: str = "s", name: str = "t") ->
     )
 
 
-BUILTIN = tool(ToolSource.BUILTIN, "workbench.tools.x")
+BUILTIN = tool(ToolSource.BUILTIN, "workbench.builtins.x")
 MCP = tool(ToolSource.MCP, "srv", "mcp-srv")
 PLUGIN = tool(ToolSource.PLUGIN, "p")
 

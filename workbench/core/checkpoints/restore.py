@@ -28,7 +28,7 @@ from workbench.core.checkpoints.model import (
     RestoreStopped,
 )
 from workbench.core.checkpoints.shadow import Project
-from workbench.core.execution import diffs
+from workbench.core.edits import diffs
 from workbench.core.storage.atomic import atomic_write_bytes, current_umask, locked
 
 if TYPE_CHECKING:

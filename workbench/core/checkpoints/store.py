@@ -43,7 +43,7 @@ from workbench.core.checkpoints.shadow import (
     set_aside,
 )
 from workbench.core.config import Config, load_config
-from workbench.core.execution.diffs import FileDiff
+from workbench.core.edits.diffs import FileDiff
 from workbench.core.storage.atomic import atomic_write_text, locked
 
 logger = logging.getLogger(__name__)

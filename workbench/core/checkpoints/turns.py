@@ -19,7 +19,7 @@ from typing import Any
 
 from workbench.core.checkpoints.events import CheckpointSkipped, CheckpointTaken
 from workbench.core.checkpoints.store import CheckpointStore
-from workbench.core.execution.gate import check_call, coverable
+from workbench.core.policy.gate import check_call, coverable
 from workbench.core.safety import analyze_command
 from workbench.core.safety.analyzer import STATE_READERS
 from workbench.core.tools.events import ToolSource

@@ -28,7 +28,7 @@ from typing import Any
 
 from workbench.core.asking import ANSWERED, NO_ANSWER, Ask, Asker, AskKind
 from workbench.core.config import Config, ConfigError
-from workbench.core.execution.diffs import FileDiff
+from workbench.core.edits.diffs import FileDiff
 from workbench.core.execution.events import ApprovalAnswered
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    from workbench.core.execution import diffs
+    from workbench.core.edits import diffs
     from workbench.core.execution.approval import ApprovalRequest, Decision
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from workbench.core.backends import Backend
 from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
 from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
-from workbench.core.execution import diffs
+from workbench.core.edits import diffs
 from workbench.core.execution.approval import (
     ApprovalBroker,
     Choice,

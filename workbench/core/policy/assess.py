@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from workbench.core.execution.gate import FILE_WRITERS, GateCheck, Holds, check_call, with_coverage
+from workbench.core.policy.gate import FILE_WRITERS, GateCheck, Holds, check_call, with_coverage
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.parser import home_dir

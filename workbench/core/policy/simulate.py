@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.execution.gate import coverable
 from workbench.core.policy.assess import assess
+from workbench.core.policy.gate import coverable
 from workbench.core.policy.policy import Outcome, Policy, Ruling
 from workbench.core.policy.rules import CallFacts, Rule
 

@@ -1,4 +1,4 @@
-"""Built-in tool discovery: every module under `workbench.tools` registers itself on import
+"""Built-in tool discovery: every module under `workbench.builtins` registers itself on import
 (its families' subpackages too).
 
 No hand-kept list: a new module is found by being there. A module that fails to import is
@@ -17,7 +17,7 @@ from workbench.core.tools.events import ModuleImportFailed
 
 logger = logging.getLogger(__name__)
 
-BUILTIN_PACKAGE = "workbench.tools"
+BUILTIN_PACKAGE = "workbench.builtins"
 
 
 @dataclass

@@ -1,0 +1,200 @@
+"""Asking a person during a session, with a pilot: an approval, an MCP server's question and
+the agent's `clarify` each reach the app as an `Asked` event on the core's one stream, open
+their modal (one at a time), mark the waiting call's timeline bar, and the answer goes back
+to the core through the asker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.support.conversation import tool_messages
+from tests.support.fake_openai import FakeOpenAI, text, tools
+from tests.support.mcp import SERVER
+from tests.support.pilot import loaded, wait_until
+from workbench.core.asking import Asked, AskKind, Settled
+from workbench.core.events import CoreEvent
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.screens.approval import ApprovalScreen
+from workbench.tui.screens.asks import ClarifyScreen
+from workbench.tui.screens.mcp_asks import ElicitationScreen
+from workbench.tui.screens.session import SessionScreen
+from workbench.tui.widgets.chat import PromptArea
+from workbench.tui.widgets.timeline import Bar
+
+QUIET = "terminal:\n  sandbox: false\ncheckpoints:\n  enabled: false\ntools:\n  tool_search:\n    enabled: false\n"  # the gate alone, every tool sent in full
+
+
+@pytest.fixture
+def server(fake: FakeOpenAI, home: Path, tmp_path: Path, monkeypatch) -> FakeOpenAI:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(fake.model_config() + QUIET)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("alpha\n")
+    return fake
+
+
+class Recording(WorkbenchApp):
+    """The app, keeping the ask events it was handed on the core's stream."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asks_seen: list[Asked | Settled] = []
+
+    def _deliver(self, event: CoreEvent) -> None:
+        if isinstance(event, Asked | Settled):
+            self.asks_seen.append(event)
+        super()._deliver(event)
+
+
+async def send(pilot, app, prompt: str) -> SessionScreen:
+    await loaded(pilot, app)
+    await pilot.press("f6")
+    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
+    screen = app.screen
+    screen.query_one(PromptArea).text = prompt
+    screen.query_one(PromptArea).focus()
+    await pilot.press("enter")
+    return screen
+
+
+def bar(app, name: str) -> Bar:
+    (found,) = [b for b in app.timeline_model.bars if b.name == name]
+    return found
+
+
+async def test_an_approval_shows_its_modal_marks_the_bar_and_the_answer_runs_the_call(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    server.add(tools(("terminal", {"command": "rm a.txt"})), text("Deleted."))
+    app = Recording()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, "delete a.txt")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20)
+        assert app.screen.request.command == "rm a.txt"
+        (asked,) = app.asks_seen  # the ask came on the one stream, with its call
+        assert asked.ask.kind is AskKind.APPROVAL and asked.ask.call_id
+        await wait_until(pilot, lambda: app.timeline_model.by_id.get(asked.ask.call_id))
+        waiting = bar(app, "terminal")
+        assert waiting.waiting == "waiting for approval" and "[waiting for approval]" in (
+            waiting.title
+        )
+        assert (tmp_path / "a.txt").exists()
+        await pilot.press("o")  # once
+        await wait_until(pilot, lambda: waiting.status == "ok", timeout=20)
+        assert not (tmp_path / "a.txt").exists()  # the answer reached the core: it ran
+        assert waiting.waiting == "" and "waiting" not in waiting.title
+        assert [type(e) for e in app.asks_seen] == [Asked, Settled]
+        assert app.asks_seen[1].why == "answered"
+
+
+async def test_two_approvals_wait_in_turn_one_modal_at_a_time(server: FakeOpenAI) -> None:
+    app = Recording()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await wait_until(pilot, lambda: app.runtime is not None and app.asks is not None)
+        broker = app.runtime.broker
+        decisions: dict[str, object] = {}
+
+        async def decide(command: str) -> None:
+            decisions[command] = await broker.decide("terminal", command, None, reason="test")
+
+        app.run_worker(decide("rm first"))
+        app.run_worker(decide("rm second"))
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait_until(pilot, lambda: len(broker.pending()) == 2)
+        assert app.screen.request.command == "rm first"
+        await pilot.press("d")
+        await wait_until(pilot, lambda: "rm first" in decisions)
+        await wait_until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen) and app.screen.request.command == "rm second"
+            ),
+        )
+        await pilot.press("o")
+        await wait_until(pilot, lambda: "rm second" in decisions)
+        assert not decisions["rm first"].approved and decisions["rm second"].approved
+
+
+async def test_clarify_asks_in_a_modal_and_the_answer_goes_to_the_model(
+    server: FakeOpenAI,
+) -> None:
+    server.add(
+        tools(("clarify", {"question": "Which colour?", "choices": ["red", "blue"]})),
+        text("Blue it is."),
+    )
+    app = Recording()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, "paint it")
+        await wait_until(pilot, lambda: isinstance(app.screen, ClarifyScreen), timeout=20)
+        assert "Which colour?" in str(app.screen.query_one("#clarify-question").render())
+        (asked,) = app.asks_seen
+        assert asked.ask.kind is AskKind.CLARIFY
+        await wait_until(pilot, lambda: app.timeline_model.by_id.get(asked.ask.call_id))
+        assert bar(app, "clarify").waiting == "waiting for your answer"
+        await pilot.press("down", "enter")  # the second choice
+        await wait_until(pilot, lambda: len(server.requests) == 2, timeout=20)
+        (answer,) = tool_messages(server.requests[1])
+        assert json.loads(answer["content"]) == {"answer": "blue"}
+        await wait_until(pilot, lambda: bar(app, "clarify").status == "ok")
+        assert bar(app, "clarify").waiting == ""
+
+
+async def test_an_mcp_servers_question_during_a_session_is_a_form_and_the_answer_goes_back(
+    server: FakeOpenAI, home: Path
+) -> None:
+    (home / "config.yaml").write_text(
+        server.model_config()
+        + QUIET
+        + f"mcp_servers:\n  cat:\n    command: {SERVER[0]}\n    args: [{SERVER[1]}]\n"
+    )
+    server.add(tools(("mcp__cat__ask", {"question": "What is your name?"})), text("Hello."))
+    app = Recording()
+    async with app.run_test(size=(140, 50)) as pilot:
+        await loaded(pilot, app)
+        await wait_until(
+            pilot,
+            lambda: app.runtime.mcp is not None and app.runtime.mcp.statuses()[0].state == "ready",
+            timeout=40,
+        )
+        await send(pilot, app, "ask my name")
+        await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen), timeout=30)
+        modal = app.screen
+        assert "What is your name?" in str(modal.query_one("#elicit-message").render())
+        (asked,) = app.asks_seen
+        assert asked.ask.kind is AskKind.ELICITATION and asked.ask.call_id
+        await wait_until(pilot, lambda: app.timeline_model.by_id.get(asked.ask.call_id))
+        assert bar(app, "mcp__cat__ask").waiting == "waiting for your answer"
+        modal.query_one("#arg-answer").value = "Ada"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: len(server.requests) == 2, timeout=30)
+        (result,) = tool_messages(server.requests[1])
+        assert "Ada" in result["content"] and "accept" in result["content"]
+        assert bar(app, "mcp__cat__ask").waiting == ""
+
+
+async def test_quitting_with_a_question_open_fails_it_closed(server: FakeOpenAI) -> None:
+    """The app goes away while an approval waits (asked from another thread): it is denied
+    at once, not at its deadline."""
+    app = Recording()
+    decided: list = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await wait_until(pilot, lambda: app.asks is not None)
+        broker = app.runtime.broker
+        asking = threading.Thread(
+            target=lambda: decided.append(
+                asyncio.run(broker.decide("terminal", "rm x", None, reason="test"))
+            )
+        )
+        asking.start()
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+    asking.join(10)
+    (decision,) = decided
+    assert not decision.approved
+    assert decision.reason == "denied: the front end that could answer went away"

@@ -1,0 +1,37 @@
+"""The core as the built-in tools see it: the one module of the core they import.
+
+A built-in tool registers itself, resolves its paths, answers in the result format, and
+runs through a backend; what it may use for that is listed here, and an import contract
+(pyproject.toml) holds every built-in to it, so what they depend on stays small and seen.
+"""
+
+from workbench.core.backends import BackendError, backend_for
+from workbench.core.backends.environment import scrubbed_env
+from workbench.core.edits.patch import patched
+from workbench.core.execution.budget import SpillSlot
+from workbench.core.safety import analyze_command
+from workbench.core.safety.places import credential, linked_credential, state_roots, within
+from workbench.core.storage.atomic import atomic_write_text, default_file_mode
+from workbench.core.tools.errors import tool_error, tool_result
+from workbench.core.tools.paths import resolve_path
+from workbench.core.tools.registry import ToolUnavailable, registry
+
+__all__ = [
+    "BackendError",
+    "SpillSlot",
+    "ToolUnavailable",
+    "analyze_command",
+    "atomic_write_text",
+    "backend_for",
+    "credential",
+    "default_file_mode",
+    "linked_credential",
+    "patched",
+    "registry",
+    "resolve_path",
+    "scrubbed_env",
+    "state_roots",
+    "tool_error",
+    "tool_result",
+    "within",
+]

@@ -1,0 +1,1 @@
+"""Built-in file tools: read_file, write_file, patch, search_files, here or on a backend."""

@@ -1,0 +1,1 @@
+"""Built-in web tools: web_search, web_extract."""

@@ -1,0 +1,1 @@
+"""The command-line front end: `hermes-tui`'s commands. No Textual here."""

@@ -1,0 +1,98 @@
+"""The approval prompt and the `clarify` question for the headless CLI on a terminal (the
+TUI has its own modals).
+
+It lists the rules "always" (and "never") could save, numbered, with the calls of this
+session each would also match; `a` saves the first, `a2` the second, and so on. Anything
+that is not exactly one of the answers denies.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+
+from workbench.core.asking import Ask, Asker
+from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest
+from workbench.core.policy import Rule
+from workbench.core.printable import escape
+
+_NUMBERED = re.compile(r"^(a|always|s|session|n|never)([1-9][0-9]?)$")
+
+
+class TerminalPrompt:
+    """Asks on stderr, reads one line from stdin; anything but an answer denies."""
+
+    def __init__(self, broker: ApprovalBroker) -> None:
+        self.broker = broker
+        self._lock = threading.Lock()  # one question at a time
+
+    def __call__(self, request: ApprovalRequest) -> None:
+        threading.Thread(target=self._ask, args=(request,), daemon=True).start()
+
+    def _ask(self, request: ApprovalRequest) -> None:
+        with self._lock:
+            sys.stderr.write("\n".join(question(request)))
+            sys.stderr.flush()
+            answer = sys.stdin.readline()
+        choice, rule = parse(answer.strip(), request)
+        self.broker.answer(request.id, choice, rule)
+
+
+class TerminalQuestion:
+    """The agent's `clarify` question on stderr; the line read from stdin is the answer."""
+
+    def __init__(self, asker: Asker) -> None:
+        self.asker = asker
+
+    def __call__(self, ask: Ask) -> None:
+        threading.Thread(target=self._ask, args=(ask,), daemon=True).start()
+
+    def _ask(self, ask: Ask) -> None:
+        choices = ask.subject.choices
+        options = f" [{' / '.join(escape(c) for c in choices)}]" if choices else ""
+        sys.stderr.write(f"\n? {escape(ask.subject.text)}{options}\n")
+        sys.stderr.flush()
+        self.asker.answer(ask.id, sys.stdin.readline())
+
+
+def question(request: ApprovalRequest) -> list[str]:
+    who = f" ({escape(request.label)})" if request.label else ""
+    lines = [f"\nhermes-tui: {escape(request.tool)}{who} needs your approval to run:", ""]
+    # every line, each control character visible: a command cannot hide itself
+    lines += [f"    {line}" for line in escape(request.command).split("\n")]
+    lines += ["", f"  why:   {escape(request.reason)}", f"  where: {escape(request.cwd)}"]
+    if request.writes:
+        lines.append(f"  writes: {escape(', '.join(request.writes))}")
+    for number, (allow, deny) in enumerate(
+        zip(request.allow_offers, request.deny_offers, strict=False), start=1
+    ):
+        lines.append(f"  rule {number}: {escape(allow.rule.describe())} / deny alike")
+        if deny.matches:
+            lines.append(f"          also matches earlier: {escape(', '.join(deny.matches[:5]))}")
+    if request.allow_offers:
+        lines.append("  (a, s or n save rule 1 in config.yaml; a2, s2, n2... another)")
+    if request.only_leave:
+        lines.append(
+            f"Run it once outside the sandbox? [x] yes — anything else keeps it in "
+            f"(kept in after {request.timeout:g}s): "
+        )
+        return lines
+    outside = ", [x] once outside the sandbox" if request.can_leave else ""
+    lines.append(
+        f"Allow? [o]nce, [s]ession, [a]lways, [n]ever, [d]eny{outside} — anything else denies "
+        f"(denied in {request.timeout:g}s): "
+    )
+    return lines
+
+
+def parse(answer: str, request: ApprovalRequest) -> tuple[str, Rule | None]:
+    """The answer and the rule it picks (`a2`: the second offer); unknown numbers deny."""
+    match = _NUMBERED.match(answer)
+    if match is None:
+        return answer, None
+    word, number = match.group(1), int(match.group(2))
+    offers = request.deny_offers if word[0] == "n" else request.allow_offers
+    if number > len(offers):
+        return "deny", None
+    return word, offers[number - 1].rule

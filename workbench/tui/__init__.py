@@ -1,0 +1,1 @@
+"""The Textual front end: the app, its controller, screens and widgets, and `serve`."""
