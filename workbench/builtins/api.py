@@ -1,4 +1,4 @@
-"""The core as the built-in tools see it: the one module of the core they import.
+"""The core as the built-in tools see it: the one module through which they import it.
 
 A built-in tool registers itself, resolves its paths, answers in the result format, and
 runs through a backend; what it may use for that is listed here, and an import contract

@@ -1,14 +1,14 @@
 """terminal: run a shell command with a timeout, a working directory and an output cap.
 
 Output is read as it comes, in bounded memory: the model gets its head and tail, and the
-whole of it is streamed to the session's spill file (see tools/capture.py). The command
-runs under a reaper (tools/reaper.py), so the call returns when bash exits, whatever its
+whole of it is streamed to the session's spill file (see capture.py). The command
+runs under a reaper (reaper.py), so the call returns when bash exits, whatever its
 background jobs hold, and none of them outlives the call. One reaper server is started per
 process, on the first command, and forks a reaper for each: a Python interpreter's start
 per command was most of what `true` cost.
 
-Destructive commands need the user's approval. The executor asks (see core/execution/gate.py) and
-passes the approved command text in `approved_command`; a dangerous command that reaches
+Destructive commands need the user's approval. The executor asks (see core/policy/gate.py)
+and passes the approved command text in `approved_command`; a dangerous command that reaches
 this handler any other way is refused unrun, and a hardline one is refused always.
 """
 

@@ -1,6 +1,6 @@
 """How the front ends say checkpoints: one wording for the CLI, `chat` and the session screen.
 
-No Textual here (the headless commands use it). File names and reasons come from the working
+In the core because both front ends use it (no Textual here). File names and reasons come from the working
 directory and the model: everything shown goes through `escape`, so a name cannot redraw a
 terminal.
 """

@@ -1,1 +1,2 @@
-"""Running a batch of tool calls: planning, the approval gate, timeouts, result budgets."""
+"""Running a batch of tool calls: planning, asking for approval (what asks is decided in
+policy/), timeouts, result budgets."""
