@@ -55,10 +55,12 @@ class ToolRouter:
     def get_entry(self, name: str) -> ToolEntry | None:
         return self._owner(name).get_entry(name)
 
-    def dispatch(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]:
         return self._owner(name).dispatch(name, args, **kwargs)
 
-    async def dispatch_async(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+    async def dispatch_async(
+        self, name: str, args: dict[str, Any], **kwargs: Any
+    ) -> str | dict[str, Any]:
         return await self._owner(name).dispatch_async(name, args, **kwargs)
 
 
