@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from tests.support.mcp import FIXTURE, HERE, wait_until
+from tests.support.waiting import seen, until
 from workbench.core.events import ToolSource
 from workbench.core.execution.executor import Executor
 from workbench.core.mcp import CallProgress, MCPManager, ToolsChanged
@@ -125,16 +126,16 @@ def test_timeouts_and_progress(start, reg: ToolRegistry) -> None:
 
 
 async def test_cancel_reaches_the_server(start, reg: ToolRegistry, markers: Path) -> None:
-    start({"fx": stdio(FIXTURE)})
+    _, events = start({"fx": stdio(FIXTURE)})
     executor = Executor(reg)
     task = asyncio.create_task(
         executor.run([{"id": "1", "name": "mcp__fx__slow", "arguments": {"seconds": 10}}])
     )
-    await asyncio.sleep(0.5)
+    await until(seen(events, CallProgress))  # the server runs the call
     executor.cancel()
     (outcome,) = await task
     assert outcome.status == "cancelled"
-    await asyncio.to_thread(wait_until, lambda: (markers / "cancelled").exists(), 5)
+    await asyncio.to_thread(wait_until, lambda: (markers / "cancelled").exists())
 
 
 def test_calls_to_a_parallel_server_run_concurrently(start, reg: ToolRegistry) -> None:
