@@ -283,7 +283,7 @@ def test_shutdown_leaves_no_process_even_a_stubborn_one(
     began = time.monotonic()
     manager.stop()
     assert time.monotonic() - began < 8
-    wait_until(lambda: not any(alive(p) for p in pids), timeout=5)
+    wait_until(lambda: not any(alive(p) for p in pids))
     assert reg.get_tool_names_for_toolset("mcp-fx") == []
 
 
@@ -338,7 +338,7 @@ def test_a_server_that_never_answers_says_what_it_waits_for_and_stops_at_once(
     began = time.monotonic()
     manager.stop()
     assert time.monotonic() - began < 3  # the SDK's own escalation alone takes over 4 s
-    wait_until(lambda: not alive(pid), timeout=5)
+    wait_until(lambda: not alive(pid))
 
 
 def test_garbage_lines_are_counted_and_said_once(start, reg: ToolRegistry) -> None:
