@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import socket
@@ -140,13 +141,16 @@ async def test_cancel_reaches_the_server(start, reg: ToolRegistry, markers: Path
 
 def test_calls_to_a_parallel_server_run_concurrently(start, reg: ToolRegistry) -> None:
     # Hermes serialises calls to one server even when it allows parallel calls
-    start({"fx": stdio(FIXTURE, supports_parallel_tool_calls=True)})
+    _, events = start({"fx": stdio(FIXTURE, supports_parallel_tool_calls=True)})
     calls = [{"id": str(i), "name": "mcp__fx__slow", "arguments": {"seconds": 1}} for i in range(5)]
-    began = time.monotonic()
     outcomes = asyncio.run(Executor(reg).run(calls))
     assert [o.status for o in outcomes] == ["ok"] * 5
-    assert time.monotonic() - began < 2.5
     assert all(o.parallel for o in outcomes)
+    # each call reports progress ten times: one after the other, the reports come in five
+    # runs of one call each; together, they interleave
+    order = [e.call_id for e in events if isinstance(e, CallProgress)]
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(order))
+    assert len(set(order)) == 5 and runs > 5, order
 
 
 def free_port() -> int:
@@ -207,7 +211,6 @@ def test_garbage_on_stdout_is_survived(start, reg: ToolRegistry) -> None:
 
 
 def test_a_server_that_never_answers_is_bounded(start, reg: ToolRegistry) -> None:
-    began = time.monotonic()
     manager, _ = start(
         {
             "silent": {"command": "sh", "args": ["-c", "exec sleep 1000"], "connect_timeout": 1},
@@ -215,8 +218,8 @@ def test_a_server_that_never_answers_is_bounded(start, reg: ToolRegistry) -> Non
         }
     )
     assert status(manager, "fx").state == "ready"
+    # given up after its connect_timeout, not left starting
     assert "no answer to initialize within 1 s (connect_timeout)" in status(manager, "silent").error
-    assert time.monotonic() - began < 10
 
 
 def test_two_servers_colliding_on_a_name_are_reported(start, reg: ToolRegistry) -> None:
