@@ -185,6 +185,7 @@ async def test_x_switches_one_tool_off_and_on_and_it_is_saved(home: Path) -> Non
 
 
 @pytest.mark.skipif(not REAL_SERVERS["everything"].exists(), reason="run `make mcp-servers` first")
+@pytest.mark.e2e  # the real `everything` server (npm): end-to-end
 async def test_x_on_an_mcp_tool_writes_its_servers_exclude_list(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(
