@@ -77,15 +77,16 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format workbench tests bench docs
 	$(BIN)/ruff check --fix workbench tests bench docs
 
-# Tests run in two passes. The first: every test not marked e2e, spread over the cores by
-# pytest-xdist (a test that must not run beside another can be kept on one worker with
-# `@pytest.mark.xdist_group("name")`; none needs it today). The second: the end-to-end tests
-# (real terminals, servers, the bundled model), one at a time, since each loads the whole
-# machine. Both passes run, so one run tells every failure; either failing fails `make test`.
-# The 25 slowest of each pass are printed and kept in .cache/durations-*.txt.
+# Tests run in two passes, each spread over the cores by pytest-xdist. The first: every test
+# not marked e2e. The second: the end-to-end tests (real terminals, servers, the bundled
+# model). Tests that must not run beside each other are kept on one worker, one after the
+# other, by `@pytest.mark.xdist_group("name")` (`--dist loadgroup`): the bundled model's, the
+# hostile cases (they look for secrets in every process), the packaging pair. Both passes
+# run, so one run tells every failure; either failing fails `make test`. The 25 slowest of
+# each pass are printed and kept in .cache/durations-*.txt.
 WORKERS ?= auto
-PYTEST = $(BIN)/python -m pytest -q
-UNIT_TESTS = $(PYTEST) -n $(WORKERS) --dist loadgroup -m "not e2e" --ignore=tests/e2e
+PYTEST = $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
+UNIT_TESTS = $(PYTEST) -m "not e2e" --ignore=tests/e2e
 E2E_TESTS = $(PYTEST) -m e2e
 
 # The developer's loop: lint, types and every test but the end-to-end ones.

@@ -43,7 +43,10 @@ from tests.support.cli import BIN
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from tests.support.hostile import MARKERS, NEVER_PRINTED, Step
 
-pytestmark = pytest.mark.e2e
+# Cases look for the app's secrets in every process (`ps aux`, /proc/*/environ): another
+# case's process running beside them would be found, so the cases run one after the other,
+# on one worker (the other e2e tests run beside them).
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("hostile")]
 
 CONFIGS = {"default": "", "off": hostile.SANDBOX_OFF, "on": hostile.SANDBOX_ON}
 CHOSEN = os.environ.get("HOSTILE_CONFIGS", "default,off").split(",")

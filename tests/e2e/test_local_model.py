@@ -20,6 +20,9 @@ from workbench.core.session import ChatSession
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "models"
 pytestmark = [
     pytest.mark.e2e,
+    # the bundled model takes every core, and the lifetime tests count its servers: the
+    # tests that run it go one after the other, on one worker
+    pytest.mark.xdist_group("local-model"),
     pytest.mark.skipif(
         not local_model.installed(local_model.MODELS["qwen2.5-coder-0.5b"]),
         reason="the local model is installed by `make test`",

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Building the wheel and installing it in a fresh venv takes minutes on a loaded machine; the
 # first test's timeout includes the fixture.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
+# Both tests on one worker: the wheel and its environment (a module fixture) are made once.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800), pytest.mark.xdist_group("packaging")]
 
 FIRST_FRAME = """
 import asyncio

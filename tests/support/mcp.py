@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import PATIENCE
 from workbench.core.mcp import MCPManager
 from workbench.core.tools.registry import ToolRegistry
 
@@ -18,7 +19,7 @@ HERE = Path(__file__).resolve().parents[1] / "core" / "mcp"  # the fixture serve
 FIXTURE = [sys.executable, str(HERE / "fixture_server.py")]
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "condition not reached in time"

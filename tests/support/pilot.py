@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual.app import App
 
+from tests.support.waiting import PATIENCE
 from workbench.core.execution.approval import ApprovalRequest
 from workbench.core.safety import analyze_command
 from workbench.tui.screens import approval as approval_screen
@@ -19,7 +20,7 @@ from workbench.tui.screens.viewer import ViewerScreen
 from workbench.tui.widgets.tools_tree import ToolsTree
 
 
-async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

@@ -9,10 +9,12 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.support.waiting import PATIENCE
+
 LOCAL_SERVER = b"workbench.core.model.local"
 
 
-def wait_until(predicate: Callable[[], object], timeout: float = 20.0, what: str = "") -> None:
+def wait_until(predicate: Callable[[], object], timeout: float = PATIENCE, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"not reached in {timeout:g} s: {what}"

@@ -87,7 +87,7 @@ def entry(
     tool: str,
     arguments: dict[str, Any] | None,
     status: str,
-    content: str | dict | Any,
+    content: str | dict[str, Any] | Any,
     duration: float,
     origin: str,
     spilled: Path | str | None = None,

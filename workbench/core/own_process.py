@@ -47,7 +47,8 @@ def harden() -> None:
 def set_dumpable(on: bool) -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_DUMPABLE, int(on), 0, 0, 0) == 0
+        done: int = libc.prctl(PR_SET_DUMPABLE, int(on), 0, 0, 0)
+        return done == 0
     except (OSError, AttributeError):
         return False
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.asking import Asker
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
@@ -164,7 +164,7 @@ class Runtime:
 
         return TurnCheckpoints(self.checkpoints(), session_id)
 
-    def dispatch_for_plugins(self, name: str, args: dict, **_: object) -> str:
+    def dispatch_for_plugins(self, name: str, args: dict[str, Any], **_: object) -> str:
         """`ctx.dispatch_tool`: the same pipeline as the agent, approvals included (Hermes's
         skips hooks, approvals and budgets)."""
         from workbench.core.tools.dispatch import run_coroutine_sync

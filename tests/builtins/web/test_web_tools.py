@@ -44,7 +44,10 @@ class FirecrawlHandler(JSONHandler):
 def firecrawl(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[FirecrawlHandler]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), FirecrawlHandler)
     FirecrawlHandler.requests = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop to see it: poll often, not every 0.5 s
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     monkeypatch.setenv("FIRECRAWL_API_URL", f"http://127.0.0.1:{server.server_port}")
     monkeypatch.setenv("FIRECRAWL_API_KEY", KEY)

@@ -11,11 +11,12 @@ import pytest
 
 from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, cut, error, garbage, text, tools
+from tests.support.waiting import seen, until
 from workbench.core.agent import transcript
 from workbench.core.agent.loop import ServerTimings, TextDelta, TurnFinished
 from workbench.core.asking import AskKind
 from workbench.core.execution.approval import ApprovalBroker
-from workbench.core.execution.executor import ToolCallFinished
+from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.core.runtime import load_runtime
 
 
@@ -170,25 +171,26 @@ async def test_bad_key_and_refused_connection(make_session, fake: FakeOpenAI, ho
 
 
 async def test_cancel_stops_the_stream(make_session, fake: FakeOpenAI) -> None:
-    fake.add(text("word " * 200, chunks=200, delay=0.02))
-    session, _ = await make_session()
+    fake.add(text("word " * 200, chunks=200, delay=0.05))  # 10 s unless stopped
+    session, events = await make_session()
     task = asyncio.create_task(session.turn("talk"))
-    await asyncio.sleep(0.4)
+    await until(seen(events, TextDelta))  # the reply is streaming
     session.cancel()
     finished = await task
-    assert finished.reason == "cancelled" and finished.elapsed < 2
+    assert finished.reason == "cancelled"
     assistant = transcript.messages(transcript.read(session.transcript.path))[-1]
     assert assistant["role"] == "assistant" and assistant["content"].endswith("[interrupted]")
+    assert assistant["content"].count("word") < 200  # stopped, not streamed to its end
     await session.close()
 
 
 async def test_closing_mid_turn_cancels_it_and_records_its_end(
     make_session, fake: FakeOpenAI
 ) -> None:
-    fake.add(text("word " * 200, chunks=200, delay=0.02))
-    session, _ = await make_session()
+    fake.add(text("word " * 200, chunks=200, delay=0.05))
+    session, events = await make_session()
     task = asyncio.create_task(session.turn("talk"))
-    await asyncio.sleep(0.3)
+    await until(seen(events, TextDelta))
     await session.close()  # quitting while the reply streams
     assert (await task).reason == "cancelled"
     kinds = [r["kind"] for r in transcript.read(session.transcript.path)]
@@ -202,9 +204,9 @@ async def test_cancel_stops_running_calls_and_records_what_never_started(
         tools(("terminal", {"command": "sleep 5"}), ("read_file", {"path": "a.txt"})),
         text("unused"),
     )
-    session, _ = await make_session()
+    session, events = await make_session()
     task = asyncio.create_task(session.turn("slow"))
-    await asyncio.sleep(0.8)
+    await until(seen(events, ToolCallStarted))  # the terminal's `sleep 5` runs
     session.cancel()
     finished = await task
     assert finished.reason == "cancelled"

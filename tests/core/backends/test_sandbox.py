@@ -176,6 +176,7 @@ def listener() -> Iterator[tuple[int, list[object]]]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     yield server.getsockname()[1], accepted
+    server.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(); close() alone does not
     server.close()
     thread.join(timeout=5)
 

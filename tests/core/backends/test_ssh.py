@@ -38,6 +38,7 @@ def call(env: dict[str, str], cwd: Path, tool: str, **args: object) -> dict:
     return json.loads(out.stdout or out.stderr)
 
 
+@pytest.mark.e2e  # a real sshd and the installed command: end-to-end
 def test_terminal_and_file_tools_run_on_the_remote_machine(
     cli_env, remote: Path, tmp_path: Path
 ) -> None:
@@ -70,6 +71,7 @@ def test_terminal_and_file_tools_run_on_the_remote_machine(
     assert list(here.iterdir()) == []  # nothing ran here
 
 
+@pytest.mark.e2e  # a real sshd and the installed command: end-to-end
 def test_a_file_written_through_a_remote_link_lands_on_its_target(
     cli_env, remote: Path, tmp_path: Path
 ) -> None:
@@ -81,6 +83,7 @@ def test_a_file_written_through_a_remote_link_lands_on_its_target(
     assert (remote / "link.txt").is_symlink() and (remote / "real.txt").read_text() == "new\n"
 
 
+@pytest.mark.e2e  # a real sshd and the installed command: end-to-end
 def test_an_unreachable_host_runs_nothing_anywhere(
     cli_env,
     home: Path,
@@ -118,6 +121,7 @@ def test_a_backend_we_do_not_run_is_refused_by_name(
     assert doctor.returncode == 1 and f"terminal.backend is '{backend}'" in doctor.stdout
 
 
+@pytest.mark.e2e  # a real sshd and the installed command: end-to-end
 def test_hostile_file_names_are_data_never_shell(cli_env, remote: Path, tmp_path: Path) -> None:
     """Quotes, `$(...)`, globs and a leading dash in a path reach the remote side as one name."""
     name = "we ird $(touch pwned) 'q' \"d\" *;.txt"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import until
 from workbench.core.config import load_config
 from workbench.core.execution.approval import ApprovalBroker, Choice, parse_answer
 from workbench.core.policy import Action, Rule, Scope
@@ -72,8 +73,7 @@ async def test_front_end_going_away_denies() -> None:
     broker = ApprovalBroker()
     detach = broker.attach(lambda request: None)
     task = asyncio.create_task(ask(broker, "rm x"))
-    await asyncio.sleep(0.05)
-    assert len(broker.pending()) == 1
+    await until(lambda: len(broker.pending()) == 1)
     detach()
     decision = await task
     assert not decision.approved

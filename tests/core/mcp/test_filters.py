@@ -56,6 +56,7 @@ def run(runtime, name: str) -> tuple[str, str]:
 
 
 @needs_everything
+@pytest.mark.e2e  # the real `everything` server (npm): end-to-end
 def test_an_mcp_tool_switched_off_goes_into_exclude_and_is_neither_offered_nor_run(
     home: Path,
 ) -> None:
@@ -94,6 +95,7 @@ def test_an_mcp_tool_switched_off_goes_into_exclude_and_is_neither_offered_nor_r
 
 
 @needs_everything
+@pytest.mark.e2e  # the real `everything` server (npm): end-to-end
 def test_with_an_include_list_the_switch_edits_that_list(home: Path) -> None:
     load_runtime(home, load_plugins=False)
     config_path(home).write_text(config("    tools:\n      include: [echo]\n"))

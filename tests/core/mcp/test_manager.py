@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import socket
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 from tests.support.mcp import FIXTURE, HERE, wait_until
+from tests.support.waiting import seen, until
 from workbench.core.events import ToolSource
 from workbench.core.execution.executor import Executor
 from workbench.core.mcp import CallProgress, MCPManager, ToolsChanged
@@ -125,27 +127,30 @@ def test_timeouts_and_progress(start, reg: ToolRegistry) -> None:
 
 
 async def test_cancel_reaches_the_server(start, reg: ToolRegistry, markers: Path) -> None:
-    start({"fx": stdio(FIXTURE)})
+    _, events = start({"fx": stdio(FIXTURE)})
     executor = Executor(reg)
     task = asyncio.create_task(
         executor.run([{"id": "1", "name": "mcp__fx__slow", "arguments": {"seconds": 10}}])
     )
-    await asyncio.sleep(0.5)
+    await until(seen(events, CallProgress))  # the server runs the call
     executor.cancel()
     (outcome,) = await task
     assert outcome.status == "cancelled"
-    await asyncio.to_thread(wait_until, lambda: (markers / "cancelled").exists(), 5)
+    await asyncio.to_thread(wait_until, lambda: (markers / "cancelled").exists())
 
 
 def test_calls_to_a_parallel_server_run_concurrently(start, reg: ToolRegistry) -> None:
     # Hermes serialises calls to one server even when it allows parallel calls
-    start({"fx": stdio(FIXTURE, supports_parallel_tool_calls=True)})
+    _, events = start({"fx": stdio(FIXTURE, supports_parallel_tool_calls=True)})
     calls = [{"id": str(i), "name": "mcp__fx__slow", "arguments": {"seconds": 1}} for i in range(5)]
-    began = time.monotonic()
     outcomes = asyncio.run(Executor(reg).run(calls))
     assert [o.status for o in outcomes] == ["ok"] * 5
-    assert time.monotonic() - began < 2.5
     assert all(o.parallel for o in outcomes)
+    # each call reports progress ten times: one after the other, the reports come in five
+    # runs of one call each; together, they interleave
+    order = [e.call_id for e in events if isinstance(e, CallProgress)]
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(order))
+    assert len(set(order)) == 5 and runs > 5, order
 
 
 def free_port() -> int:
@@ -206,7 +211,6 @@ def test_garbage_on_stdout_is_survived(start, reg: ToolRegistry) -> None:
 
 
 def test_a_server_that_never_answers_is_bounded(start, reg: ToolRegistry) -> None:
-    began = time.monotonic()
     manager, _ = start(
         {
             "silent": {"command": "sh", "args": ["-c", "exec sleep 1000"], "connect_timeout": 1},
@@ -214,8 +218,8 @@ def test_a_server_that_never_answers_is_bounded(start, reg: ToolRegistry) -> Non
         }
     )
     assert status(manager, "fx").state == "ready"
+    # given up after its connect_timeout, not left starting
     assert "no answer to initialize within 1 s (connect_timeout)" in status(manager, "silent").error
-    assert time.monotonic() - began < 10
 
 
 def test_two_servers_colliding_on_a_name_are_reported(start, reg: ToolRegistry) -> None:
@@ -282,7 +286,7 @@ def test_shutdown_leaves_no_process_even_a_stubborn_one(
     began = time.monotonic()
     manager.stop()
     assert time.monotonic() - began < 8
-    wait_until(lambda: not any(alive(p) for p in pids), timeout=5)
+    wait_until(lambda: not any(alive(p) for p in pids))
     assert reg.get_tool_names_for_toolset("mcp-fx") == []
 
 
@@ -337,7 +341,7 @@ def test_a_server_that_never_answers_says_what_it_waits_for_and_stops_at_once(
     began = time.monotonic()
     manager.stop()
     assert time.monotonic() - began < 3  # the SDK's own escalation alone takes over 4 s
-    wait_until(lambda: not alive(pid), timeout=5)
+    wait_until(lambda: not alive(pid))
 
 
 def test_garbage_lines_are_counted_and_said_once(start, reg: ToolRegistry) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.plugins import FIXTURES, make_home, make_manager
+from tests.support.waiting import PATIENCE
 from workbench.core.plugins import HookRegistry, PluginChanged
 from workbench.core.plugins.watcher import HotReloader
 from workbench.core.tools.registry import ToolRegistry
@@ -21,7 +22,7 @@ def register(ctx):
 """
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "condition not reached in time"
@@ -47,7 +48,7 @@ def live(tmp_path: Path, reg: ToolRegistry):
     manager = make_manager(home, reg, HookRegistry(), on_event=events.append)
     reloader = HotReloader(manager)
     reloader.start()
-    assert reloader.ready.wait(5)
+    assert reloader.ready.wait(PATIENCE)
     yield manager, home / "plugins", events
     reloader.stop()
 
@@ -109,19 +110,28 @@ def test_a_deleted_plugin_directory_removes_its_tools(live, reg: ToolRegistry) -
 
 def test_a_running_call_finishes_on_the_old_handler(live, reg: ToolRegistry) -> None:
     _, plugins, _ = live
+    # the old handler says it started, then holds until the test lets it end
+    started, release = plugins.parent / "started", plugins.parent / "release"
     (plugins / "live" / "__init__.py").write_text(
-        "import time\n\ndef register(ctx):\n"
-        "    ctx.register_tool('live_slow', 'live', {'description': 's'},"
-        " lambda a, **k: (time.sleep(0.8), 'old')[1])\n"
+        "import pathlib, time\n\ndef register(ctx):\n"
+        "    def slow(a, **k):\n"
+        f"        pathlib.Path({str(started)!r}).touch()\n"
+        f"        while not pathlib.Path({str(release)!r}).exists():\n"
+        "            time.sleep(0.01)\n"
+        "        return 'old'\n"
+        "    ctx.register_tool('live_slow', 'live', {'description': 's'}, slow)\n"
     )
     wait_until(lambda: reg.get_entry("live_slow") is not None)
+    held = reg.get_entry("live_slow").handler
     result: list[str] = []
     worker = threading.Thread(target=lambda: result.append(reg.dispatch("live_slow", {})))
     worker.start()
-    time.sleep(0.1)
+    wait_until(started.exists)
     (plugins / "live" / "__init__.py").write_text(
         "def register(ctx):\n    ctx.register_tool('live_slow', 'live', {'description': 's'}, lambda a, **k: 'new')\n"
     )
-    wait_until(lambda: reg.dispatch("live_slow", {}) == "new")
+    # swapped while the call runs (asking the tool itself would reach the held handler)
+    wait_until(lambda: (e := reg.get_entry("live_slow")) is not None and e.handler is not held)
+    release.touch()
     worker.join()
-    assert result == ["old"]
+    assert result == ["old"] and reg.dispatch("live_slow", {}) == "new"

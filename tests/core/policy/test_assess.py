@@ -15,6 +15,7 @@ FILESYSTEM = REAL_SERVERS["filesystem"]
 
 
 @pytest.mark.skipif(not FILESYSTEM.exists(), reason="run `make mcp-servers` first")
+@pytest.mark.e2e  # the real filesystem server (npm) and the installed command
 def test_an_mcp_tool_cannot_write_the_apps_own_state(cli_env, home: Path, tmp_path: Path) -> None:
     # the workbench run from a folder holding HERMES_HOME (a home directory and its ~/.hermes):
     # the filesystem server's root is that folder, and the server is trusted (the default)
@@ -36,6 +37,7 @@ def test_an_mcp_tool_cannot_write_the_apps_own_state(cli_env, home: Path, tmp_pa
 
 
 @pytest.mark.skipif(not FILESYSTEM.exists(), reason="run `make mcp-servers` first")
+@pytest.mark.e2e  # the real filesystem server (npm) and the installed command
 def test_an_mcp_tool_given_a_credential_or_start_up_file_asks(cli_env, home: Path, tmp_path):
     # a trusted filesystem server rooted at the user's home: its tools run unasked, except
     # on the places the built-in file tools guard (keys, start-up files, git hooks)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import noop, schema
+from tests.support.waiting import PATIENCE
 from workbench.core.events import ToolSource
 from workbench.core.runtime import load_runtime
 from workbench.core.tools.registry import ToolRegistry
@@ -28,7 +29,7 @@ def counted(state: dict) -> Callable[[], bool]:
     return check
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"

@@ -7,11 +7,13 @@ import copy
 import json
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from tests.support.tools import noop, schema
 from workbench.core.events import ChangeKind, ToolSource
+from workbench.core.tools import registry as registry_module
 from workbench.core.tools.registry import (
     RESERVED_NAMES,
     ToolEntry,
@@ -208,7 +210,13 @@ def test_definitions_are_sorted_in_openai_shape(reg: ToolRegistry) -> None:
     assert json.loads(json.dumps(again)) == again
 
 
-def test_check_fn_is_lazy_cached_and_prompt(reg: ToolRegistry) -> None:
+def test_check_fn_is_lazy_cached_and_prompt(
+    reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the registry's clock, moved by the test: the cache is kept, then expires, whatever the
+    # machine's speed
+    clock = [1000.0]
+    monkeypatch.setattr(registry_module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     calls, state = [], {"ok": True}
 
     def check() -> bool:
@@ -224,7 +232,7 @@ def test_check_fn_is_lazy_cached_and_prompt(reg: ToolRegistry) -> None:
     reg.get_definitions({"a", "b"})
     assert len(calls) == 1  # cached
     state["ok"] = False
-    time.sleep(0.25)
+    clock[0] += 0.25
     # no 60 s grace period advertising a tool whose check now fails.
     assert reg.get_definitions({"a", "b"}) == []
     assert reg.availability("a").reason == "check() returned False"  # names the check

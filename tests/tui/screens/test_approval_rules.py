@@ -11,6 +11,7 @@ from textual import on
 from textual.app import App
 from textual.widgets import Static
 
+from tests.support.waiting import PATIENCE
 from workbench.core.asking import Asker
 from workbench.core.config import load_config
 from workbench.core.execution.approval import ApprovalBroker, Choice
@@ -55,7 +56,7 @@ def make_broker(tmp_path: Path, trusted: bool = False) -> ApprovalBroker:
     return broker
 
 
-async def wait_for(pilot, condition, timeout: float = 10.0) -> None:
+async def wait_for(pilot, condition, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"

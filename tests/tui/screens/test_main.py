@@ -70,7 +70,7 @@ async def test_a_toolset_switched_under_a_filter_shows_with_the_filter_kept(home
         assert "☑ file (4)" not in labels(tree)  # still filtered
         status = screen.query_one("#status-line")
         # once measured again: the status line and the border title say it together
-        await wait_until(pilot, lambda: "7 tools · 1 match · 4 offered" in str(status.content), 20)
+        await wait_until(pilot, lambda: "7 tools · 1 match · 4 offered" in str(status.content))
         assert str(tree.border_title).startswith("4 offered · ")
 
 
@@ -142,7 +142,7 @@ async def sized(pilot, app) -> tuple[MainScreen, ToolsTree]:
         pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
     )
     screen = app.screen
-    await wait_until(pilot, lambda: screen.controller.rows.costs is not None, 20)
+    await wait_until(pilot, lambda: screen.controller.rows.costs is not None)
     return screen, screen.query_one(ToolsTree)
 
 
@@ -168,8 +168,8 @@ async def test_a_toolsets_preview_is_shown_first_and_is_the_change_it_makes(home
         preview = str(tree.border_subtitle)
         assert preview.startswith("space: off, -")
         await pilot.press("space")
-        await wait_until(pilot, lambda: screen.controller.rows.costs is not before, 20)
-        await wait_until(pilot, lambda: screen.controller.rows.costs.total < before.total, 20)
+        await wait_until(pilot, lambda: screen.controller.rows.costs is not before)
+        await wait_until(pilot, lambda: screen.controller.rows.costs.total < before.total)
         after = screen.controller.rows.costs
         assert preview == f"space: off, -{short(before.total - after.total)} tokens"
         await wait_until(pilot, lambda: "space: on, +" in str(tree.border_subtitle))
@@ -197,6 +197,7 @@ async def test_x_switches_one_tool_off_and_on_and_it_is_saved(home: Path) -> Non
 
 
 @pytest.mark.skipif(not REAL_SERVERS["everything"].exists(), reason="run `make mcp-servers` first")
+@pytest.mark.e2e  # the real `everything` server (npm): end-to-end
 async def test_x_on_an_mcp_tool_writes_its_servers_exclude_list(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(
@@ -205,15 +206,15 @@ async def test_x_on_an_mcp_tool_writes_its_servers_exclude_list(home: Path) -> N
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         screen, tree = await sized(pilot, app)
-        await wait_until(pilot, lambda: "✔ mcp__ev__echo" in labels(tree), 30)
+        await wait_until(pilot, lambda: "✔ mcp__ev__echo" in labels(tree))
         # measured again once the server's tools came
         rows = screen.controller
-        await wait_until(pilot, lambda: "mcp__ev__echo" in rows.rows.costs.tools, 20)
+        await wait_until(pilot, lambda: "mcp__ev__echo" in rows.rows.costs.tools)
         before = rows.rows.costs
         move_to(tree, "tool", "mcp__ev__echo")
-        await wait_until(pilot, lambda: "x: off" in str(tree.border_subtitle), 10)
+        await wait_until(pilot, lambda: "x: off" in str(tree.border_subtitle))
         await pilot.press("x")
-        await wait_until(pilot, lambda: "✔ mcp__ev__echo off" in labels(tree), 10)
+        await wait_until(pilot, lambda: "✔ mcp__ev__echo off" in labels(tree))
         assert load_config(home / "config.yaml").get("mcp_servers.ev.tools") == {
             "exclude": ["echo"]
         }
@@ -221,7 +222,7 @@ async def test_x_on_an_mcp_tool_writes_its_servers_exclude_list(home: Path) -> N
         size = before.tools["mcp__ev__echo"].tokens
         await wait_until(pilot, lambda: screen.controller.rows.costs.total == before.total - size)
         await pilot.press("x")
-        await wait_until(pilot, lambda: "✔ mcp__ev__echo" in labels(tree), 10)
+        await wait_until(pilot, lambda: "✔ mcp__ev__echo" in labels(tree))
         assert load_config(home / "config.yaml").get("mcp_servers.ev.tools") is None
 
 

@@ -90,7 +90,7 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
         ]
         # a JSON resource opens pretty-printed in the viewer
         await open_row(pilot, panel, "resource:data://config.json")
-        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen), timeout=20)
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         assert viewer_text(app).endswith(
             '{\n  "b": [\n    1,\n    2\n  ],\n  "a": {\n    "nested": true\n  }\n}\n'
         )
@@ -100,7 +100,7 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
         await pilot.press("escape")
         # binary: its size and type
         await open_row(pilot, panel, "resource:bin://pixel.png")
-        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen), timeout=20)
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         assert viewer_text(app).endswith("[binary: 70 bytes, image/png]\n")
         await pilot.press("escape")
         # a template asks for its variable, then reads the URI it makes
@@ -113,7 +113,7 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
         assert "name" in status and isinstance(app.screen, ArgumentsScreen)
         await pilot.press(*"a b")
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen), timeout=20)
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         assert viewer_text(app) == ("# note://by-name/a%20b  (MCP server cat)\na note called a b\n")
         await pilot.press("escape")
         # a prompt with arguments: its form, then its messages
@@ -122,7 +122,7 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
         await pilot.pause()
         await pilot.press(*"Ada")
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen), timeout=20)
+        await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         assert viewer_text(app).endswith("[user]\nSay hello to Ada in a plain way.\n")
         await pilot.press("escape")
         # subscribing needs the capability: said, not crashed
@@ -150,7 +150,7 @@ async def test_elicitation_becomes_a_form(configured: Path) -> None:
 
         async def ask() -> None:
             screen.run_tool("mcp__cat__ask", {"question": "What is your name?"})
-            await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen), timeout=20)
+            await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen))
             await pilot.pause()
 
         await ask()
@@ -163,7 +163,7 @@ async def test_elicitation_becomes_a_form(configured: Path) -> None:
         modal.query_one("#arg-answer").value = "Ada"
         modal.query_one("#arg-count").value = "3"
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: "accept" in last_result(app), timeout=20)
+        await wait_until(pilot, lambda: "accept" in last_result(app))
         answer = json.loads(json.loads(last_result(app))["result"])
         assert answer == {
             "action": "accept",
@@ -189,7 +189,7 @@ async def test_sampling_is_shown_denied_by_default_then_approved(configured: Pat
 
             async def sample() -> SamplingScreen:
                 screen.run_tool("mcp__cat__sample", {"prompt": "Say hi"})
-                await wait_until(pilot, lambda: isinstance(app.screen, SamplingScreen), timeout=20)
+                await wait_until(pilot, lambda: isinstance(app.screen, SamplingScreen))
                 await pilot.pause()
                 return app.screen
 
@@ -205,7 +205,7 @@ async def test_sampling_is_shown_denied_by_default_then_approved(configured: Pat
             assert fake.requests == []
             await sample()
             await pilot.press("a")
-            await wait_until(pilot, lambda: bool(last_result(app)), timeout=30)
+            await wait_until(pilot, lambda: bool(last_result(app)))
             assert "test-model: hello back" in last_result(app)
             assert fake.requests[0]["max_tokens"] == 64
     finally:

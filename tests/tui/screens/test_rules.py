@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.app import App
 from textual.widgets import DataTable, Input, Static
 
+from tests.support.waiting import PATIENCE
 from workbench.core.config import load_config
 from workbench.core.policy import RuleBook
 from workbench.core.policy.simulate import Simulator
@@ -28,7 +29,7 @@ class Host(App[None]):
         self.push_screen(RulesScreen(simulator, self.book, str(self.cwd)))
 
 
-async def wait_for(pilot, condition, timeout: float = 10.0) -> None:
+async def wait_for(pilot, condition, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"

@@ -89,7 +89,7 @@ async def test_denied_the_run_outside_keeps_the_failure_and_writes_nothing(
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         form = await run_in_form(pilot, app, "sh ./w.sh")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=30)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("o")  # not a yes here: only x lets it out
         await wait_until(
             pilot, lambda: str(form.query_one("#form-status").content).startswith("ok"), 30
@@ -117,5 +117,5 @@ async def test_without_bubblewrap_the_headers_say_commands_run_unconfined(
         session.query_one(PromptArea).text = "hi"  # the session starts with the first prompt
         session.query_one(PromptArea).focus()
         await pilot.press("enter")
-        await wait_until(pilot, lambda: bool(session.sub_title), timeout=30)
+        await wait_until(pilot, lambda: bool(session.sub_title))
         assert NOT_CONFINED in session.sub_title, session.sub_title

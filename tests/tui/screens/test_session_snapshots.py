@@ -148,10 +148,14 @@ def test_viewer(snap_compare, tmp_path: Path, monkeypatch) -> None:
     path = Path("result.txt")
     path.write_text("".join(f"row {n}: value={n * n} status=ok\n" for n in range(1, 400)))
 
+    matching = sum(str(n * n).startswith("1") for n in range(1, 400))
+
     async def search(pilot) -> None:
         await pilot.pause()
         await pilot.press("slash", *"value=1", "enter")
-        await pilot.pause(0.3)
+        screen = pilot.app.screen
+        await wait_until(pilot, lambda: screen.match_total == matching, SETTLED)
+        await pilot.pause()  # drawn with the cursor on the first match
 
     assert snap_compare(ViewerHost(path), terminal_size=SIZE, run_before=search)
 

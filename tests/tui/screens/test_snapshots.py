@@ -25,10 +25,10 @@ def ready(tool: str | None = None, tab: str | None = None):
         screen = app.screen
         tree = screen.query_one(ToolsTree)
         # the sizes in tokens are measured on a worker, then drawn
-        await wait_until(pilot, lambda: screen.controller.rows.costs is not None, 20)
+        await wait_until(pilot, lambda: screen.controller.rows.costs is not None)
         if tool is not None:
             move_to(tree, "tool", tool)
-            await wait_until(pilot, lambda: "x: off" in str(tree.border_subtitle), 20)
+            await wait_until(pilot, lambda: "x: off" in str(tree.border_subtitle))
         if tab is not None:
             await pilot.press(tab)
             form = screen.query_one(RunToolForm)

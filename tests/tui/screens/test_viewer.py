@@ -38,11 +38,11 @@ async def test_a_large_file_opens_searches_and_goes_to_a_line(tmp_path: Path) ->
         await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         screen = app.screen
         assert "line 0000001" in shown(screen.view, 0)
-        await wait_until(pilot, lambda: screen.view.index.complete, timeout=20)
+        await wait_until(pilot, lambda: screen.view.index.complete)
         assert screen.view.index.count == LINES
 
         await pilot.press("slash", *"needle", "enter")
-        await wait_until(pilot, lambda: screen.match_total == 3, timeout=20)
+        await wait_until(pilot, lambda: screen.match_total == 3)
         assert screen.matches == [99_999, 199_999, 299_999]
         assert screen.view.cursor == 99_999
         await pilot.press("n")
@@ -138,7 +138,7 @@ async def _go_to_while_indexing(tmp_path, monkeypatch, gate, hold_at, extend) ->
         await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         screen = app.screen
         index = screen.view.index
-        await wait_until(pilot, lambda: index.indexed >= hold_at, timeout=30)
+        await wait_until(pilot, lambda: index.indexed >= hold_at)
         assert not index.complete and 1_000_000 < index.ended < 2_000_000
 
         await ask_line(pilot, screen, "2,000,000")
@@ -207,7 +207,7 @@ async def test_one_huge_line_opens_cut_with_a_marker_searches_and_keeps_memory_s
             await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
             screen = app.screen
             view = screen.view
-            await wait_until(pilot, lambda: view.index.complete, timeout=30)
+            await wait_until(pilot, lambda: view.index.complete)
             first = shown(view, 0)
             assert first.lstrip().startswith("1 │ abcdefghij0123456789")
             assert screen.view.index.count == 1
@@ -217,7 +217,7 @@ async def test_one_huge_line_opens_cut_with_a_marker_searches_and_keeps_memory_s
             assert f"«line cut: {more:,} bytes more, ] shows them»" in shown(view, 0)
 
             await pilot.press("slash", *"the-end", "enter")
-            await wait_until(pilot, lambda: screen.match_total == 1, timeout=30)
+            await wait_until(pilot, lambda: screen.match_total == 1)
             row = shown(view, 0)  # the part around the match, said to follow what is before
             assert " bytes before: [ shows them»" in row and "THE-END" in row
 
@@ -261,7 +261,7 @@ async def test_one_huge_line_shows_before_the_index_reaches_its_end(
             so_far = view.index.indexed - file_view.PART
             assert f"«line cut: {so_far:,}+ bytes more, ] shows them»" in shown(view, 0)
             gate.set()
-            await wait_until(pilot, lambda: view.index.complete, timeout=30)
+            await wait_until(pilot, lambda: view.index.complete)
             more = path.stat().st_size - file_view.PART
             await wait_until(pilot, lambda: f"«line cut: {more:,} bytes more" in shown(view, 0))
     finally:
@@ -304,13 +304,13 @@ async def test_a_file_cut_short_while_open_is_read_again_as_it_is_now(tmp_path: 
         await wait_until(pilot, lambda: isinstance(app.screen, ViewerScreen))
         screen = app.screen
         await ask_line(pilot, screen, "50000")
-        await wait_until(pilot, lambda: screen.view.cursor == 49_999, timeout=20)
+        await wait_until(pilot, lambda: screen.view.cursor == 49_999)
         os.truncate(path, 13 * 10)  # ten lines left
         screen.view._texts.clear()  # drawn again before the next look: the lines gone
         rows = [shown(screen.view, y) for y in range(screen.view.size.height)]
         assert any(row.lstrip().startswith("50000 │ ") for row in rows)
         assert not any("line" in row for row in rows)
-        await wait_until(pilot, lambda: screen.view.index.count == 10, timeout=20)
+        await wait_until(pilot, lambda: screen.view.index.count == 10)
         assert screen.view.cursor == 9 and screen.view.index.complete
         await pilot.press("g")
         assert shown(screen.view, 0).lstrip().startswith("1 │ line 0000001")
@@ -327,12 +327,12 @@ async def test_a_file_written_to_while_open_is_read_on_as_it_grows(tmp_path: Pat
         assert view.index.complete and view.index.count == 10
         with path.open("ab") as out:
             out.write(b"line 0000011\nhalf a li")
-        await wait_until(pilot, lambda: view.index.count == 12, timeout=10)
+        await wait_until(pilot, lambda: view.index.count == 12)
         assert shown(view, 10).lstrip().startswith("11 │ line 0000011")
         assert shown(view, 11).lstrip().startswith("12 │ half a li")
         with path.open("ab") as out:
             out.write(b"ne, ended\n")
-        await wait_until(pilot, lambda: "half a line, ended" in shown(view, 11), timeout=10)
+        await wait_until(pilot, lambda: "half a line, ended" in shown(view, 11))
         assert view.index.count == 12
         await wait_until(
             pilot, lambda: "12 lines" in str(app.screen.query_one("#viewer-title").render())
@@ -358,12 +358,12 @@ async def test_a_file_cut_short_and_written_again_while_open_is_read_again(
         with path.open("r+b") as out:
             out.truncate(0)
             out.write(fresh)
-        await wait_until(pilot, lambda: screen.view.index.count == 60, timeout=10)
+        await wait_until(pilot, lambda: screen.view.index.count == 60)
         assert [screen.view.index.line(n) for n in range(60)] == fresh.decode().splitlines()
         await wait_until(pilot, lambda: screen.match_total == 0 and "no match" in title(screen))
         assert "60 lines" in title(screen)
         os.truncate(path, 15 * 10)  # cut short again, and left so: ten lines
-        await wait_until(pilot, lambda: screen.view.index.count == 10, timeout=10)
+        await wait_until(pilot, lambda: screen.view.index.count == 10)
         assert shown(screen.view, 9).lstrip().startswith("10 │ fresh line 009")
 
 

@@ -71,7 +71,7 @@ async def test_the_tree_shows_all_three_sources(home: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot, app)
         tree = screen.query_one(ToolsTree)
-        await wait_until(pilot, lambda: "MCP servers (8)" in labels(tree), timeout=20)
+        await wait_until(pilot, lambda: "MCP servers (8)" in labels(tree))
         text = labels(tree)
         assert "Built-in (7)" in text and "Plugins (1)" in text
         assert "☑ mcp-fx (8)" in text and "☑ positional (1)" in text and "✔ pos_echo" in text
@@ -263,7 +263,7 @@ async def test_offered_tools_on_demand(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         main = await loaded(pilot, app)
-        await wait_until(pilot, lambda: main.controller.rows.costs is not None, 20)
+        await wait_until(pilot, lambda: main.controller.rows.costs is not None)
         costs = main.controller.rows.costs
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, PickScreen))

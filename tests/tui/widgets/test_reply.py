@@ -7,6 +7,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
+from tests.support.pilot import wait_until
 from workbench.tui.widgets.reply import SEAL_CHARS, AssistantMessage, Part, settled_length
 
 
@@ -57,7 +58,7 @@ async def test_a_long_reply_is_a_few_widgets_holding_every_character() -> None:
         for start in range(0, len(reply), 37):  # fragments cut anywhere, fences included
             message.add_fragment(reply[start : start + 37])
         message.finish()
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: message.whole)
         assert message.reply == reply and shown_text(message) == reply
         sealed = list(message.query(".sealed"))
         assert len(reply) > 4 * SEAL_CHARS and len(sealed) >= 3
@@ -73,7 +74,7 @@ async def test_a_short_reply_is_textual_markdown_rendered_whole() -> None:
         for fragment in ["Some `code", "` and a fence:\n\n```\nopen", " still\n"]:
             message.add_fragment(fragment)
         message.finish()
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: message.whole)
         head = message.query_one(".head", Markdown)
         assert head.source == message.reply and not message.query(Part)
         assert len(head.children) == 2  # the paragraph and the code block

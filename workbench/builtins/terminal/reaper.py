@@ -29,12 +29,16 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 PR_SET_CHILD_SUBREAPER = 36
 KILL_ON = (signal.SIGTERM, signal.SIGHUP)  # the reaper's own polite ends: clean up first
 
 
-_libc: object = None
+_libc: ctypes.CDLL | None = None
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -44,7 +48,8 @@ def _prctl(option: int, value: int) -> bool:
             import ctypes
 
             _libc = ctypes.CDLL(None, use_errno=True)
-        return _libc.prctl(option, value, 0, 0, 0) == 0
+        done: int = _libc.prctl(option, value, 0, 0, 0)
+        return done == 0
     except (OSError, AttributeError):
         return False
 

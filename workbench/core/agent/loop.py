@@ -614,9 +614,10 @@ class Agent:
         self._emit(ContextNotice(text))
 
     async def _stream_cancellable(self, request: dict[str, Any]) -> _Reply:
-        self._stream_task = asyncio.ensure_future(self._stream(request))
+        task = asyncio.ensure_future(self._stream(request))
+        self._stream_task = task
         try:
-            return await self._stream_task
+            return await task
         except asyncio.CancelledError:
             if self._cancelled and self._partial:
                 self._append({"role": "assistant", "content": self._partial + " [interrupted]"})

@@ -59,16 +59,19 @@ class ToolRouter:
     def get_entry(self, name: str) -> ToolEntry | None:
         return self.bridge.get(name) or self._owner(name).get_entry(name)
 
-    def dispatch(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]:
         bridged = self.bridge.get(name)
         if bridged is not None:
             try:
-                return bridged.handler(args, **kwargs)
+                answer: str | dict[str, Any] = bridged.handler(args, **kwargs)
+                return answer
             except Exception as exc:  # a bug of ours: this call's error, never the turn's
                 return execution_failed(exc)
         return self._owner(name).dispatch(name, args, **kwargs)
 
-    async def dispatch_async(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+    async def dispatch_async(
+        self, name: str, args: dict[str, Any], **kwargs: Any
+    ) -> str | dict[str, Any]:
         return await self._owner(name).dispatch_async(name, args, **kwargs)
 
 

@@ -196,7 +196,8 @@ class SessionIndex:
 
     def count(self) -> int:
         with self._lock:
-            return self._connect().execute("SELECT count(*) FROM msgs").fetchone()[0]
+            count: int = self._connect().execute("SELECT count(*) FROM msgs").fetchone()[0]
+            return count
 
 
 def _read_messages(

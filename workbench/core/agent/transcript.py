@@ -91,7 +91,7 @@ class Transcript:
             self.on_failure(TranscriptFailed(self.failure))
 
 
-class Records(list):
+class Records(list[dict[str, Any]]):
     """A transcript's readable records; `skipped` counts the lines that could not be read."""
 
     skipped: int = 0

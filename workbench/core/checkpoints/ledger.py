@@ -13,6 +13,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from workbench.core.storage.atomic import atomic_write_text, locked
 from workbench.core.storage.private import private_dir
@@ -37,7 +38,7 @@ def blob_id(path: str | os.PathLike[str]) -> str | None:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def load(path: Path) -> dict[str, dict]:
+def load(path: Path) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -58,6 +59,6 @@ def record(path: Path, rel: str, blob: str | None) -> None:
         atomic_write_text(path, json.dumps(entries), mode=0o600)
 
 
-def agent_wrote(entries: dict[str, dict], rel: str, blob: str | None) -> bool:
+def agent_wrote(entries: dict[str, dict[str, Any]], rel: str, blob: str | None) -> bool:
     """Whether the agent wrote this content to this file (one of its last writes of it)."""
     return blob in entries.get(rel, {}).get("blobs", ())

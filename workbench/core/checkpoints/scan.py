@@ -75,7 +75,7 @@ def scan(
     mode): fast, and the same for the same tree within one process (another process's
     differs, which costs it one `git add` that finds no change)."""
     result = Scan(skip=skip)
-    stamps: list[tuple] = []
+    stamps: list[tuple[object, ...]] = []
     skip_path = os.path.join(cwd, skip) if skip else None
     stack = [cwd]
     while stack:

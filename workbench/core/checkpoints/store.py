@@ -276,7 +276,8 @@ class CheckpointStore:
         return chosen, self._full(project, chosen.id)
 
     def _full(self, project: Project, short: str) -> str:
-        for commit, _ in project.meta().get("ids", []):
+        ids: list[tuple[str, float]] = project.meta().get("ids", [])  # [commit, created]
+        for commit, _ in ids:
             if commit.startswith(short):
                 return commit
         out = project.git().text("for-each-ref", "--format=%(objectname)", project.refs)
@@ -546,7 +547,7 @@ def _parse(record: str, cwd: str) -> Checkpoint:
     reason, _, body = message.partition("\n")
     fields = dict(line.split(": ", 1) for line in body.splitlines() if ": " in line)
 
-    def number(key: str, kind: type) -> float | int | None:
+    def number(key: str, kind: type[float] | type[int]) -> float | int | None:
         try:
             return kind(fields[key])
         except (KeyError, ValueError):

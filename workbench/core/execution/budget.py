@@ -87,7 +87,7 @@ class Budgeted:
 
     tool: str
     call_id: str
-    content: str | dict
+    content: str | dict[str, Any]
     original_chars: int
     spilled: Path | None = None
     spill_error: str = ""
@@ -97,7 +97,7 @@ class Budgeted:
         return measure(self.content)
 
 
-def measure(content: str | dict) -> int:
+def measure(content: str | dict[str, Any]) -> int:
     """Characters the model will read: text parts of a multimodal envelope count, images do not."""
     if isinstance(content, str):
         return len(content)

@@ -32,7 +32,7 @@ class ToolCallFinished:
     call_id: str
     name: str
     status: str  # ok, error, timeout, cancelled, denied, blocked, skipped, invalid
-    content: str | dict  # what the model receives
+    content: str | dict[str, Any]  # what the model receives
     started: float | None
     at: float
     spilled: Path | None = None

@@ -74,7 +74,7 @@ CANCELLED = json.dumps(
 class CallOutcome:
     call: ToolCall
     status: str
-    content: str | dict
+    content: str | dict[str, Any]
     segment: int = 0
     parallel: bool = False
     reason: str = ""
@@ -381,12 +381,12 @@ class Executor:
     async def _sandbox_refused(
         self,
         planned: PlannedCall,
-        args: dict,
-        context: dict,
+        args: dict[str, Any],
+        context: dict[str, Any],
         outcome: CallOutcome,
         result: Any,
         hooks: HookRegistry | None,
-        meta: dict,
+        meta: dict[str, Any],
     ) -> Any:
         """A sandboxed command that failed because of the sandbox: a person may let that one
         command out (`x`), and its result is then the one from outside. Headless, --yes and
@@ -428,7 +428,9 @@ class Executor:
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
         )
 
-    def _remember_writes(self, name: str, args: dict, prepared: Prepared | None = None) -> None:
+    def _remember_writes(
+        self, name: str, args: dict[str, Any], prepared: Prepared | None = None
+    ) -> None:
         """The files this call wrote: running one later asks (see `written_by`); the
         checkpoint ledger notes them as the agent's (a restore tells them from hand edits),
         and after a command that may change files (it has the turn's coverage), every file
@@ -447,7 +449,7 @@ class Executor:
             except Exception:
                 logger.exception("could not note %s's writes in the checkpoint ledger", name)
 
-    async def _checkpoint(self, name: str, args: dict) -> Prepared:
+    async def _checkpoint(self, name: str, args: dict[str, Any]) -> Prepared:
         """Before a call that may change files, this turn's snapshot (the first such call
         takes it); its event goes on the stream once."""
         if self.checkpoints is None or not self._files_here():
@@ -465,8 +467,13 @@ class Executor:
         return prepared
 
     async def _before(
-        self, hooks: HookRegistry, name: str, args: dict, meta: dict, outcome: CallOutcome
-    ) -> dict | None:
+        self,
+        hooks: HookRegistry,
+        name: str,
+        args: dict[str, Any],
+        meta: dict[str, Any],
+        outcome: CallOutcome,
+    ) -> dict[str, Any] | None:
         """Plugin hooks before a call: new arguments, or None when the call was stopped."""
         try:
             before = await asyncio.to_thread(hooks.before, name, args, meta)
@@ -495,7 +502,7 @@ class Executor:
                 return None
         return before.args
 
-    def _hardline(self, name: str, args: dict) -> bool:
+    def _hardline(self, name: str, args: dict[str, Any]) -> bool:
         try:
             _, check = assess(self.registry, name, args, self.cwd, self.written, self.write_roots)
         except Exception:
@@ -505,8 +512,8 @@ class Executor:
     async def _approve(
         self,
         name: str,
-        args: dict,
-        context: dict,
+        args: dict[str, Any],
+        context: dict[str, Any],
         outcome: CallOutcome,
         prepared: Prepared | None = None,
     ) -> bool:
@@ -627,11 +634,11 @@ class Executor:
     async def _dispatch(
         self,
         planned: PlannedCall,
-        args: dict,
-        context: dict,
+        args: dict[str, Any],
+        context: dict[str, Any],
         outcome: CallOutcome,
         hooks: HookRegistry | None = None,
-        meta: dict | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Any:
         name = planned.call.name
         entry = self.registry.get_entry(name)
@@ -715,7 +722,7 @@ class Executor:
         )
         return False
 
-    def _timeout_for(self, name: str, args: dict) -> float:
+    def _timeout_for(self, name: str, args: dict[str, Any]) -> float:
         timeout = self.tool_timeouts.get(name, self.timeout)
         requested = args.get("timeout") if name == "terminal" else None
         if isinstance(requested, int | float):
@@ -770,7 +777,7 @@ def _timed_out(name: str, timeout: float, note: str) -> str:
     )
 
 
-def _shown(name: str, args: dict) -> str:
+def _shown(name: str, args: dict[str, Any]) -> str:
     """A call nothing was found in, as the approval history lists it (never its content)."""
     if name == "terminal":
         return str(args.get("command", ""))

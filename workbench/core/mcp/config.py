@@ -157,7 +157,7 @@ def _trust(server: ServerConfig, value: Any) -> None:
         )
 
 
-def _seconds(entry: dict, key: str, default: float, server: ServerConfig) -> float:
+def _seconds(entry: dict[str, Any], key: str, default: float, server: ServerConfig) -> float:
     value = entry.get(key)
     if value is None:
         return default
@@ -193,7 +193,7 @@ def _roots(server: ServerConfig, roots: Any) -> None:
         server.problems.append("roots must be false or a list of directories")
 
 
-def _remote(server: ServerConfig, entry: dict) -> None:
+def _remote(server: ServerConfig, entry: dict[str, Any]) -> None:
     server.url = str(entry["url"])
     if entry.get("command"):
         server.warnings.append("both url and command are set: the url is used (as in Hermes)")
@@ -213,7 +213,7 @@ def _remote(server: ServerConfig, entry: dict) -> None:
         server.headers = {str(k): str(v) for k, v in headers.items()}
 
 
-def _stdio(server: ServerConfig, entry: dict) -> None:
+def _stdio(server: ServerConfig, entry: dict[str, Any]) -> None:
     server.command = str(entry["command"])
     args = entry.get("args") or []
     if not isinstance(args, list):

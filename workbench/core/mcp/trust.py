@@ -56,7 +56,7 @@ def read_only(annotations: dict[str, Any]) -> bool:
     return annotations.get("readOnlyHint") is True
 
 
-def mark_untrusted(result: str | dict, source: str) -> str | dict:
+def mark_untrusted(result: str | dict[str, Any], source: str) -> str | dict[str, Any]:
     """The result wrapped as untrusted data; a delimiter inside it cannot close the wrap."""
     if isinstance(result, dict):
         parts = result.get("content")
@@ -78,7 +78,7 @@ def mark_untrusted(result: str | dict, source: str) -> str | dict:
     return _wrap(result, source)
 
 
-def _error_of(result: str) -> dict | None:
+def _error_of(result: str) -> dict[str, Any] | None:
     if not result.startswith("{"):
         return None
     try:

@@ -32,6 +32,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.core.storage.private import open_private, private_dir
 
@@ -171,7 +172,7 @@ class LocalServer:
     model: str
     lifeline: int = -1  # our end of the pipe the child watches; closing it ends the child
 
-    def slot(self, action: str, filename: str, timeout: float = 60.0) -> dict | None:
+    def slot(self, action: str, filename: str, timeout: float = 60.0) -> dict[str, Any] | None:
         """Save or restore the server's slot 0 to or from `filename` in its slot folder
         (llama.cpp's `POST /slots/0?action=...`); its reply, or None if it failed."""
         import urllib.request
@@ -300,7 +301,7 @@ def _parent_death_signal(parent: int) -> None:
         os._exit(0)
 
 
-def _serve(config: dict) -> None:
+def _serve(config: dict[str, Any]) -> None:
     """Child process: load the model, serve, print the address, then wait to be killed."""
     _die_with_parent(config["watch_fd"], config.get("parent") or 0)
     os.umask(0o077)  # the files the server writes (saved slots) are the user's alone

@@ -136,7 +136,9 @@ class HookRegistry:
                 )
         return Before(args)
 
-    def _request_middleware(self, tool_name: str, args: dict[str, Any], context: dict) -> dict:
+    def _request_middleware(
+        self, tool_name: str, args: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any]:
         original = copy.deepcopy(args)
         for owner, callback in self._middleware.get("tool_request", ()):
             try:
@@ -155,7 +157,7 @@ class HookRegistry:
         self,
         tool_name: str,
         args: dict[str, Any],
-        context: dict,
+        context: dict[str, Any],
         dispatch: Callable[[dict[str, Any]], Any],
     ) -> Any:
         """Run `dispatch` inside the tool_execution middleware chain (outermost first)."""
@@ -191,7 +193,7 @@ class HookRegistry:
         tool_name: str,
         args: dict[str, Any],
         result: Any,
-        context: dict,
+        context: dict[str, Any],
         status: str,
         duration_ms: float,
     ) -> Any:
@@ -217,8 +219,10 @@ class HookRegistry:
 
 
 def _swap(
-    table: dict[str, tuple], owner: str, items: Sequence[tuple[str, Callback]]
-) -> dict[str, tuple]:
+    table: dict[str, tuple[tuple[str, Callback], ...]],
+    owner: str,
+    items: Sequence[tuple[str, Callback]],
+) -> dict[str, tuple[tuple[str, Callback], ...]]:
     """A new table without `owner`'s entries, then with the new ones."""
     out = {name: tuple(e for e in entries if e[0] != owner) for name, entries in table.items()}
     for name, callback in items:

@@ -102,11 +102,12 @@ def import_directory(manifest: PluginManifest) -> types.ModuleType:
 def load_register(manifest: PluginManifest) -> Callable[[Any], Any]:
     """The plugin's `register` function (a pip plugin may be the callable itself,
     which Hermes fails to load)."""
+    target: object
     if manifest.source == "entrypoint":
         target = _load_entry_point(manifest.entry_point)
     else:
         target = import_directory(manifest)
-    register = getattr(target, "register", None)
+    register: object = getattr(target, "register", None)
     if callable(register):
         return register
     if callable(target) and not isinstance(target, types.ModuleType):

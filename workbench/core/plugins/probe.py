@@ -201,7 +201,9 @@ def _one_child(
     return verdicts
 
 
-def _follow(child: subprocess.Popen, fd: int, timeout: float, verdicts: dict) -> None:
+def _follow(
+    child: subprocess.Popen[bytes], fd: int, timeout: float, verdicts: dict[str, Verdict]
+) -> None:
     """Read the child's progress lines; a plugin that takes too long or ends it fails."""
     current = ""
     deadline = time.monotonic() + START_TIMEOUT
@@ -234,7 +236,7 @@ def _failed(why: str) -> Verdict:
     return Verdict(False, f"{why} (found by loading it in a separate process)", time.time())
 
 
-def _ended(child: subprocess.Popen) -> str:
+def _ended(child: subprocess.Popen[bytes]) -> str:
     try:
         code = child.wait(5)
     except subprocess.TimeoutExpired:
@@ -244,7 +246,7 @@ def _ended(child: subprocess.Popen) -> str:
     return f"ended the process while loading (exit code {code})"
 
 
-def _kill(child: subprocess.Popen) -> None:
+def _kill(child: subprocess.Popen[bytes]) -> None:
     if child.poll() is None:
         with contextlib.suppress(OSError):
             os.killpg(child.pid, signal.SIGKILL)

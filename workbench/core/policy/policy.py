@@ -48,7 +48,9 @@ class Policy:
     fail_closed: str = ""  # why every call asks (a bad rule that may have denied), or ""
     notes: list[str] = field(default_factory=list)  # e.g. project rules not trusted
     _key: tuple[int, int] = field(default=(0, -1), repr=False, compare=False)
-    _by_action: dict = field(default_factory=dict, repr=False, compare=False)
+    _by_action: dict[Action, tuple[list[Rule], list[Rule], dict[str, list[Rule]]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def __bool__(self) -> bool:  # nothing to consult: the fast path of every call
         return bool(self.rules or self.fail_closed)

@@ -130,7 +130,7 @@ class Rule:
 
     def _tool_matches(self, facts: CallFacts) -> bool:
         if self.kind == "tool":
-            return self._match(facts.tool)
+            return bool(self._match(facts.tool))
         if self.kind == "toolset":
             return bool(facts.toolset) and self._match(facts.toolset)
         return bool(facts.server) and self._match(facts.server)
@@ -187,7 +187,7 @@ class Rule:
         )
 
     def _glob(self, text: str) -> bool:
-        return self._match(text.lower() if self.ignore_case else text)
+        return bool(self._match(text.lower() if self.ignore_case else text))
 
     def prefix_head(self) -> str | None:
         """A prefix rule's program name (what it can only match), else None."""
@@ -262,7 +262,7 @@ def parse_rule(entry: Any, *, scope: Scope, origin: str) -> Rule:
     return Rule(Action(action), kind, pattern, _risks(entry, origin, action), scope, origin)
 
 
-def _legacy(entry: dict) -> dict:
+def _legacy(entry: dict[str, Any]) -> dict[str, Any]:
     """Earlier versions saved `{prefix: TEXT, risks: [...]}`: an allow rule on a prefix."""
     if "prefix" not in entry:
         return entry
@@ -272,7 +272,7 @@ def _legacy(entry: dict) -> dict:
     return entry
 
 
-def _risks(entry: dict, origin: str, action: str) -> frozenset[str] | None:
+def _risks(entry: dict[str, Any], origin: str, action: str) -> frozenset[str] | None:
     if "risks" not in entry:
         return None
     risks = entry["risks"]

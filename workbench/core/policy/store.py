@@ -204,7 +204,7 @@ def _config_rules(config: Config, policy: Policy) -> None:
     _add_rules(policy, rules, Scope.EVERYWHERE, f"{name} approvals.rules")
 
 
-def _add_rules(policy: Policy, entries: list, scope: Scope, where: str) -> None:
+def _add_rules(policy: Policy, entries: list[Any], scope: Scope, where: str) -> None:
     for i, entry in enumerate(entries):
         origin = f"{where}[{i}]"
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from workbench.core.policy.policy import Outcome, Policy
 from workbench.core.policy.rules import Action, CallFacts, Rule
@@ -46,7 +47,7 @@ class Suggestion:
 
 
 def suggest(
-    approvals: Iterable[dict], policy: Policy, min_count: int = 2
+    approvals: Iterable[dict[str, Any]], policy: Policy, min_count: int = 2
 ) -> tuple[list[Suggestion], int]:
     """The proposed rules from past `approval` records, most evidence first, and how many
     answers were read."""
@@ -71,7 +72,7 @@ def suggest(
     return sorted(found, key=lambda s: -(s.approved + s.denied)), answers
 
 
-def _group_for(groups: dict, tool: str, shown: str) -> _Group | None:
+def _group_for(groups: dict[tuple[str, str], _Group], tool: str, shown: str) -> _Group | None:
     if not tool or not shown:
         return None
     if tool != "terminal":

@@ -48,7 +48,8 @@ def same(found: Any, wanted: Any) -> bool:
         return len(found) == len(wanted) and all(map(same, found, wanted))
     if isinstance(found, dict) and isinstance(wanted, dict):
         return found.keys() == wanted.keys() and all(same(found[k], wanted[k]) for k in found)
-    return found == wanted
+    equal: bool = found == wanted
+    return equal
 
 
 def what_it_said(text: str) -> str:

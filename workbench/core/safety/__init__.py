@@ -22,7 +22,7 @@ from workbench.core.safety.verdict import Finding, Severity, Verdict
 
 __all__ = ["Finding", "Severity", "Verdict", "analyze_command", "sensitive_path"]
 
-_CACHE: dict[tuple, Verdict] = {}
+_CACHE: dict[tuple[str, str | None, frozenset[str], tuple[str, ...] | None], Verdict] = {}
 _CACHE_SIZE = 1024
 
 

@@ -213,7 +213,7 @@ class Analyzer:
         self.base = base  # where this text starts in the outermost command, if known exactly
         self.fallback = fallback  # otherwise every finding points at the whole payload
         self.findings: list[Finding] = []
-        self._cmds: dict[tuple, Cmd | None] = {}
+        self._cmds: dict[tuple[int, tuple[tuple[str, str | None], ...]], Cmd | None] = {}
         self.written: set[str] = set()
         self.ran: list[tuple[str | None, ...]] = []  # every command judged, payloads' too
         self.path: list[str] = []  # folders a PATH set in the command puts before the rest

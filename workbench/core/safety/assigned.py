@@ -278,7 +278,7 @@ def _counts(args: list[str], operands: list[str]) -> bool:
 
 
 def table_of(ctx: Ctx) -> Table:
-    table = ctx.evaluated
+    table: Table | None = ctx.evaluated
     if table is None:
         table = ctx.evaluated = Table(owner=ctx)
     if not table.collected and ctx.source is not None:

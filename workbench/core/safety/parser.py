@@ -77,7 +77,8 @@ class Source:
         return self.char(node.start_byte), self.char(node.end_byte)
 
     def raw(self, node: Node) -> str:
-        return node.text.decode("utf-8", errors="replace")
+        text: str = node.text.decode("utf-8", errors="replace")
+        return text
 
 
 def join_continuations(text: str) -> tuple[str, list[int] | None]:
@@ -254,7 +255,7 @@ def word_value(node: Node, env: Mapping[str, str | None] | None = None) -> str |
     expansion (`{a,b}`) stands for several words, so its value is None.
     """
     kind = node.type
-    text = node.text.decode("utf-8", errors="replace")
+    text: str = node.text.decode("utf-8", errors="replace")
     if kind == "word":
         return _unescape(text)
     if kind == "number":

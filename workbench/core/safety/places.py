@@ -426,7 +426,7 @@ def _user_homes() -> list[str]:
         return []
 
 
-def _collect(path: str, found: dict, budget: list[int], depth: int) -> None:
+def _collect(path: str, found: dict[tuple[int, int], str], budget: list[int], depth: int) -> None:
     """Add the credential files at `path` (a file, or a folder looked into `depth` deep)."""
     if budget[0] <= 0:
         return

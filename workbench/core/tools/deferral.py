@@ -320,7 +320,9 @@ def build_listing(
     return Listing(None, "none", frozenset())
 
 
-def _schema(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict:
+def _schema(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {

@@ -31,25 +31,25 @@ def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
     raise TypeError("tool definitions are shared and read-only; change a copy (dict(d))")
 
 
-class ReadOnlyDict(dict):
+class ReadOnlyDict(dict[str, Any]):
     """A dict that refuses changes; copies of it are plain dicts."""
 
     __slots__ = ()
     __setitem__ = __delitem__ = __ior__ = _refuse
     clear = pop = popitem = setdefault = update = _refuse
 
-    def __reduce__(self) -> tuple[type, tuple[dict]]:
+    def __reduce__(self) -> tuple[type, tuple[dict[str, Any]]]:
         return (dict, (dict(self),))  # copy, deepcopy and pickle give plain dicts
 
 
-class ReadOnlyList(list):
+class ReadOnlyList(list[Any]):
     """A list that refuses changes; copies of it are plain lists."""
 
     __slots__ = ()
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
     append = clear = extend = insert = pop = remove = reverse = sort = _refuse
 
-    def __reduce__(self) -> tuple[type, tuple[list]]:
+    def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
         return (list, (list(self),))
 
 
@@ -65,7 +65,7 @@ def frozen(value: Any) -> Any:
 def tool_definition(name: str, schema: Any) -> ReadOnlyDict:
     """A tool's OpenAI definition: its schema as the function, `name` always its own."""
     function = {**(schema if isinstance(schema, Mapping) else {}), "name": name}
-    return frozen({"type": "function", "function": function})
+    return ReadOnlyDict({"type": "function", "function": frozen(function)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ class _Built:
     generation: int  # of the table the definitions were built from
     epoch: int  # of the check cache whose results decided availability
     expires: float  # the earliest expiry among those results
-    definitions: tuple[dict, ...]
+    definitions: tuple[dict[str, Any], ...]
     dynamic: tuple[tuple[int, ToolEntry], ...]  # (position, entry) rebuilt on every call
 
     def fresh(self, names: frozenset[str], generation: int, epoch: int, now: float) -> bool:
@@ -85,7 +85,7 @@ class _Built:
             and names == self.names
         )
 
-    def result(self) -> list[dict]:
+    def result(self) -> list[dict[str, Any]]:
         out = list(self.definitions)
         for i, entry in self.dynamic:
             out[i] = definition(entry)
@@ -105,7 +105,7 @@ class DefinitionsCache:
         generation: int,
         checks: CheckCache,
         now: float,
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """The definitions of the available tools among `tool_names`, sorted by name.
 
         `generation` must be read before `tools`: a table newer than its generation is
@@ -132,7 +132,7 @@ def _build(
     epoch: int,
     now: float,
 ) -> _Built:
-    definitions: list[dict] = []
+    definitions: list[dict[str, Any]] = []
     dynamic: list[tuple[int, ToolEntry]] = []
     expires = float("inf")
     for name in sorted(names):
@@ -151,7 +151,7 @@ def _build(
     return _Built(names, generation, epoch, expires, tuple(definitions), tuple(dynamic))
 
 
-def definition(entry: ToolEntry) -> dict:
+def definition(entry: ToolEntry) -> dict[str, Any]:
     """A tool's definition with its dynamic schema overrides applied now."""
     function = dict(entry.definition["function"])
     try:

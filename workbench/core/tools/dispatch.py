@@ -25,7 +25,9 @@ logger = logging.getLogger(__name__)
 Handler = Callable[..., Any]
 
 
-def dispatch(entry: ToolEntry | None, name: str, args: dict, **kwargs: Any) -> str | dict:
+def dispatch(
+    entry: ToolEntry | None, name: str, args: dict[str, Any], **kwargs: Any
+) -> str | dict[str, Any]:
     """Run `entry`'s handler (None: no such tool) and return its result or an error."""
     if entry is None:
         return errors.unknown_tool(name)
@@ -41,8 +43,13 @@ def dispatch(entry: ToolEntry | None, name: str, args: dict, **kwargs: Any) -> s
 
 
 async def dispatch_async(
-    entry: ToolEntry | None, name: str, args: dict, *, thread_pool: Any = None, **kwargs: Any
-) -> str | dict:
+    entry: ToolEntry | None,
+    name: str,
+    args: dict[str, Any],
+    *,
+    thread_pool: Any = None,
+    **kwargs: Any,
+) -> str | dict[str, Any]:
     """`dispatch` for an event loop: async handlers are awaited, sync ones run in a thread
     (of `thread_pool` when given, else the loop's default executor).
 
@@ -69,7 +76,7 @@ async def dispatch_async(
     return checked_result(name, result)
 
 
-def checked_result(name: str, result: Any) -> str | dict:
+def checked_result(name: str, result: Any) -> str | dict[str, Any]:
     """A handler's result if it keeps the contract (a string or a multimodal envelope)."""
     if isinstance(result, str):
         return result
@@ -87,7 +94,7 @@ class _Raised:
     exc: BaseException
 
 
-def _call_guarded(handler: Handler, args: dict, kwargs: dict) -> Any:
+def _call_guarded(handler: Handler, args: dict[str, Any], kwargs: dict[str, Any]) -> Any:
     """Run a sync handler in a worker thread, keeping SystemExit from killing the thread."""
     try:
         return handler(args, **kwargs)

@@ -15,7 +15,9 @@ from workbench.core.tools.arguments import ArgumentError, prepare_arguments
 from workbench.core.tools.registry import ToolRegistry
 
 
-def call_tool(registry: ToolRegistry, name: str, raw_args: Any, **context: Any) -> str | dict:
+def call_tool(
+    registry: ToolRegistry, name: str, raw_args: Any, **context: Any
+) -> str | dict[str, Any]:
     """Run `name` with the model's raw arguments; never raises."""
     entry = registry.get_entry(name)
     if entry is None:
@@ -33,7 +35,7 @@ def suggest_tools(registry: ToolRegistry, name: str, limit: int = 3) -> list[str
     return difflib.get_close_matches(name, registry.get_all_tool_names(), n=limit, cutoff=0.6)
 
 
-def is_error_result(result: str | dict) -> bool:
+def is_error_result(result: str | dict[str, Any]) -> bool:
     """True when a tool result is an error payload (`{"error": ...}`)."""
     if not isinstance(result, str) or not result.startswith("{"):
         return False

@@ -466,7 +466,9 @@ class ToolRegistry:
             n: checks.availability(tools[n].check_fn, tools[n].requires_env, now) for n in wanted
         }
 
-    def get_definitions(self, tool_names: Iterable[str], quiet: bool = False) -> list[dict]:
+    def get_definitions(
+        self, tool_names: Iterable[str], quiet: bool = False
+    ) -> list[dict[str, Any]]:
         """OpenAI tool definitions for the available tools among `tool_names`, sorted by name.
 
         The definitions are shared between calls and read-only (see `definitions`).
@@ -514,13 +516,13 @@ class ToolRegistry:
 
     # -- dispatch ------------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict, **kwargs: Any) -> str | dict:
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]:
         """Run a tool and return its result. Never raises: failures become error results."""
         return dispatching.dispatch(self._tools.get(name), name, args, **kwargs)
 
     async def dispatch_async(
-        self, name: str, args: dict, *, thread_pool: Any = None, **kwargs: Any
-    ) -> str | dict:
+        self, name: str, args: dict[str, Any], *, thread_pool: Any = None, **kwargs: Any
+    ) -> str | dict[str, Any]:
         """`dispatch` for an event loop (see `dispatch.dispatch_async`)."""
         return await dispatching.dispatch_async(
             self._tools.get(name), name, args, thread_pool=thread_pool, **kwargs

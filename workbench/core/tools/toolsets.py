@@ -84,7 +84,9 @@ class ToolsetInfo:
 class Toolsets:
     """Toolset views over a registry and a set of static definitions."""
 
-    def __init__(self, registry: ToolRegistry, static: dict[str, dict] | None = None) -> None:
+    def __init__(
+        self, registry: ToolRegistry, static: dict[str, dict[str, Any]] | None = None
+    ) -> None:
         self.registry = registry
         self.static = STATIC_TOOLSETS if static is None else static
 
