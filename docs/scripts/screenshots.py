@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 # The one place that names where the app lives: the tree moves, this line follows it.
-APP_MODULE, APP_CLASS = "workbench.app", "WorkbenchApp"
+APP_MODULE, APP_CLASS = "workbench.tui.app", "WorkbenchApp"
 # The screens and widgets the script waits for, by class name (wherever their modules live).
 SESSION, APPROVAL, CHECKPOINTS, VIEWER, USAGE = (
     "SessionScreen",
