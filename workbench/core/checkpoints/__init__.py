@@ -8,8 +8,9 @@ does not load the store and the git plumbing under it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workbench.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from workbench.core.checkpoints.events import (
@@ -56,11 +57,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Each name is imported from its module on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES, globals())
