@@ -6,6 +6,8 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from tests.support.waiting import PATIENCE
+
 
 def screen(session: str) -> str:
     return subprocess.run(
@@ -13,7 +15,7 @@ def screen(session: str) -> str:
     ).stdout
 
 
-def wait_for(session: str, *texts: str, timeout: float = 15) -> str:
+def wait_for(session: str, *texts: str, timeout: float = PATIENCE) -> str:
     """The screen once every one of `texts` is on it at the same time.
 
     A screen is drawn in parts: the line a test waits for can be there before the one it
@@ -30,7 +32,7 @@ def wait_for(session: str, *texts: str, timeout: float = 15) -> str:
     raise AssertionError(f"{missing!r} never appeared:\n{shown}")
 
 
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 15) -> None:
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = PATIENCE) -> None:
     """Poll a condition outside the screen (a file written, a config saved)."""
     deadline = time.monotonic() + timeout
     while not condition():

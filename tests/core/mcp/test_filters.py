@@ -33,6 +33,9 @@ mcp_servers:
   default: gpt-4o
   provider: custom
   base_url: http://127.0.0.1:9/v1
+tools:
+  tool_search:
+    enabled: off         # the filters alone: every tool's whole size is what a switch saves
 """
 
 
