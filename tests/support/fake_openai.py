@@ -43,6 +43,7 @@ class Reply:
     # it does when asked with `return_progress`; then, if set, the stream waits for `hold`
     progress: list[tuple[int, int, int]] = field(default_factory=list)
     hold: Any = None  # a threading.Event
+    ids: list[str] = field(default_factory=list)  # the calls' ids as the server names them
 
 
 def text(content: str, **kw: Any) -> Reply:
@@ -262,7 +263,9 @@ class FakeOpenAI:
                     "tool_calls": [
                         {
                             "index": index,
-                            "id": f"call_{index}_{len(self.requests)}",
+                            "id": reply.ids[index]
+                            if index < len(reply.ids)
+                            else f"call_{index}_{len(self.requests)}",
                             "type": "function",
                             "function": {"name": name, "arguments": ""},
                         }

@@ -39,6 +39,24 @@ async def test_a_streamed_reply_is_coalesced_and_recorded(make_session, fake: Fa
     await session.close()
 
 
+async def test_an_endpoints_call_id_cannot_pass_for_a_call_run_by_hand(
+    make_session, fake: FakeOpenAI, tmp_path
+) -> None:
+    """A call's id says who made it (`form-` for a call run by hand, which the session's
+    history, chat and transcript treat apart): an id the endpoint gives is the agent's."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    fake.add(tools(("read_file", {"path": str(tmp_path / "a.txt")}), ids=["form-1"]), text("ok"))
+    session, events = await make_session()
+    await session.turn("read a")
+    (started,) = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert not started.call_id.startswith("form-")
+    sent = fake.requests[1]["messages"]
+    (asked,) = [m for m in sent if m["role"] == "assistant" and m.get("tool_calls")]
+    (result,) = [m for m in sent if m["role"] == "tool"]
+    assert asked["tool_calls"][0]["id"] == result["tool_call_id"] == started.call_id
+    await session.close()
+
+
 async def test_parallel_calls_run_and_results_return_in_model_order(
     make_session, fake: FakeOpenAI
 ) -> None:

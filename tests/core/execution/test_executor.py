@@ -324,3 +324,25 @@ async def test_batches_on_one_executor_run_one_after_the_other_each_with_its_own
     assert by_hand[0].status == "ok"
     order = [(type(e).__name__, e.call_id) for e in events]
     assert order.index(("ToolCallStarted", "form-1")) > order.index(("ToolCallFinished", "c1"))
+
+
+async def test_an_interrupt_while_a_batch_waits_for_the_running_one_skips_it(
+    sleepy: ToolRegistry,
+) -> None:
+    """The user cancels while a call run by hand holds the executor and the agent's batch
+    waits for it: the interrupt is the waiting batch's too, so none of its calls starts."""
+    events: list[object] = []
+    executor = Executor(sleepy, on_event=events.append)
+    by_hand = asyncio.create_task(
+        executor.run([{"id": "form-1", "name": "anap", "arguments": json.dumps({"s": 60})}])
+    )
+    while not any(getattr(e, "call_id", "") == "form-1" for e in events):
+        await asyncio.sleep(0.01)  # the call run by hand has started
+    agent = asyncio.create_task(executor.run(calls("nap", "solo"), allowed=frozenset({"nap"})))
+    await asyncio.sleep(0)  # the agent's batch now waits for the executor
+    executor.cancel()
+    (hand,) = await by_hand
+    assert hand.status != "ok"
+    assert [o.status for o in await agent] == ["skipped", "skipped"]
+    later = await executor.run(calls("solo"))  # the next batch is not cancelled
+    assert later[0].status == "ok"

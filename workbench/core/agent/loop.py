@@ -60,6 +60,7 @@ from workbench.core.execution.events import (
     ToolCallStarted,
 )
 from workbench.core.execution.executor import Executor
+from workbench.core.execution.kept import by_hand
 from workbench.core.execution.scheduler import ToolCall
 from workbench.core.model.settings import ModelSettings, shown_url
 from workbench.core.model.tokens import Estimate, Meter
@@ -686,6 +687,8 @@ class Agent:
             )
         for index, slot in reply.calls.items():
             slot["id"] = slot["id"] or f"call_{index}_{int(time.time() * 1000)}"
+            if by_hand(slot["id"]):  # an endpoint's id must not pass for a call run by hand
+                slot["id"] = f"call_{slot['id']}"
             slot["arguments"] = slot["arguments"] or "{}"
         return reply
 

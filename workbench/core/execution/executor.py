@@ -130,6 +130,7 @@ class Executor:
         # uses (one spill directory, one memory of written files), and a batch's state (the
         # tools allowed, its budget, the cancel flag) is the executor's.
         self._one_batch = asyncio.Lock()
+        self._cancels = 0  # how many interrupts came: one that comes while a batch waits counts
 
     # -- public ----------------------------------------------------------------------
 
@@ -143,13 +144,20 @@ class Executor:
         this batch's results (the agent's: what is left of the model's window); `allowed`:
         only these tools may run (the agent's: those the model was offered; None for a call
         run by hand). A batch waits for the one running on this executor."""
+        asked = self._cancels
         async with self._one_batch:
-            return await self._run_batch(calls, budget, allowed)
+            return await self._run_batch(calls, budget, allowed, self._cancels != asked)
 
     async def _run_batch(
-        self, calls: list[Any], budget: BudgetConfig | None, allowed: frozenset[str] | None
+        self,
+        calls: list[Any],
+        budget: BudgetConfig | None,
+        allowed: frozenset[str] | None,
+        cancelled: bool = False,
     ) -> list[CallOutcome]:
-        self._cancelled = False
+        # an interrupt while this batch waited for the one before is this batch's too (the
+        # user cancelled the turn whose calls these are): none of them starts
+        self._cancelled = cancelled
         self._batch_budget = budget
         self.allowed = allowed
         if self.checkpoints is not None:
@@ -189,8 +197,10 @@ class Executor:
             return Segment(False, (PlannedCall(calls[0], None, reason, reason),))
 
     def cancel(self) -> None:
-        """The user's interrupt: cancel what runs, skip what has not started."""
+        """The user's interrupt: cancel what runs, skip what has not started (a batch that
+        waits for the running one included)."""
         self._cancelled = True
+        self._cancels += 1
         for stop in list(self._stops):  # a sync tool that watches it stops its own work
             stop.set()
         for task in list(self._tasks):
