@@ -76,42 +76,16 @@ def write_timeline(model: TimelineModel, event: CoreEvent) -> str:
 
 
 def for_the_chat(event: CoreEvent) -> bool:
-    """Whether the conversation shows the event (a call run by hand has no card in it)."""
-    from workbench.core.events import (
-        CheckpointSkipped,
-        CheckpointTaken,
-        ContextCompressed,
-        ContextNotice,
-        ContextUsage,
-        ModelProgress,
-        RoundStarted,
-        SubagentFinished,
-        SubagentStarted,
-        TextDelta,
-        ToolCallFinished,
-        ToolCallStarted,
-        TranscriptFailed,
-    )
+    """Whether the session screen is handed the event: all but the calls run by hand, which
+    have no card in the conversation. The screen's own `match` picks what it shows, so the
+    kinds of a conversation's events are named in one place."""
+    from workbench.core.events import ToolCallFinished, ToolCallStarted
     from workbench.core.execution.kept import by_hand
 
     match event:
         case ToolCallStarted() | ToolCallFinished():
             return not by_hand(event.call_id)
-        case (
-            TextDelta()
-            | RoundStarted()
-            | SubagentStarted()
-            | SubagentFinished()
-            | ContextUsage()
-            | ContextNotice()
-            | ContextCompressed()
-            | ModelProgress()
-            | TranscriptFailed()
-            | CheckpointTaken()
-            | CheckpointSkipped()
-        ):
-            return True
-    return False
+    return True
 
 
 def progress_text(event: CallProgress) -> str:
