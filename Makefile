@@ -78,8 +78,10 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix workbench tests bench docs
 
 # Tests run in two passes, each spread over the cores by pytest-xdist. The first: every test
-# not marked e2e. The second: the end-to-end tests (real terminals, servers, the bundled
-# model). Tests that must not run beside each other are kept on one worker, one after the
+# not marked e2e, each command-line run in the test's own process (tests/support/cli.py).
+# The second: the end-to-end tests (real terminals, servers, the bundled model) and, again,
+# the command line's tests (marked cli), now with every run the installed `hermes-tui` as a
+# process of its own. Tests that must not run beside each other are kept on one worker, one after the
 # other, by `@pytest.mark.xdist_group("name")` (`--dist loadgroup`): the bundled model's, the
 # hostile cases (they look for secrets in every process), the packaging pair. Both passes
 # run, so one run tells every failure; either failing fails `make test`. The 25 slowest of
@@ -87,7 +89,7 @@ format: $(VENV)/.installed-dev
 WORKERS ?= auto
 PYTEST = $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
 UNIT_TESTS = $(PYTEST) -m "not e2e" --ignore=tests/e2e
-E2E_TESTS = $(PYTEST) -m e2e
+E2E_TESTS = HERMES_TUI_TEST_CLI=process $(PYTEST) -m "e2e or cli"
 
 # The developer's loop: lint, types and every test but the end-to-end ones.
 check: $(VENV)/.installed-dev system-deps mcp-servers lint

@@ -124,3 +124,11 @@ def other_user():
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("running as another user needs root and setpriv")
     return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that runs the command line (it takes `cli_env`) is marked `cli`: `make test`
+    runs those once more with each run a process of its own (tests/support/cli.py)."""
+    for item in items:
+        if "cli_env" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cli)

@@ -50,7 +50,8 @@ def test_a_model_that_reads_every_process_gets_no_key(
     key = fake.api_key = secret()
     fake.add(tools(("terminal", {"command": SNOOP})), text("nothing found"))
     env = {**cli_env, "OPENAI_API_KEY": key, "GITHUB_TOKEN": key + "-gh"}
-    out = run(env, "chat", "look around", "--base-url", fake.url, "--api-key", key, cwd=tmp_path)
+    args = ("chat", "look around", "--base-url", fake.url, "--api-key", key)
+    out = run(env, *args, cwd=tmp_path, process=True)  # the app's own process is read
     assert out.returncode == 0, out.stderr
     seen = tool_output(fake)
     assert "--api-key" in seen and "look around" in seen  # the app's own command line was read
@@ -66,7 +67,8 @@ def test_the_running_app_shows_neither_key_in_proc(
     reads = "p=$(pgrep -of 'look-at-m[e]'); tr '\\0' '\\n' < /proc/$p/environ; cat /proc/$p/cmdline"
     fake.add(tools(("terminal", {"command": reads})), text("done"))
     env = {**cli_env, "OPENAI_API_KEY": key}
-    out = run(env, "chat", "look-at-me", "--base-url", fake.url, "--api-key", key, cwd=tmp_path)
+    args = ("chat", "look-at-me", "--base-url", fake.url, "--api-key", key)
+    out = run(env, *args, cwd=tmp_path, process=True)  # the app's own /proc files are read
     assert out.returncode == 0, out.stderr
     seen = tool_output(fake)
     assert "--api-key" in seen and key not in seen

@@ -40,10 +40,8 @@ def path_without_bwrap(tmp_path: Path) -> str:
 
 
 def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """bubblewrap unavailable in this process (and children given `os.environ`): PATH
-    without it, `bwrap_status`'s cached answer cleared before and after (a fixture's body)."""
+    """bubblewrap unavailable in this process (and children given `os.environ`): a PATH
+    without it (`bwrap_status` looks bwrap up on PATH each time; a fixture's body)."""
     monkeypatch.setenv("PATH", path_without_bwrap(tmp_path))
-    bwrap_status.cache_clear()
     assert not bwrap_status()[0]
     yield os.environ["PATH"]
-    bwrap_status.cache_clear()

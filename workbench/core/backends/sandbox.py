@@ -46,7 +46,6 @@ HIDDEN_IN_HOME = (
 PROBE_TIMEOUT = 10.0
 
 
-@functools.cache
 def bwrap_status() -> tuple[bool, str]:
     """Whether bubblewrap works here (user namespaces allowed, etc.), and why not."""
     if not sys.platform.startswith("linux"):
@@ -54,6 +53,11 @@ def bwrap_status() -> tuple[bool, str]:
     path = shutil.which("bwrap")
     if path is None:
         return False, "bwrap is not installed (Debian: apt-get install bubblewrap)"
+    return _probe(path)
+
+
+@functools.cache  # per program found: a PATH that names another bwrap is probed again
+def _probe(path: str) -> tuple[bool, str]:
     probe = [path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=PROBE_TIMEOUT, env={})
