@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from workbench.core.events import CoreEvent
     from workbench.core.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 130
@@ -85,7 +84,7 @@ class Printer:
     def __init__(self) -> None:
         self._progress = ""  # the last progress line said (the same is not said twice)
 
-    def __call__(self, event: CoreEvent) -> None:
+    def __call__(self, event: object) -> None:  # any of the session's: those below are shown
         from workbench.core.agent.transcript import not_saved
         from workbench.core.checkpoints import wording as checkpoints_text
         from workbench.core.events import (
@@ -139,7 +138,7 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.model.settings import ModelConfigError, resolve
     from workbench.core.session import ChatSession, SessionError
 
-    flags = model_flags(args)
+    flags: dict[str, Any] = dict(model_flags(args))
     if args.max_rounds:
         flags["max_rounds"] = args.max_rounds
     try:

@@ -17,9 +17,9 @@ from typing import Any
 from workbench.core.agent import transcript
 from workbench.core.agent.context import Window
 from workbench.core.agent.delegation import NAME as DELEGATE
-from workbench.core.agent.delegation import Delegation, Limits, SubagentFinished, SubagentTask
-from workbench.core.agent.events import ModelProgress
-from workbench.core.agent.loop import Agent, TurnFinished
+from workbench.core.agent.delegation import Delegation, Limits, SubagentTask
+from workbench.core.agent.events import ModelProgress, SubagentFinished, TurnFinished
+from workbench.core.agent.loop import Agent
 from workbench.core.agent.own_tools import (
     OwnToolsState,
     ToolRouter,
@@ -213,6 +213,7 @@ class ChatSession:
 
         settings = self.settings
         self._owns_local = server is None
+        base_url: str | None  # as settings.base_url, which only a local model lacks
         if settings.local and server is not None:
             self.local = server
             base_url, api_key = server.base_url, server.api_key

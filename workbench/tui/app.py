@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # Set before Textual is imported, which reads it once. After a frame longer than its
 # period, Textual's frame timer waits for the next period but one: at 60 fps a key typed
@@ -644,7 +644,7 @@ class WorkbenchApp(App[None]):
 
         self._open_file(path, ViewerScreen)
 
-    def _open_file(self, path: Path | str, screen: type[Screen]) -> None:
+    def _open_file(self, path: Path | str, screen: Callable[[Path], Screen[Any]]) -> None:
         from workbench.tui.widgets.file_view import cannot_view
 
         path = Path(path)

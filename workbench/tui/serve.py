@@ -20,6 +20,7 @@ import secrets
 import shlex
 import socket
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -71,13 +72,13 @@ def settings(
     token: str | None,
     no_token: bool,
     public_url: str | None,
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> ServeSettings:
     """What to serve, or ServeRefused: the checks happen before anything listens."""
-    environ = os.environ if environ is None else environ
+    env = os.environ if environ is None else environ
     if not 0 < port < 65536:
         raise ServeRefused(f"--port {port} is not a TCP port (1-65535)")
-    given = token if token is not None else environ.get(TOKEN_ENV) or None
+    given = token if token is not None else env.get(TOKEN_ENV) or None
     if no_token and given:
         raise ServeRefused(f"--no-token and a token (--token or {TOKEN_ENV}) contradict")
     if no_token and not is_loopback(host):

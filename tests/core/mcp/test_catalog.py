@@ -272,6 +272,7 @@ def test_sampling_reaches_the_model_only_when_approved(started, reg: ToolRegistr
             {"role": "user", "content": "Say hi"},
         ]
         assert sent["max_tokens"] == 64
+        assert "temperature" not in sent  # the server asked for none: none is sent
     finally:
         fake.stop()
 

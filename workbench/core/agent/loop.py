@@ -55,7 +55,6 @@ from workbench.core.agent.text_calls import held_from, written_call
 from workbench.core.agent.transcript import Transcript
 from workbench.core.execution.events import (
     ApprovalAnswered,
-    CallEvent,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -829,8 +828,10 @@ class Agent:
         if self.on_event is not None:
             self.on_event(event)
 
-    def observe(self, event: CallEvent | SubagentStarted | SubagentFinished) -> None:
-        """The executor's and the broker's events, into the transcript and on to the front end."""
+    def observe(self, event: object) -> None:
+        """The executor's and the broker's events, into the transcript and on to the front end.
+        Calls, approvals and sub-agents are recorded; every event (a checkpoint's too) is
+        passed on."""
         match event:
             case ToolCallStarted():
                 self._record(

@@ -57,7 +57,7 @@ from workbench.core.policy import CallFacts, Outcome, Ruling
 from workbench.core.policy.assess import assess, facts_for, written_by
 from workbench.core.tools import errors
 from workbench.core.tools.invoke import is_error_result
-from workbench.core.tools.registry import ToolRegistry
+from workbench.core.tools.registry import ToolTable
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class _Zombie:
 
 @dataclass
 class Executor:
-    registry: ToolRegistry
+    registry: ToolTable
     broker: ApprovalBroker | None = None
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     store: SpillStore | None = None

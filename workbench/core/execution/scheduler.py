@@ -29,7 +29,7 @@ from typing import Any
 from workbench.core.tools.arguments import ArgumentError, prepare_arguments
 from workbench.core.tools.entry import ToolEntry
 from workbench.core.tools.paths import resolve_path
-from workbench.core.tools.registry import ToolRegistry
+from workbench.core.tools.registry import ToolTable
 from workbench.core.tools.registry import registry as default_registry
 
 INTERACTIVE_TOOLS = frozenset({"clarify"})
@@ -108,7 +108,7 @@ class _Run:
 def plan(
     calls: list[Any],
     cwd: str | os.PathLike[str] | None = None,
-    registry: ToolRegistry | None = None,
+    registry: ToolTable | None = None,
 ) -> list[Segment]:
     """Ordered segments for a batch: parallel runs and sequential barriers."""
     registry = registry or default_registry
@@ -196,7 +196,7 @@ def _normalise(segments: list[Segment]) -> list[Segment]:
 def may_run_in_parallel(
     calls: list[Any],
     cwd: str | os.PathLike[str] | None = None,
-    registry: ToolRegistry | None = None,
+    registry: ToolTable | None = None,
 ) -> bool:
     """True only when the whole batch is one parallel segment."""
     segments = plan(calls, cwd, registry)

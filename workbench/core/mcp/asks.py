@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from workbench.core.asking import ANSWERED, Ask, Asker, AskKind
 from workbench.core.mcp.events import AskSettled
@@ -126,8 +126,12 @@ class ServerAsks:
         async def list_roots(context: Any = None) -> Any:
             import mcp.types as types
 
+            # Validated as the SDK validates a wire message: the string becomes its file URL.
             return types.ListRootsResult(
-                roots=[types.Root(uri=r.as_uri(), name=r.name or str(r)) for r in chosen]
+                roots=[
+                    types.Root.model_validate({"uri": r.as_uri(), "name": r.name or str(r)})
+                    for r in chosen
+                ]
             )
 
         return list_roots
@@ -170,11 +174,12 @@ class ServerAsks:
     def _elicited(self, server: str, action: str, why: str) -> Any:
         import mcp.types as types
 
-        action = action if action in ("decline", "cancel") else "decline"
-        outcome = {"decline": "declined", "cancel": "cancelled"}[action]
+        # Anything but the user's own "cancel" is a decline: an answer never accepts here.
+        settled: Literal["decline", "cancel"] = "cancel" if action == "cancel" else "decline"
+        outcome = {"decline": "declined", "cancel": "cancelled"}[settled]
         self.emit(AskSettled(server, "elicitation", outcome, why))
         logger.info("MCP server %s: elicitation %s (%s)", server, outcome, why)
-        return types.ElicitResult(action=action)
+        return types.ElicitResult(action=settled)
 
     # -- sampling ------------------------------------------------------------------------
 

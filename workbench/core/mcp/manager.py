@@ -78,17 +78,15 @@ class MCPManager:
         """Start the loop thread and every enabled, valid server (returns at once)."""
         if self._thread is not None:
             return
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), name="mcp", daemon=True)
+        # Made here, run by the thread: what is handed to it before it runs waits its turn.
+        loop = self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, args=(loop,), name="mcp", daemon=True)
         self._thread.start()
-        ready.wait()
-        asyncio.run_coroutine_threadsafe(self._start_all(), self._loop).result()
+        asyncio.run_coroutine_threadsafe(self._start_all(), loop).result()
 
-    def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self._loop)
-        ready.set()
-        self._loop.run_forever()
+    def _serve(self, loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_forever()
 
     async def _start_all(self) -> None:
         for config in self.configs:
@@ -153,7 +151,8 @@ class MCPManager:
 
     def restart(self, name: str) -> None:
         handle = self.handles[name]
-        self._loop.call_soon_threadsafe(handle.restart)
+        if self._loop is not None:  # always, once there are handles: start() made it
+            self._loop.call_soon_threadsafe(handle.restart)
 
     def statuses(self) -> list[ServerStatus]:
         if not self.handles:  # not started: what the config says
@@ -174,15 +173,19 @@ class MCPManager:
 
     def run_on_loop(self, coroutine: Coroutine[Any, Any, T], timeout: float = ASK_TIMEOUT) -> T:
         """Run a coroutine on the MCP loop and wait for it; TimeoutError after `timeout`."""
-        if self._loop is None:
-            coroutine.close()
-            raise NotReady("the MCP servers are not started")
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        future = self._submit(coroutine)
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise TimeoutError(f"no answer within {timeout:g} s") from None
+
+    def _submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Hand a coroutine to the MCP loop; NotReady (the coroutine closed) before start()."""
+        if self._loop is None:
+            coroutine.close()
+            raise NotReady("the MCP servers are not started")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     def read_resource(self, server: str, uri: str, timeout: float = ASK_TIMEOUT) -> list[Any]:
         return self.run_on_loop(self.handle(server).read_resource(uri), timeout)
@@ -238,17 +241,17 @@ class MCPManager:
         }
 
     def _handler(self, handle: ServerHandle, tool: str) -> Callable[..., Any]:
-        async def call(args: dict[str, Any], **kw: Any) -> str | dict:
+        async def call(args: dict[str, Any], **kw: Any) -> str | dict[str, Any]:
             call_id = str(kw.get("tool_call_id") or "")
 
             async def progress(value: float, total: float | None, message: str | None) -> None:
                 self._emit(CallProgress(handle.name, tool, call_id, value, total, message))
 
-            async def run() -> str | dict:
+            async def run() -> str | dict[str, Any]:
                 with self.asks.calling(handle.name, call_id):  # its questions hold this call
                     return await handle.call(tool, args, progress=progress)
 
-            future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+            future = self._submit(run())
             try:
                 result = await asyncio.wrap_future(future)
             except asyncio.CancelledError:
@@ -274,10 +277,10 @@ class MCPManager:
 
 def normalise_schema(schema: Any) -> dict[str, Any]:
     """As Hermes: `definitions` → `$defs`; objects get a type and properties."""
-    schema = dict(schema or {})
-    if "definitions" in schema and "$defs" not in schema:
-        schema["$defs"] = schema.pop("definitions")
-    if schema.get("type") in (None, "object"):
-        schema["type"] = "object"
-        schema.setdefault("properties", {})
-    return schema
+    normal: dict[str, Any] = dict(schema or {})
+    if "definitions" in normal and "$defs" not in normal:
+        normal["$defs"] = normal.pop("definitions")
+    if normal.get("type") in (None, "object"):
+        normal["type"] = "object"
+        normal.setdefault("properties", {})
+    return normal

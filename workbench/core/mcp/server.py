@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.mcp import catalog as cat
 from workbench.core.mcp.config import ServerConfig
@@ -29,9 +29,13 @@ from workbench.core.mcp.results import convert
 from workbench.core.storage.private import open_private
 
 if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.shared.message import SessionMessage
+
     from workbench.core.mcp.asks import ServerAsks
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_ATTEMPTS = 4  # then the server is parked until someone restarts it
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
@@ -359,29 +363,36 @@ class ServerHandle:
 
     async def _list_catalog(self, client: Any) -> cat.Catalog:
         found = cat.Catalog(listed=True)
-        kinds = (
-            ("resources", "resources", client.list_resources, cat.resource, found.resources),
-            (
-                "templates",
-                "resources",
-                client.list_resource_templates,
-                cat.template,
-                found.templates,
-            ),
-            ("prompts", "prompts", client.list_prompts, cat.prompt, found.prompts),
+        await self._list_kind(
+            found, "resources", client.list_resources, cat.resource, found.resources
         )
-        for kind, capability, lister, convert_one, into in kinds:
-            if not self.info.can(capability):
-                continue
-            try:
-                into.extend(convert_one(item) for item in await self._pages(lister, kind))
-            except Exception as exc:
-                found.errors[kind] = _short_error(root_cause(exc))
+        await self._list_kind(
+            found, "templates", client.list_resource_templates, cat.template, found.templates
+        )
+        await self._list_kind(found, "prompts", client.list_prompts, cat.prompt, found.prompts)
         return found
+
+    async def _list_kind(
+        self,
+        found: cat.Catalog,
+        kind: str,
+        lister: Callable[..., Any],
+        convert_one: Callable[[Any], T],
+        into: list[T],
+    ) -> None:
+        """One kind of the catalog, page by page, into `into`; a failure is kept in `found`."""
+        # templates come with the resources capability
+        if not self.info.can("prompts" if kind == "prompts" else "resources"):
+            return
+        try:
+            into.extend(convert_one(item) for item in await self._pages(lister, kind))
+        except Exception as exc:
+            found.errors[kind] = _short_error(root_cause(exc))
 
     async def _pages(self, lister: Callable[..., Any], kind: str) -> list[Any]:
         attribute = {"templates": "resource_templates"}.get(kind, kind)
-        items, cursor = [], None
+        items: list[Any] = []
+        cursor = None
         for _ in range(MAX_PAGES):
             page = await lister(cursor=cursor, cache_mode="bypass")
             items.extend(getattr(page, attribute) or [])
@@ -438,7 +449,7 @@ class ServerHandle:
         args: dict[str, Any],
         *,
         progress: Callable[[float, float | None, str | None], Any] | None = None,
-    ) -> str | dict:
+    ) -> str | dict[str, Any]:
         import mcp.types as types
         from mcp import MCPError
 
@@ -542,6 +553,8 @@ async def _watched(transport: Any, dead: asyncio.Event) -> AsyncIterator[Any]:
     import anyio
 
     async with transport as (read, write):
+        send: MemoryObjectSendStream[SessionMessage | Exception]
+        receive: MemoryObjectReceiveStream[SessionMessage | Exception]
         send, receive = anyio.create_memory_object_stream(max_buffer_size=float("inf"))
 
         async def pump() -> None:

@@ -13,7 +13,7 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import IO, Any
+from typing import BinaryIO, Literal, TextIO, overload
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -64,7 +64,13 @@ def tighten(path: Path) -> bool:
     return True
 
 
-def open_private(path: Path, *, binary: bool = False) -> IO[Any]:
+@overload
+def open_private(path: Path, *, binary: Literal[False] = False) -> TextIO: ...
+@overload
+def open_private(path: Path, *, binary: Literal[True]) -> BinaryIO: ...
+
+
+def open_private(path: Path, *, binary: bool = False) -> TextIO | BinaryIO:
     """Open `path` for appending, created 0600 (parents 0700); a link in its place is refused."""
     path = Path(path)
     private_dir(path.parent)

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.core.tools import dispatch as dispatching
 from workbench.core.tools.availability import (
@@ -94,6 +94,19 @@ class OwnerSwap:
     removed: tuple[str, ...] = ()
     replaced: tuple[str, ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
+
+
+class ToolTable(Protocol):
+    """What running a call needs of a table of tools: a tool's entry and its handler. The
+    registry is one; a session's view of it (core.agent.own_tools.ToolRouter) another."""
+
+    def get_entry(self, name: str) -> ToolEntry | None: ...
+
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]: ...
+
+    async def dispatch_async(
+        self, name: str, args: dict[str, Any], **kwargs: Any
+    ) -> str | dict[str, Any]: ...
 
 
 class ToolRegistry:

@@ -173,7 +173,7 @@ class ApprovalScreen(ModalScreen[Choice]):
         self._show_rule()
 
     def _show_rule(self) -> None:
-        for widget in self.query("#approval-rule"):
+        for widget in self.query("#approval-rule").results(Static):
             widget.update(self._rule_text())
 
     def _rule_text(self) -> Text:

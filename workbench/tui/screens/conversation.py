@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import on, work
@@ -19,6 +19,9 @@ from workbench.core.agent import transcript
 from workbench.core.events import ContextCompressed
 from workbench.tui.widgets.chat import MAX_MOUNTED, ChatLog, ToolCard
 from workbench.tui.widgets.reply import AssistantMessage
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
 
 
 class ConversationScreen(Screen[None]):
@@ -41,14 +44,19 @@ class ConversationScreen(Screen[None]):
         self.sub_title = str(self.path)
         self._load()
 
+    @property
+    def workbench(self) -> WorkbenchApp:
+        """The app, for the viewer it opens (the raw transcript, a spilled result)."""
+        return cast("WorkbenchApp", self.app)
+
     def action_raw(self) -> None:
-        self.app.open_viewer(self.path)
+        self.workbench.open_viewer(self.path)
 
     @on(ToolCard.ViewRequested)
     def _view_card(self, message: ToolCard.ViewRequested) -> None:
         card = self.query_one(ChatLog).cards.get(message.call_id)
         if card is not None and card.spilled:
-            self.app.open_viewer(card.spilled)
+            self.workbench.open_viewer(card.spilled)
 
     @work(exclusive=True, group="conversation")
     async def _load(self) -> None:

@@ -445,7 +445,12 @@ class MainScreen(Screen[None]):
         if not tabs:  # just after the first frame: mounted in a moment
             return
         tabs.first().active = tab
-        target = {"run": RunToolForm, "sources": SourcesPanel, "detail": ToolDetail}[tab]
+        panels: dict[str, type[Widget]] = {
+            "run": RunToolForm,
+            "sources": SourcesPanel,
+            "detail": ToolDetail,
+        }
+        target = panels[tab]
         widget = self.query_one(target)
         if tab == "sources":
             from textual.widgets import DataTable

@@ -100,9 +100,7 @@ class McpSources:
                     ArgumentsScreen(
                         f"{template.name or key}  ({key})", cat.template_schema(template)
                     ),
-                    lambda values: (
-                        values is not None and self.read(server, cat.expand_template(key, values))
-                    ),
+                    lambda values: self._read_template(server, key, values),
                 )
         elif kind == "prompt":
             prompt = manager.catalog(server).prompt(key)
@@ -113,14 +111,24 @@ class McpSources:
                 return
             self.app.push_screen(
                 ArgumentsScreen(f"prompt {key}", cat.prompt_schema(prompt)),
-                lambda values: values is not None and self.get_prompt(server, key, values),
+                lambda values: self._get_prompt_with(server, key, values),
             )
+
+    def _read_template(self, server: str, key: str, values: dict[str, Any] | None) -> None:
+        if values is not None:  # None: the form was closed
+            self.read(server, cat.expand_template(key, values))
+
+    def _get_prompt_with(self, server: str, name: str, values: dict[str, Any] | None) -> None:
+        if values is not None:  # None: the form was closed
+            self.get_prompt(server, name, values)
 
     def read(self, server: str, uri: str, reopen: bool = False) -> None:
         self.app.run_worker(lambda: self._read(server, uri, reopen), thread=True, group="mcp-read")
 
     def _read(self, server: str, uri: str, reopen: bool) -> None:
         manager = self.manager
+        if manager is None:  # MCP stopped since: nothing to ask
+            return
         try:
             text = cat.render_contents(manager.read_resource(server, uri))
         except Exception as exc:
@@ -136,6 +144,8 @@ class McpSources:
 
     def _get_prompt(self, server: str, name: str, values: dict[str, Any]) -> None:
         manager = self.manager
+        if manager is None:  # MCP stopped since: nothing to ask
+            return
         try:
             prompt = manager.catalog(server).prompt(name)
             arguments = cat.prompt_arguments(prompt, values) if prompt else values
@@ -169,6 +179,8 @@ class McpSources:
     def toggle_subscription(self, server: str, uri: str) -> None:
         def work() -> None:
             manager = self.manager
+            if manager is None:  # MCP stopped since: nothing to ask
+                return
             on = uri not in manager.handle(server).subscriptions
             try:
                 manager.subscribe(server, uri, on)

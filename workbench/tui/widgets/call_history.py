@@ -7,6 +7,7 @@ pinned, arguments) and asks for the actions in messages; the screen does them.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -57,7 +58,7 @@ class CallHistoryList(OptionList):
         self.tool: str | None = None
         self.calls: list[Any] = []
 
-    def show(self, tool: str | None, calls: list[Any]) -> None:
+    def show(self, tool: str | None, calls: Sequence[Any]) -> None:
         """Draw `calls` (already in order); the same call stays selected across a redraw."""
         keep = self._selected_id() if tool == self.tool else None
         self.tool, self.calls = tool, list(calls)

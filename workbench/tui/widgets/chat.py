@@ -86,7 +86,7 @@ class ToolCard(Vertical, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("space,enter", "toggle", "Expand / collapse", id="card.toggle"),
+        Binding("space,enter", "toggle_card", "Expand / collapse", id="card.toggle"),
         Binding("v", "view", "Open the result in the viewer", id="card.view"),
     ]
 
@@ -98,7 +98,8 @@ class ToolCard(Vertical, can_focus=True):
     def __init__(self, call_id: str, name: str, arguments: Any, label: str = "") -> None:
         super().__init__(classes="tool-card")
         self.call_id, self.tool, self.arguments, self.label = call_id, name, arguments, label
-        self.status, self.duration, self.content, self.spilled = "running", 0.0, "", None
+        self.status, self.duration, self.content = "running", 0.0, ""
+        self.spilled: str | None = None
         self.diff: FileDiff | None = None
         self.progress = ""  # what a running MCP call last reported
 
@@ -146,7 +147,7 @@ class ToolCard(Vertical, can_focus=True):
             self.set_class(True, "-expanded")
             self._fill()
 
-    def action_toggle(self) -> None:
+    def action_toggle_card(self) -> None:  # not `toggle`: every node has that (an attribute's)
         self.toggle_class("-expanded")
         self._show_diff()
         self._fill()

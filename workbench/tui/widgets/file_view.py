@@ -350,7 +350,7 @@ class FileView(ScrollView, can_focus=True):
         self.index = LineIndex(source)
         self.index.extend(min(self.index.size, FIRST_CHUNK))
         self.cursor = 0
-        self.anchor: int | None = None  # the other end of a selection
+        self.select_anchor: int | None = None  # the other end of a selection
         self.wrap = False
         self.pattern: re.Pattern[str] | None = None
         self.skips: dict[int, int] = {}  # a long line drawn from this byte, not its first part
@@ -381,7 +381,7 @@ class FileView(ScrollView, can_focus=True):
             self.index = LineIndex(self.index.source)
             self.index.extend(min(self.index.size, FIRST_CHUNK))
             self.skips.clear()
-            self.anchor, self.widest = None, 0
+            self.select_anchor, self.widest = None, 0
             self.cursor = min(self.cursor, self.index.count - 1)
             self._grown()
             self.post_message(self.Rewritten())
@@ -467,7 +467,7 @@ class FileView(ScrollView, can_focus=True):
 
     def _line_style(self, number: int) -> Style:
         low, high = self.selection
-        if self.anchor is not None and low <= number <= high:
+        if self.select_anchor is not None and low <= number <= high:
             return SELECTED
         return CURSOR if number == self.cursor and self.has_focus else Style()
 
@@ -517,7 +517,7 @@ class FileView(ScrollView, can_focus=True):
 
     @property
     def selection(self) -> tuple[int, int]:
-        anchor = self.cursor if self.anchor is None else self.anchor
+        anchor = self.cursor if self.select_anchor is None else self.select_anchor
         return min(anchor, self.cursor), max(anchor, self.cursor)
 
     def selected_text(self) -> tuple[str, int]:
@@ -528,7 +528,7 @@ class FileView(ScrollView, can_focus=True):
 
     def go_to(self, number: int, keep_selection: bool = False) -> None:
         if not keep_selection:
-            self.anchor = None
+            self.select_anchor = None
         self._resize_virtual()  # the index may have grown since the worker last said so
         self.cursor = max(0, min(self.index.count - 1, number))
         top, height = self.scroll_offset.y, max(1, self.size.height)
@@ -541,8 +541,8 @@ class FileView(ScrollView, can_focus=True):
         self.go_to(self.cursor + step)
 
     def action_extend(self, step: int) -> None:
-        if self.anchor is None:
-            self.anchor = self.cursor
+        if self.select_anchor is None:
+            self.select_anchor = self.cursor
         self.go_to(self.cursor + step, keep_selection=True)
 
     def toggle_wrap(self) -> None:

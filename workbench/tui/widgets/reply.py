@@ -45,6 +45,8 @@ def settled_length(text: str) -> int:
 class _Heading(Heading):
     """Headings as Textual's Markdown draws them: left-aligned, no box, the theme's colours."""
 
+    look: Style | None = None  # the theme's, when the Markdown that made it has one
+
     @classmethod
     def create(cls, markdown: RichMarkdown, token: Any) -> Heading:
         heading = cls(token.tag)

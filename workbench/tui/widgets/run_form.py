@@ -123,8 +123,8 @@ class RunToolForm(VerticalScroll):
                     text = json.dumps(text, ensure_ascii=False) if value is not None else ""
                 if isinstance(widget, TextArea):
                     widget.text = text
-                else:
-                    widget.value = text
+                else:  # the one other kind of field
+                    self.query_one(f"#arg-{name}", Input).value = text
         return [name for name in arguments if name not in properties]
 
     def _value(self, name: str, spec: dict[str, Any]) -> Any:
@@ -134,7 +134,10 @@ class RunToolForm(VerticalScroll):
             return widget.value
         if isinstance(widget, Select):
             return None if widget.is_blank() else widget.value
-        raw = widget.text if isinstance(widget, TextArea) else widget.value
+        if isinstance(widget, TextArea):
+            raw = widget.text
+        else:  # the one other kind of field
+            raw = self.query_one(f"#arg-{name}", Input).value
         if raw == "" and kind != "string":
             return None
         if raw == "" and name not in set(self.schema.get("required") or []):
@@ -226,7 +229,10 @@ def _field(name: str, spec: dict[str, Any], required: bool) -> list[Any]:
         widget = Checkbox(name, bool(default), id=f"arg-{name}")
     elif kind in ("integer", "number"):
         widget = Input(
-            "" if default is None else str(default), placeholder=kind, type=kind, id=f"arg-{name}"
+            "" if default is None else str(default),
+            placeholder=kind,
+            type="integer" if kind == "integer" else "number",
+            id=f"arg-{name}",
         )
     elif kind in ("array", "object") or name in LONG_TEXT:
         initial = (

@@ -323,8 +323,9 @@ def catalog_rows(server: Any) -> list[tuple[str, tuple[Any, ...]]]:
         rows.append((f"template:{t.uri_template}", (*cells, _shown(t.mime_type))))
     for p in catalog.prompts:
         args = ", ".join(a.name + ("*" if a.required else "") for a in p.arguments)
-        cells = (Text("prompt", "green"), _shown(p.name), _shown(args), Text(""))
-        rows.append((f"prompt:{p.name}", cells))
+        rows.append(
+            (f"prompt:{p.name}", (Text("prompt", "green"), _shown(p.name), _shown(args), Text("")))
+        )
     return rows
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -34,7 +35,7 @@ class ToolDetail(VerticalScroll):
         self,
         row: dict[str, Any] | None,
         schema: dict[str, Any] | None = None,
-        calls: list[Any] = (),
+        calls: Sequence[Any] = (),
     ) -> None:
         facts = self.query_one("#detail-facts", Static)
         code = self.query_one("#detail-schema", Static)
@@ -46,14 +47,14 @@ class ToolDetail(VerticalScroll):
         text = describe(row)
         text.rstrip()  # the calls' title follows on the next line
         facts.update(text)
-        text = json.dumps(
+        parameters = json.dumps(
             (schema or {}).get("parameters", schema or {}), indent=2, ensure_ascii=False
         )
         from rich.syntax import Syntax  # pygments: loaded on first use, not before the first frame
 
-        code.update(Syntax(text, "json", theme="ansi_dark", word_wrap=True))
+        code.update(Syntax(parameters, "json", theme="ansi_dark", word_wrap=True))
 
-    def show_calls(self, tool: str | None, calls: list[Any]) -> None:
+    def show_calls(self, tool: str | None, calls: Sequence[Any]) -> None:
         """The tool's kept calls (pinned first, then newest first) and the keys for them."""
         title = Text()
         if tool is not None:

@@ -298,7 +298,7 @@ class ToolsTree(Tree[dict[str, Any]]):
 
     def action_toggle_toolset(self) -> None:
         node = self._toolset_node()
-        if node is not None:
+        if node is not None and node.data is not None:
             self.post_message(self.ToolsetToggled(node.data["name"], not node.data["enabled"]))
 
     def watch_hover_line(self, previous: int, line: int) -> None:
