@@ -134,6 +134,13 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
             pilot,
             lambda: any("does not offer subscriptions" in n.message for n in app._notifications),
         )
+        # a server gone since the row was shown (config reloaded): said, the app runs on
+        app.mcp_ui.toggle_subscription("gone", "note://hello")
+        await wait_until(
+            pilot,
+            lambda: any("no MCP server named 'gone'" in n.message for n in app._notifications),
+        )
+        assert app.is_running
         # a log message shows live under the server
         panel.screen.controller.runtime.registry.dispatch("mcp__cat__bump", {})
         await wait_until(

@@ -181,8 +181,8 @@ class McpSources:
             manager = self.manager
             if manager is None:  # MCP stopped since: nothing to ask
                 return
-            on = uri not in manager.handle(server).subscriptions
-            try:
+            try:  # the server may have gone since (config reloaded): said, not a crash
+                on = uri not in manager.handle(server).subscriptions
                 manager.subscribe(server, uri, on)
             except Exception as exc:
                 self._failed(server, f"cannot subscribe to {uri}", exc)
