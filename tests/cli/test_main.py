@@ -193,6 +193,16 @@ def test_nothing_writes_to_the_terminal_but_the_report(cli_env, args) -> None:
     assert "Traceback" not in out.stderr and "WARNING" not in out.stderr
 
 
+def test_a_server_that_never_connects_leaves_nothing_on_stderr_at_exit(cli_env, home: Path) -> None:
+    """Its reconnect's wait was left pending when the MCP loop stopped, and the process
+    printed "Task was destroyed but it is pending!" as it exited."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("mcp_servers:\n  git:\n    command: no-such-mcp-server-git\n")
+    out = run(cli_env, "doctor", process=True)  # what a process prints as it ends
+    assert "git: reconnecting" in out.stdout or "git: parked" in out.stdout
+    assert out.stderr == ""
+
+
 def test_the_workbench_needs_a_terminal(cli_env) -> None:
     out = run(cli_env)
     assert out.returncode == 2 and "needs a terminal" in out.stderr

@@ -138,6 +138,13 @@ class MCPManager:
                 # (grace, SIGTERM, SIGKILL); ending this loop's thread below kills it at
                 # once instead (each stdio server dies with the thread that started it).
                 await asyncio.wait(others, timeout=STOP_GRACE)
+            # What the handles started for themselves (a reconnect's wait, a watcher) ends
+            # here too: a task still pending when the loop goes is printed at exit.
+            rest = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in rest:
+                task.cancel()
+            if rest:
+                await asyncio.wait(rest, timeout=STOP_GRACE)
 
         try:
             asyncio.run_coroutine_threadsafe(stop_all(), self._loop).result(timeout + 1)
