@@ -256,3 +256,36 @@ async def test_the_sizes_shown_are_those_of_the_request_sent_with_deferral_on(
     )
     assert costs.total == counted
     await session.close()
+
+
+async def test_the_repeat_guard_judges_the_call_a_tool_call_makes(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    deferring(home)
+    alpha, nothing = {"pattern": "alpha"}, {"pattern": "zzz"}
+    fake.add(
+        tools(
+            ("search_files", alpha),  # deferred: not offered, so it does not run
+            ("tool_call", {"calls": [{"name": "search_files", "arguments": alpha}]}),
+            ("tool_call", {"calls": [{"name": "search_files", "arguments": nothing}]}),
+        ),
+        tools(  # the same two calls again, in tool_call's other shapes
+            ("tool_call", {"name": "search_files", "arguments": json.dumps(alpha)}),
+            ("tool_call", {"calls": {"name": "search_files", "arguments": nothing}}),
+        ),
+        text("alpha is in a.txt"),
+    )
+    session, events = await make_session(max_rounds=5)
+    finished = await session.turn("where is alpha?")
+    assert finished.reason == "answered", finished.error
+    direct, first, _ = tool_messages(fake.requests[1])
+    assert direct["content"].startswith("Tool 'search_files' does not exist.")
+    assert '"a.txt"' in first["content"]  # the direct call that failed is no repeat of it
+    runs = [e.arguments for e in events if isinstance(e, ToolCallStarted) and e.via]
+    assert runs.count(alpha) == 1 and runs.count(nothing) == 1
+    again, empty = tool_messages(fake.requests[2])[-2:]
+    assert again["content"].startswith("Not run: you already called search_files")
+    assert "already called search_files" in json.loads(empty["content"])["error"]
+    # one of them had found nothing: the model gets another round that may call tools
+    assert "tool_choice" not in fake.requests[2]
+    await session.close()

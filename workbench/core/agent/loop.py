@@ -698,14 +698,18 @@ class Agent:
             for _, c in sorted(reply.calls.items())
         ]
         offered = frozenset(self.last_offered if allowed is None else allowed)
-        fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
-        refused = [(c["name"], c["arguments"]) for c in calls if not any(c is f for f in fresh)]
+        inners = [self._unwrap(c) for c in calls]
+        judged = [_judged(c, inner, offered) for c, inner in zip(calls, inners, strict=True)]
+        fresh = {
+            i for i, real in enumerate(judged) if real is None or not self.guard.repeated(*real)
+        }
+        refused = [real for i, real in enumerate(judged) if i not in fresh and real is not None]
         self._only_repeats = not fresh and not self.guard.another_try(refused)
         results: dict[str, Any] = {}
-        runs, bridged = self._unwrapped(fresh, results)
+        runs, bridged = self._unwrapped([(calls[i], inners[i]) for i in sorted(fresh)], results)
         if runs:
             budget = await self._result_budget(len(runs))
-            sent = {c["id"]: c["arguments"] for c in fresh}
+            sent = {calls[i]["id"]: calls[i]["arguments"] for i in fresh}
             for outcome in await self.executor.run(runs, budget=budget, allowed=offered):
                 arguments = sent.get(outcome.call.id, outcome.call.arguments)
                 self.guard.wrote(outcome.call.name, arguments, outcome.status == "ok")
@@ -717,32 +721,38 @@ class Agent:
         for pair in bridged.values():  # never run (no outcome came back)
             self._bridge_event(pair, "skipped", errors.not_run("no result came back"))
         began = time.perf_counter()
-        for call in calls:
-            if any(call is f for f in fresh):
+        for i, call in enumerate(calls):
+            real = judged[i]
+            if i in fresh or real is None:
                 content = results.get(call["id"], errors.not_run("no result came back"))
             else:
-                content = self.guard.refusal(call["name"], call["arguments"])
-                self._record("repeated_call", id=call["id"], name=call["name"])
+                content = self.guard.refusal(*real)
+                self._record("repeated_call", id=call["id"], name=real[0])
             if isinstance(content, dict):  # a multimodal result: the model gets its text here
                 content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
             self._append({"role": "tool", "tool_call_id": call["id"], "content": content})
         self.overhead[-1] += time.perf_counter() - began
 
+    def _unwrap(self, call: dict[str, Any]) -> Inner | str | None:
+        """The real call a tool_call names, or the error the model gets instead; None for
+        any other call, and when the bridge is not offered (tool_call is then no tool)."""
+        if call["name"] != TOOL_CALL or self.bridge is None or not self.bridge.offer.active:
+            return None
+        return self.bridge.unwrap(call["id"], call["arguments"])
+
     def _unwrapped(
-        self, calls: list[dict[str, Any]], results: dict[str, Any]
+        self, calls: list[tuple[dict[str, Any], Inner | str | None]], results: dict[str, Any]
     ) -> tuple[list[Any], dict[str, tuple[dict[str, Any], float]]]:
-        """The calls to run: a tool_call is the real call it names (run, gated and recorded
-        as any call, marked with the bridge call it came through), or its error at once.
-        The bridge call itself is a row of its own, the parent of the call it made."""
-        if self.bridge is None or not self.bridge.offer.active:
-            return calls, {}
+        """The calls to run, each with what `_unwrap` made of it: a tool_call is the real call
+        it names (run, gated and recorded as any call, marked with the bridge call it came
+        through), or its error at once. The bridge call itself is a row of its own, the
+        parent of the call it made."""
         runs: list[Any] = []
         bridged: dict[str, tuple[dict[str, Any], float]] = {}
-        for call in calls:
-            if call["name"] != TOOL_CALL:
+        for call, inner in calls:
+            if inner is None:
                 runs.append(call)
                 continue
-            inner = self.bridge.unwrap(call["id"], call["arguments"])
             started = self._bridge_started(call)
             if isinstance(inner, Inner):
                 runs.append(ToolCall(inner.id, inner.name, inner.arguments, via=inner.via))
@@ -876,6 +886,20 @@ class Agent:
                     why=decision.reason,
                 )
         self._emit(event)
+
+
+def _judged(
+    call: dict[str, Any], inner: Inner | str | None, offered: frozenset[str]
+) -> tuple[str, Any] | None:
+    """The call the repeat guard judges: the real one a tool_call makes, so the same call
+    made directly or through the bridge, in any of tool_call's shapes, is one call. None for
+    a call that cannot run (a name not offered, a tool_call the bridge refuses): it gets its
+    error again, and the same call made the way that runs is not taken for a repeat of it."""
+    if isinstance(inner, Inner):
+        return inner.name, inner.arguments
+    if inner is not None or call["name"] not in offered:
+        return None
+    return call["name"], call["arguments"]
 
 
 def _via(call_id: str) -> dict[str, str]:
