@@ -218,7 +218,10 @@ def test_a_long_chat_is_compressed_and_says_so_then_resumes(
     again = run(env, "chat", "--resume", "", "and now?")
     assert again.returncode == 0 and again.stdout.strip() == "resumed"
     sent = fake.requests[-1]["messages"]
-    assert sent[0]["content"] == "read notes0.txt" and sent[-1]["content"] == "and now?"
+    # the first request, then the summary (sent with it as one user message)
+    assert (
+        sent[0]["content"].startswith("read notes0.txt\n\n") and sent[-1]["content"] == "and now?"
+    )
     assert any("[Summary of the earlier conversation" in (m.get("content") or "") for m in sent)
     assert fake.refused == []
     exported = run(env, "export", listing_id(env))

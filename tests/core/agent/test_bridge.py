@@ -9,7 +9,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.support.conversation import assert_valid_conversation, tool_messages
+from tests.support.conversation import (
+    assert_alternating,
+    assert_valid_conversation,
+    tool_messages,
+)
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.agent import transcript
 from workbench.core.agent.bridge import KEPT_PREFIX, inner_calls
@@ -208,6 +212,31 @@ async def test_described_schemas_survive_compression(
     await session.agent.compress(definitions, reason="threshold", target=1)
     again = [m for m in session.agent.messages if str(m.get("content")).startswith(KEPT_PREFIX)]
     assert len(again) <= 1
+    await session.close()
+
+
+async def test_the_kept_schemas_never_make_two_user_messages_in_a_row(
+    make_session, fake: FakeOpenAI, workdir: Path, home: Path
+) -> None:
+    deferring(home)
+    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
+    fake.add(
+        tools(("tool_describe", {"names": ["search_files"]})),
+        text("I can search now"),
+        text("second answer"),
+        text("third answer"),
+    )
+    session, _ = await make_session(context_window=8192, max_tokens=512)
+    await session.turn("load the search tool " + "please " * 200)
+    await session.turn("and now? " + "more words " * 700)
+    # the third request nears the window: compressed before it is sent, the tail its prompt
+    await session.turn("and then? " + "other words " * 900)
+    sent = fake.requests[-1]["messages"]
+    compressed = [r for r in transcript.read(session.transcript.path) if r["kind"] == "compressed"]
+    assert compressed, [(m["role"], len(str(m["content"]))) for m in sent]
+    assert any(KEPT_PREFIX in str(m["content"]) for m in sent)
+    assert_alternating(sent)
+    assert_valid_conversation(sent)
     await session.close()
 
 

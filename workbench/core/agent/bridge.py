@@ -229,7 +229,9 @@ class Bridge:
     def kept(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The compressed conversation with the described schemas in it: when a
         tool_describe result was summarised, stubbed or cut, one note right after the first
-        request holds every schema the model loaded (an older note is replaced)."""
+        request holds every schema the model loaded (an older note is replaced). The note is
+        the user's side, never the model's own words; the agent sends it as one message with
+        the user messages beside it (core.agent.loop), as no endpoint takes two in a row."""
         out = [m for m in messages if not _is_note(m)]
         if not self.described:
             return out
@@ -237,9 +239,8 @@ class Bridge:
         if all(whole.get(i) == text for i, text in self._results.items()):
             return out
         head = next((i + 1 for i, m in enumerate(out) if m.get("role") == "user"), 0)
-        role = "assistant" if head < len(out) and out[head].get("role") == "user" else "user"
         body = json.dumps({"tools": self.described}, ensure_ascii=False)
-        note = {"role": role, "content": f"{KEPT_PREFIX}\n{body}"}
+        note = {"role": "user", "content": f"{KEPT_PREFIX}\n{body}"}
         return [*out[:head], note, *out[head:]]
 
 

@@ -461,7 +461,7 @@ class Agent:
     def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": self._extra() + self.messages,
+            "messages": self._extra() + one_voice(self.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": self.settings.temperature,
@@ -501,7 +501,7 @@ class Agent:
 
     async def _count(self, definitions: list[dict[str, Any]]) -> tuple[int, int]:
         """(our raw count, the corrected count) of the conversation sent with `definitions`."""
-        sent = self._extra() + self.messages + (self._nudge() if definitions else [])
+        sent = self._extra() + one_voice(self.messages) + (self._nudge() if definitions else [])
         raw = await asyncio.to_thread(self.meter.raw, sent, definitions)
         return raw, self.meter.corrected(raw)
 
@@ -951,6 +951,36 @@ def _produced(chunk: Any) -> bool:
     """Whether a stream chunk carries generated text or a tool call's part."""
     return any(
         c.delta is not None and (c.delta.content or c.delta.tool_calls) for c in chunk.choices or []
+    )
+
+
+def one_voice(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as sent: user messages in a row joined into one. A compressed
+    conversation has them (its first request, the note of kept schemas, a summary), and so
+    has a prompt after a turn cancelled before any reply; some endpoints refuse them, and a
+    model reads them as one request anyway. The stored messages stay as they are."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if out and message.get("role") == "user" and out[-1].get("role") == "user":
+            joined = _joined(out[-1].get("content"), message.get("content"))
+            out[-1] = {**out[-1], "content": joined}
+        else:
+            out.append(message)
+    return out
+
+
+def _joined(first: Any, second: Any) -> Any:
+    """Two messages' contents as one: text with a blank line between, or the parts of both."""
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}"
+    return [*_parts(first), *_parts(second)]
+
+
+def _parts(content: Any) -> list[Any]:
+    return (
+        list(content)
+        if isinstance(content, list)
+        else [{"type": "text", "text": str(content or "")}]
     )
 
 
