@@ -240,6 +240,34 @@ async def test_the_kept_schemas_never_make_two_user_messages_in_a_row(
     await session.close()
 
 
+async def test_the_kept_schemas_survive_a_resume_and_the_next_compression(
+    make_session, fake: FakeOpenAI, workdir: Path, home: Path
+) -> None:
+    deferring(home)
+    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
+    fake.add(
+        tools(("tool_describe", {"names": ["search_files"]})),
+        text("I can search now"),
+        text("second answer"),
+        text("after the resume"),
+    )
+    session, _ = await make_session(context_window=8192, max_tokens=512)
+    await session.turn("load the search tool " + "please " * 200)
+    await session.turn("and now? " + "more words " * 700)
+    definitions, _ = session.agent._definitions()
+    assert await session.agent.compress(definitions, reason="threshold", target=1) is not None
+    await session.close()
+
+    resumed, _ = await make_session(context_window=8192, max_tokens=512, resume=session.id)
+    await resumed.turn("and then? " + "other words " * 700)
+    definitions, _ = resumed.agent._definitions()
+    assert await resumed.agent.compress(definitions, reason="threshold", target=1) is not None
+    (note,) = [m for m in resumed.agent.messages if str(m.get("content")).startswith(KEPT_PREFIX)]
+    body = json.loads(note["content"].split("\n", 1)[1])
+    assert "pattern" in body["tools"]["search_files"]["parameters"]["properties"]
+    await resumed.close()
+
+
 def test_a_recorded_tool_call_reads_as_the_call_it_made() -> None:
     wrapped = json.dumps({"calls": [{"name": "terminal", "arguments": {"command": "ls"}}]})
     assert inner_calls("tool_call", wrapped) == [("terminal", {"command": "ls"})]

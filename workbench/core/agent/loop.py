@@ -524,7 +524,7 @@ class Agent:
         if not (event.stubbed or event.summarised or event.trimmed):
             return None
         if self.bridge is not None:  # the schemas it loaded stay in what it is sent
-            messages = self.bridge.kept(messages)
+            messages = self.bridge.kept(messages, self.messages)
         self.messages = messages
         self._record("compressed", messages=messages, **event.__dict__)
         self.used = event.after
