@@ -218,7 +218,10 @@ def test_a_long_chat_is_compressed_and_says_so_then_resumes(
     again = run(env, "chat", "--resume", "", "and now?")
     assert again.returncode == 0 and again.stdout.strip() == "resumed"
     sent = fake.requests[-1]["messages"]
-    assert sent[0]["content"] == "read notes0.txt" and sent[-1]["content"] == "and now?"
+    # the first request, then the summary (sent with it as one user message)
+    assert (
+        sent[0]["content"].startswith("read notes0.txt\n\n") and sent[-1]["content"] == "and now?"
+    )
     assert any("[Summary of the earlier conversation" in (m.get("content") or "") for m in sent)
     assert fake.refused == []
     exported = run(env, "export", listing_id(env))
@@ -412,3 +415,67 @@ def test_chat_says_on_stderr_how_far_the_model_has_read(env, fake: FakeOpenAI) -
         "… reading the prompt: 700 / 700 tokens (100%)",
         "… generating…",
     ]
+
+
+CLARIFY_IN_A_SECOND = (  # the process as installed, its clarify question waiting one second
+    "import sys\n"
+    "from workbench.core.agent import own_tools\n"
+    "own_tools.CLARIFY_TIMEOUT = 1.0\n"
+    "from workbench.__main__ import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def test_on_a_terminal_the_answer_typed_goes_to_the_question_asked_after_a_clarify_timed_out(
+    env, fake: FakeOpenAI, home: Path, tmp_path: Path
+) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    from tests.support.procs import wait_until
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "terminal:\n  sandbox: false\ncheckpoints:\n  enabled: false\n"
+    )
+    (tmp_path / "keep.log").write_text("x")
+    fake.add(
+        tools(("clarify", {"question": "Which colour?", "choices": ["red", "blue"]})),
+        tools(("terminal", {"command": "rm keep.log"})),
+        text("deleted"),
+    )
+    terminal, stdin = pty.openpty()  # questions are asked only when stdin is a terminal
+    process = subprocess.Popen(
+        [sys.executable, "-c", CLARIFY_IN_A_SECOND, "chat", "delete keep.log"],
+        env=env,
+        cwd=tmp_path,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(stdin)
+    said: list[bytes] = []
+    reader = threading.Thread(target=lambda: said.extend(iter(process.stderr.read1, b"")))
+    reader.start()
+    try:
+        wait_until(lambda: b"needs your approval" in b"".join(said), what="the approval asked")
+        assert b"? Which colour? [red / blue]" in b"".join(said)
+        os.write(terminal, b"o\n")  # typed once the approval is the question asked
+        process.wait(timeout=120)  # its stdout, a few words, fits the pipe
+    finally:
+        process.kill()
+        reader.join()
+        os.close(terminal)
+    out = process.stdout.read()
+    process.stdout.close()
+    process.stderr.close()
+    stderr = b"".join(said).decode()
+    assert process.returncode == 0, stderr
+    assert out.decode().strip() == "deleted"
+    assert not (tmp_path / "keep.log").exists() and "✔ terminal ok" in stderr
+    assert "that question is no longer asked (no answer in time)" in stderr
+    clarified = json.loads(fake.requests[1]["messages"][-1]["content"])
+    assert clarified["answer"] == "" and "no answer" in clarified["note"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 
@@ -25,3 +26,14 @@ def assert_valid_conversation(messages: list[dict[str, Any]]) -> None:
 
 def tool_messages(request: dict) -> list[dict]:
     return [m for m in request["messages"] if m["role"] == "tool"]
+
+
+def assert_alternating(messages: list[dict[str, Any]]) -> None:
+    """No two user messages in a row, nor two assistant messages (some endpoints refuse
+    either, and a model reads each as one speaker's turn); system text only first."""
+    roles = [m["role"] for m in messages]
+    for index, (before, role) in enumerate(pairwise(roles), 1):
+        assert role != "system", f"message {index}: system text after the start: {roles}"
+        assert not (before == role and role in ("user", "assistant")), (
+            f"messages {index - 1} and {index} are both {role}: {roles}"
+        )

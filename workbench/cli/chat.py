@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
+    from workbench.cli.lines import Lines
     from workbench.core.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 130
@@ -146,7 +147,10 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
     except ModelConfigError as exc:
         _err(f"hermes-tui: the model cannot be used: {exc}")
         return 2
-    broker = _broker(runtime, args.yes, args.cwd)
+    from workbench.cli.lines import Lines
+
+    lines = Lines(runtime.asker)  # stdin's one reader: prompts, approvals and clarify
+    broker = _broker(runtime, args.yes, args.cwd, lines)
     try:
         session = ChatSession(
             runtime,
@@ -159,10 +163,10 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
     except SessionError as exc:
         _err(f"hermes-tui: {exc}")
         return 2
-    return asyncio.run(_converse(session, args.prompt))
+    return asyncio.run(_converse(session, args.prompt, lines))
 
 
-def _broker(runtime: Runtime, yes: bool, cwd: str | None) -> Any:
+def _broker(runtime: Runtime, yes: bool, cwd: str | None, lines: Lines) -> Any:
     from pathlib import Path
 
     from workbench.core.execution.approval import ApprovalBroker
@@ -176,13 +180,13 @@ def _broker(runtime: Runtime, yes: bool, cwd: str | None) -> Any:
         from workbench.cli.prompt import TerminalPrompt, TerminalQuestion
         from workbench.core.asking import AskKind
 
-        broker.attach(TerminalPrompt(broker))
-        runtime.asker.attach(TerminalQuestion(runtime.asker), [AskKind.CLARIFY])
+        broker.attach(TerminalPrompt(broker, lines))
+        runtime.asker.attach(TerminalQuestion(runtime.asker, lines), [AskKind.CLARIFY])
     runtime.broker = broker
     return broker
 
 
-async def _converse(session: Any, prompt: str | None) -> int:
+async def _converse(session: Any, prompt: str | None, lines: Lines) -> int:
     from workbench.core.agent.context import short
 
     loop = asyncio.get_running_loop()
@@ -199,7 +203,7 @@ async def _converse(session: Any, prompt: str | None) -> int:
             text = (
                 prompts.pop(0)
                 if prompts
-                else (None if prompts is not None else await _read_prompt())
+                else (None if prompts is not None else await _read_prompt(lines))
             )
             if not text:
                 break
@@ -230,10 +234,9 @@ async def _converse(session: Any, prompt: str | None) -> int:
     return code
 
 
-async def _read_prompt() -> str | None:
-    if sys.stdin.isatty():
-        _err("\n> ")
-    line = await asyncio.to_thread(sys.stdin.readline)
+async def _read_prompt(lines: Lines) -> str | None:
+    tty = sys.stdin.isatty()
+    line = await lines.line(lambda: _err("\n> ") if tty else None)
     return line.strip() or None if line else None
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import sys
-import threading
 
+from workbench.cli.lines import Lines
 from workbench.core.asking import Ask, Asker
 from workbench.core.execution.approval import ApprovalBroker, ApprovalRequest
 from workbench.core.policy import Rule
@@ -21,20 +21,18 @@ _NUMBERED = re.compile(r"^(a|always|s|session|n|never)([1-9][0-9]?)$")
 
 
 class TerminalPrompt:
-    """Asks on stderr, reads one line from stdin; anything but an answer denies."""
+    """Asks on stderr, reads one line from stdin (`lines`: the chat's one reader, shared
+    with its other questions); anything but an answer denies."""
 
-    def __init__(self, broker: ApprovalBroker) -> None:
+    def __init__(self, broker: ApprovalBroker, lines: Lines | None = None) -> None:
         self.broker = broker
-        self._lock = threading.Lock()  # one question at a time
+        self.lines = lines or Lines(broker.asker)
 
     def __call__(self, request: ApprovalRequest) -> None:
-        threading.Thread(target=self._ask, args=(request,), daemon=True).start()
+        self.lines.want(request.id, lambda: _write("\n".join(question(request))),
+                        lambda answer: self._answer(request, answer))  # fmt: skip
 
-    def _ask(self, request: ApprovalRequest) -> None:
-        with self._lock:
-            sys.stderr.write("\n".join(question(request)))
-            sys.stderr.flush()
-            answer = sys.stdin.readline()
+    def _answer(self, request: ApprovalRequest, answer: str) -> None:
         choice, rule = parse(answer.strip(), request)
         self.broker.answer(request.id, choice, rule)
 
@@ -42,18 +40,20 @@ class TerminalPrompt:
 class TerminalQuestion:
     """The agent's `clarify` question on stderr; the line read from stdin is the answer."""
 
-    def __init__(self, asker: Asker) -> None:
+    def __init__(self, asker: Asker, lines: Lines | None = None) -> None:
         self.asker = asker
+        self.lines = lines or Lines(asker)
 
     def __call__(self, ask: Ask) -> None:
-        threading.Thread(target=self._ask, args=(ask,), daemon=True).start()
-
-    def _ask(self, ask: Ask) -> None:
         choices = ask.subject.choices
         options = f" [{' / '.join(escape(c) for c in choices)}]" if choices else ""
-        sys.stderr.write(f"\n? {escape(ask.subject.text)}{options}\n")
-        sys.stderr.flush()
-        self.asker.answer(ask.id, sys.stdin.readline())
+        text = f"\n? {escape(ask.subject.text)}{options}\n"
+        self.lines.want(ask.id, lambda: _write(text), lambda line: self.asker.answer(ask.id, line))
+
+
+def _write(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
 
 
 def question(request: ApprovalRequest) -> list[str]:

@@ -9,7 +9,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.support.conversation import assert_valid_conversation, tool_messages
+from tests.support.conversation import (
+    assert_alternating,
+    assert_valid_conversation,
+    tool_messages,
+)
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from workbench.core.agent import transcript
 from workbench.core.agent.bridge import KEPT_PREFIX, inner_calls
@@ -211,6 +215,59 @@ async def test_described_schemas_survive_compression(
     await session.close()
 
 
+async def test_the_kept_schemas_never_make_two_user_messages_in_a_row(
+    make_session, fake: FakeOpenAI, workdir: Path, home: Path
+) -> None:
+    deferring(home)
+    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
+    fake.add(
+        tools(("tool_describe", {"names": ["search_files"]})),
+        text("I can search now"),
+        text("second answer"),
+        text("third answer"),
+    )
+    session, _ = await make_session(context_window=8192, max_tokens=512)
+    await session.turn("load the search tool " + "please " * 200)
+    await session.turn("and now? " + "more words " * 700)
+    # the third request nears the window: compressed before it is sent, the tail its prompt
+    await session.turn("and then? " + "other words " * 900)
+    sent = fake.requests[-1]["messages"]
+    compressed = [r for r in transcript.read(session.transcript.path) if r["kind"] == "compressed"]
+    assert compressed, [(m["role"], len(str(m["content"]))) for m in sent]
+    assert any(KEPT_PREFIX in str(m["content"]) for m in sent)
+    assert_alternating(sent)
+    assert_valid_conversation(sent)
+    await session.close()
+
+
+async def test_the_kept_schemas_survive_a_resume_and_the_next_compression(
+    make_session, fake: FakeOpenAI, workdir: Path, home: Path
+) -> None:
+    deferring(home)
+    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
+    fake.add(
+        tools(("tool_describe", {"names": ["search_files"]})),
+        text("I can search now"),
+        text("second answer"),
+        text("after the resume"),
+    )
+    session, _ = await make_session(context_window=8192, max_tokens=512)
+    await session.turn("load the search tool " + "please " * 200)
+    await session.turn("and now? " + "more words " * 700)
+    definitions, _ = session.agent._definitions()
+    assert await session.agent.compress(definitions, reason="threshold", target=1) is not None
+    await session.close()
+
+    resumed, _ = await make_session(context_window=8192, max_tokens=512, resume=session.id)
+    await resumed.turn("and then? " + "other words " * 700)
+    definitions, _ = resumed.agent._definitions()
+    assert await resumed.agent.compress(definitions, reason="threshold", target=1) is not None
+    (note,) = [m for m in resumed.agent.messages if str(m.get("content")).startswith(KEPT_PREFIX)]
+    body = json.loads(note["content"].split("\n", 1)[1])
+    assert "pattern" in body["tools"]["search_files"]["parameters"]["properties"]
+    await resumed.close()
+
+
 def test_a_recorded_tool_call_reads_as_the_call_it_made() -> None:
     wrapped = json.dumps({"calls": [{"name": "terminal", "arguments": {"command": "ls"}}]})
     assert inner_calls("tool_call", wrapped) == [("terminal", {"command": "ls"})]
@@ -255,4 +312,37 @@ async def test_the_sizes_shown_are_those_of_the_request_sent_with_deferral_on(
         encoding.count(json.dumps(d, ensure_ascii=False)) + PER_DEFINITION for d in sent
     )
     assert costs.total == counted
+    await session.close()
+
+
+async def test_the_repeat_guard_judges_the_call_a_tool_call_makes(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    deferring(home)
+    alpha, nothing = {"pattern": "alpha"}, {"pattern": "zzz"}
+    fake.add(
+        tools(
+            ("search_files", alpha),  # deferred: not offered, so it does not run
+            ("tool_call", {"calls": [{"name": "search_files", "arguments": alpha}]}),
+            ("tool_call", {"calls": [{"name": "search_files", "arguments": nothing}]}),
+        ),
+        tools(  # the same two calls again, in tool_call's other shapes
+            ("tool_call", {"name": "search_files", "arguments": json.dumps(alpha)}),
+            ("tool_call", {"calls": {"name": "search_files", "arguments": nothing}}),
+        ),
+        text("alpha is in a.txt"),
+    )
+    session, events = await make_session(max_rounds=5)
+    finished = await session.turn("where is alpha?")
+    assert finished.reason == "answered", finished.error
+    direct, first, _ = tool_messages(fake.requests[1])
+    assert direct["content"].startswith("Tool 'search_files' does not exist.")
+    assert '"a.txt"' in first["content"]  # the direct call that failed is no repeat of it
+    runs = [e.arguments for e in events if isinstance(e, ToolCallStarted) and e.via]
+    assert runs.count(alpha) == 1 and runs.count(nothing) == 1
+    again, empty = tool_messages(fake.requests[2])[-2:]
+    assert again["content"].startswith("Not run: you already called search_files")
+    assert "already called search_files" in json.loads(empty["content"])["error"]
+    # one of them had found nothing: the model gets another round that may call tools
+    assert "tool_choice" not in fake.requests[2]
     await session.close()

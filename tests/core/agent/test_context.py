@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.conversation import assert_alternating
 from tests.support.fake_openai import FakeOpenAI, error, text, tools
 from workbench.core.agent import transcript
 from workbench.core.agent.compress import SUMMARY_PREFIX, SUMMARY_SYSTEM, ContextCompressed
@@ -120,7 +121,10 @@ async def test_compression_keeps_the_first_request_and_the_latest_turn_and_calls
     assert "KEEP: the user's cat is called Tom" in source  # the provider's text is kept
     assert seen and any(m.get("role") == "tool" for m in seen[0])  # the hook saw what went
     after = conversation_requests(fake)[-1]["messages"]
-    assert after[0] == {"role": "user", "content": first}  # the first request, whole
+    # the first request, whole; the summary after it is the user's side too, sent with it
+    # as one message (no endpoint takes two user messages in a row)
+    assert after[0]["role"] == "user" and after[0]["content"].startswith(first + "\n\n")
+    assert_alternating(after)
     summary = next(m for m in after if SUMMARY_PREFIX in (m.get("content") or ""))
     assert "SUMMARY: docs 0-3 were read" in summary["content"]
     assert after[-2]["role"] == "assistant" and after[-1]["role"] == "tool"  # the latest turn

@@ -198,3 +198,76 @@ async def test_quitting_with_a_question_open_fails_it_closed(server: FakeOpenAI)
     (decision,) = decided
     assert not decision.approved
     assert decision.reason == "denied: the front end that could answer went away"
+
+
+async def test_an_ask_settled_under_another_screen_closes_its_modal_and_the_next_is_asked(
+    server: FakeOpenAI,
+) -> None:
+    """The user opened the command palette over an approval's modal (a modal's keys hide the
+    app's F1, not ctrl+p; a palette command may open yet another screen); the ask settles
+    elsewhere: its modal closes where it is, the palette stays, the next ask is shown."""
+    from textual.command import CommandPalette
+
+    app = Recording()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await wait_until(pilot, lambda: app.runtime is not None and app.asks is not None)
+        broker = app.runtime.broker
+        decisions: dict[str, object] = {}
+
+        async def decide(command: str) -> None:
+            decisions[command] = await broker.decide("terminal", command, None, reason="test")
+
+        first = app.run_worker(decide("rm first"))
+        app.run_worker(decide("rm second"))
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait_until(pilot, lambda: len(broker.pending()) == 2)
+        asked = app.screen
+        await pilot.press("ctrl+p")  # the command palette, over the modal
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        palette = app.screen
+        first.cancel()  # the call that asked is cancelled: the ask settles elsewhere
+        await wait_until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen) and app.screen.request.command == "rm second"
+            ),
+        )
+        assert asked not in app.screen_stack  # closed where it was, under the palette
+        assert app.screen_stack[-2] is palette  # which stays open
+        await pilot.press("o")
+        await wait_until(pilot, lambda: "rm second" in decisions)
+        assert decisions["rm second"].approved and "rm first" not in decisions
+        await wait_until(pilot, lambda: app.screen is palette)
+        assert [s for s in app.screen_stack if isinstance(s, ApprovalScreen)] == []
+
+
+async def test_an_ask_whose_deadline_passes_under_another_screen_closes_only_its_modal(
+    server: FakeOpenAI,
+) -> None:
+    """At its deadline a covered modal does not close the screen over it (Textual's
+    dismiss closes the top one): the ask settles, and its modal is taken out."""
+    from textual.command import CommandPalette
+
+    app = Recording()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, app)
+        await wait_until(pilot, lambda: app.runtime is not None and app.asks is not None)
+        broker = app.runtime.broker
+        broker.timeout = 2.0  # seconds to answer: passed while the palette is open
+        decisions: list[object] = []
+
+        async def decide() -> None:
+            decisions.append(await broker.decide("terminal", "rm x", None, reason="test"))
+
+        app.run_worker(decide())
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        palette = app.screen
+        await wait_until(pilot, lambda: decisions)
+        await wait_until(
+            pilot, lambda: not [s for s in app.screen_stack if isinstance(s, ApprovalScreen)]
+        )
+        assert app.screen is palette and not decisions[0].approved
+        assert app.asks_seen[-1].why == "no answer in time"

@@ -226,26 +226,46 @@ class Bridge:
 
     # -- compression -------------------------------------------------------------------
 
-    def kept(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def kept(
+        self, messages: list[dict[str, Any]], earlier: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         """The compressed conversation with the described schemas in it: when a
         tool_describe result was summarised, stubbed or cut, one note right after the first
-        request holds every schema the model loaded (an older note is replaced)."""
+        request holds every schema the model loaded (an older note is replaced). The note is
+        the user's side, never the model's own words; the agent sends it as one message with
+        the user messages beside it (core.agent.loop), as no endpoint takes two in a row."""
         out = [m for m in messages if not _is_note(m)]
+        # a note in the conversation before this compression (`earlier`) or after it: what
+        # the model loaded before, also in a session resumed since, which has only the note
+        noted = [m for m in [*(earlier or []), *messages] if _is_note(m)]
+        for note in noted:
+            self.described = {**_schemas_in(note), **self.described}
         if not self.described:
             return out
         whole = {m.get("tool_call_id"): m.get("content") for m in out if m.get("role") == "tool"}
-        if all(whole.get(i) == text for i, text in self._results.items()):
+        if not noted and all(whole.get(i) == text for i, text in self._results.items()):
             return out
         head = next((i + 1 for i, m in enumerate(out) if m.get("role") == "user"), 0)
-        role = "assistant" if head < len(out) and out[head].get("role") == "user" else "user"
         body = json.dumps({"tools": self.described}, ensure_ascii=False)
-        note = {"role": role, "content": f"{KEPT_PREFIX}\n{body}"}
+        note = {"role": "user", "content": f"{KEPT_PREFIX}\n{body}"}
         return [*out[:head], note, *out[head:]]
 
 
 def _is_note(message: dict[str, Any]) -> bool:
     content = message.get("content")
     return isinstance(content, str) and content.startswith(KEPT_PREFIX)
+
+
+def _schemas_in(note: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The schemas a note holds (none from one that cannot be read: cut, or hand-edited)."""
+    try:
+        body = json.loads(str(note["content"]).split("\n", 1)[1])
+    except (IndexError, ValueError):
+        return {}
+    tools = body.get("tools") if isinstance(body, dict) else None
+    return (
+        {k: v for k, v in tools.items() if isinstance(v, dict)} if isinstance(tools, dict) else {}
+    )
 
 
 def entries_of(arguments: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], str]:

@@ -460,7 +460,7 @@ class Agent:
     def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": self._extra() + self.messages,
+            "messages": self._extra() + one_voice(self.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": self.settings.temperature,
@@ -500,7 +500,7 @@ class Agent:
 
     async def _count(self, definitions: list[dict[str, Any]]) -> tuple[int, int]:
         """(our raw count, the corrected count) of the conversation sent with `definitions`."""
-        sent = self._extra() + self.messages + (self._nudge() if definitions else [])
+        sent = self._extra() + one_voice(self.messages) + (self._nudge() if definitions else [])
         raw = await asyncio.to_thread(self.meter.raw, sent, definitions)
         return raw, self.meter.corrected(raw)
 
@@ -523,7 +523,7 @@ class Agent:
         if not (event.stubbed or event.summarised or event.trimmed):
             return None
         if self.bridge is not None:  # the schemas it loaded stay in what it is sent
-            messages = self.bridge.kept(messages)
+            messages = self.bridge.kept(messages, self.messages)
         self.messages = messages
         self._record("compressed", messages=messages, **event.__dict__)
         self.used = event.after
@@ -697,14 +697,18 @@ class Agent:
             for _, c in sorted(reply.calls.items())
         ]
         offered = frozenset(self.last_offered if allowed is None else allowed)
-        fresh = [c for c in calls if not self.guard.repeated(c["name"], c["arguments"])]
-        refused = [(c["name"], c["arguments"]) for c in calls if not any(c is f for f in fresh)]
+        inners = [self._unwrap(c) for c in calls]
+        judged = [_judged(c, inner, offered) for c, inner in zip(calls, inners, strict=True)]
+        fresh = {
+            i for i, real in enumerate(judged) if real is None or not self.guard.repeated(*real)
+        }
+        refused = [real for i, real in enumerate(judged) if i not in fresh and real is not None]
         self._only_repeats = not fresh and not self.guard.another_try(refused)
         results: dict[str, Any] = {}
-        runs, bridged = self._unwrapped(fresh, results)
+        runs, bridged = self._unwrapped([(calls[i], inners[i]) for i in sorted(fresh)], results)
         if runs:
             budget = await self._result_budget(len(runs))
-            sent = {c["id"]: c["arguments"] for c in fresh}
+            sent = {calls[i]["id"]: calls[i]["arguments"] for i in fresh}
             for outcome in await self.executor.run(runs, budget=budget, allowed=offered):
                 arguments = sent.get(outcome.call.id, outcome.call.arguments)
                 self.guard.wrote(outcome.call.name, arguments, outcome.status == "ok")
@@ -716,32 +720,38 @@ class Agent:
         for pair in bridged.values():  # never run (no outcome came back)
             self._bridge_event(pair, "skipped", errors.not_run("no result came back"))
         began = time.perf_counter()
-        for call in calls:
-            if any(call is f for f in fresh):
+        for i, call in enumerate(calls):
+            real = judged[i]
+            if i in fresh or real is None:
                 content = results.get(call["id"], errors.not_run("no result came back"))
             else:
-                content = self.guard.refusal(call["name"], call["arguments"])
-                self._record("repeated_call", id=call["id"], name=call["name"])
+                content = self.guard.refusal(*real)
+                self._record("repeated_call", id=call["id"], name=real[0])
             if isinstance(content, dict):  # a multimodal result: the model gets its text here
                 content = content.get("text_summary") or json.dumps(content.get("content"))[:2000]
             self._append({"role": "tool", "tool_call_id": call["id"], "content": content})
         self.overhead[-1] += time.perf_counter() - began
 
+    def _unwrap(self, call: dict[str, Any]) -> Inner | str | None:
+        """The real call a tool_call names, or the error the model gets instead; None for
+        any other call, and when the bridge is not offered (tool_call is then no tool)."""
+        if call["name"] != TOOL_CALL or self.bridge is None or not self.bridge.offer.active:
+            return None
+        return self.bridge.unwrap(call["id"], call["arguments"])
+
     def _unwrapped(
-        self, calls: list[dict[str, Any]], results: dict[str, Any]
+        self, calls: list[tuple[dict[str, Any], Inner | str | None]], results: dict[str, Any]
     ) -> tuple[list[Any], dict[str, tuple[dict[str, Any], float]]]:
-        """The calls to run: a tool_call is the real call it names (run, gated and recorded
-        as any call, marked with the bridge call it came through), or its error at once.
-        The bridge call itself is a row of its own, the parent of the call it made."""
-        if self.bridge is None or not self.bridge.offer.active:
-            return calls, {}
+        """The calls to run, each with what `_unwrap` made of it: a tool_call is the real call
+        it names (run, gated and recorded as any call, marked with the bridge call it came
+        through), or its error at once. The bridge call itself is a row of its own, the
+        parent of the call it made."""
         runs: list[Any] = []
         bridged: dict[str, tuple[dict[str, Any], float]] = {}
-        for call in calls:
-            if call["name"] != TOOL_CALL:
+        for call, inner in calls:
+            if inner is None:
                 runs.append(call)
                 continue
-            inner = self.bridge.unwrap(call["id"], call["arguments"])
             started = self._bridge_started(call)
             if isinstance(inner, Inner):
                 runs.append(ToolCall(inner.id, inner.name, inner.arguments, via=inner.via))
@@ -879,6 +889,20 @@ class Agent:
         self._emit(event)
 
 
+def _judged(
+    call: dict[str, Any], inner: Inner | str | None, offered: frozenset[str]
+) -> tuple[str, Any] | None:
+    """The call the repeat guard judges: the real one a tool_call makes, so the same call
+    made directly or through the bridge, in any of tool_call's shapes, is one call. None for
+    a call that cannot run (a name not offered, a tool_call the bridge refuses): it gets its
+    error again, and the same call made the way that runs is not taken for a repeat of it."""
+    if isinstance(inner, Inner):
+        return inner.name, inner.arguments
+    if inner is not None or call["name"] not in offered:
+        return None
+    return call["name"], call["arguments"]
+
+
 def _via(call_id: str) -> dict[str, str]:
     """A recorded call's bridge call, when it came through one (no key otherwise)."""
     return {"via": call_id} if call_id else {}
@@ -928,6 +952,36 @@ def _produced(chunk: Any) -> bool:
     """Whether a stream chunk carries generated text or a tool call's part."""
     return any(
         c.delta is not None and (c.delta.content or c.delta.tool_calls) for c in chunk.choices or []
+    )
+
+
+def one_voice(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as sent: user messages in a row joined into one. A compressed
+    conversation has them (its first request, the note of kept schemas, a summary), and so
+    has a prompt after a turn cancelled before any reply; some endpoints refuse them, and a
+    model reads them as one request anyway. The stored messages stay as they are."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if out and message.get("role") == "user" and out[-1].get("role") == "user":
+            joined = _joined(out[-1].get("content"), message.get("content"))
+            out[-1] = {**out[-1], "content": joined}
+        else:
+            out.append(message)
+    return out
+
+
+def _joined(first: Any, second: Any) -> Any:
+    """Two messages' contents as one: text with a blank line between, or the parts of both."""
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}"
+    return [*_parts(first), *_parts(second)]
+
+
+def _parts(content: Any) -> list[Any]:
+    return (
+        list(content)
+        if isinstance(content, list)
+        else [{"type": "text", "text": str(content or "")}]
     )
 
 

@@ -118,7 +118,8 @@ class ApprovalScreen(ModalScreen[Choice]):
     def _tick(self) -> None:
         left = self.request.deadline - time.monotonic()
         if left <= 0:
-            self.dismiss(Choice.DENY)
+            if self.is_active:  # covered, it closes when the ask settles (AskQueue)
+                self.dismiss(Choice.DENY)
             return
         more = f" · {self.pending} more waiting" if self.pending else ""
         self.query_one("#approval-countdown", Static).update(

@@ -4,7 +4,9 @@ The core's `Asked` and `Settled` events (workbench.core.asking) arrive on the ap
 stream of core events; `AskQueue` shows the modal of each ask (an approval, an MCP server's
 elicitation or sampling request, the agent's `clarify` question) after the one before it is
 answered, and answers through the asker. An ask settled before its turn (its deadline, its
-call cancelled) is dropped; one settled while shown closes its modal.
+call cancelled) is dropped; one settled while shown closes its modal, wherever it is in the
+screen stack (the command palette, or a screen opened from it, may cover it), and the next
+ask is shown.
 
 `ClarifyScreen` is `clarify`'s modal: the agent's choices to pick, or an answer to type.
 Esc and the countdown give no answer (the agent goes on with its best judgement).
@@ -20,7 +22,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 
 from workbench.core.asking import Ask, Asked, Asker, AskKind, Question, Settled
@@ -47,10 +49,15 @@ class AskQueue:
 
     def _ended(self, ask: Ask) -> None:
         self.queue = deque(a for a in self.queue if a.id != ask.id)
-        if self.showing is not None and self.showing[0].id == ask.id:
-            screen = self.showing[1]
-            if self.app.screen is screen:  # settled elsewhere (its deadline, a cancel)
-                screen.dismiss(None)
+        if self.showing is None or self.showing[0].id != ask.id:
+            return
+        screen = self.showing[1]  # settled elsewhere (its deadline, a cancel): it closes
+        if self.app.screen is screen:
+            screen.dismiss(None)  # its callback moves the queue on
+        elif screen in self.app.screen_stack:  # under another screen: taken out
+            taken_out(self.app, screen)
+            self.showing = None
+            self._next()
 
     def _next(self) -> None:
         if self.showing is not None:
@@ -70,6 +77,16 @@ class AskQueue:
         self.asker.answer(ask.id, answer_of(ask, screen, answer))  # ignored if settled
         self.showing = None
         self._next()
+
+
+def taken_out(app: App[Any], screen: Screen[Any]) -> None:
+    """Close a screen that another covers (the command palette opened over a modal), leaving
+    that one open. Textual closes only the screen on top, so this does what its pop does,
+    for a screen under the top one: out of the stack, its result callback dropped (no
+    answer: the ask is settled already), then removed."""
+    app._screen_stack.remove(screen)
+    screen._pop_result_callback()
+    app.call_later(app._replace_screen, screen)
 
 
 def modal(ask: Ask, waiting: int) -> ModalScreen[Any]:

@@ -46,8 +46,9 @@ class Countdown:
 
     def _tick(self) -> None:
         left = self._ends - time.monotonic()
-        if left <= 0:
-            self.dismiss(self.GIVE_UP)  # type: ignore[attr-defined]
+        if left <= 0:  # covered by another screen, it closes when the ask settles (AskQueue)
+            if self.is_active:  # type: ignore[attr-defined]
+                self.dismiss(self.GIVE_UP)  # type: ignore[attr-defined]
             return
         more = f" · {self.pending} more waiting" if self.pending else ""
         self.query_one(".ask-countdown", Static).update(  # type: ignore[attr-defined]
