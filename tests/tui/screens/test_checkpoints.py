@@ -3,6 +3,7 @@ a file's diff, and restores confirmed in the modal, checked on disk."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -214,7 +215,10 @@ async def test_no_restore_starts_while_the_agents_turn_runs(
     (home / "config.yaml").write_text(fake.model_config())
     agent_turn(CheckpointStore(home), project)
     before = files(project)
-    fake.add(text("word " * 400, chunks=400, delay=0.01))
+    # the model's answer is held until the test is done: the turn runs as long as it must
+    # (a timed stream ended before a busy machine had opened the view)
+    answer = threading.Event()
+    fake.add(text("Done.", hold=answer))
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, app)
@@ -238,6 +242,7 @@ async def test_no_restore_starts_while_the_agents_turn_runs(
         await pilot.press("escape")
         await pilot.press("escape")  # cancels the turn
         await wait_until(pilot, lambda: not session.busy)
+        answer.set()  # the server's side of the cancelled stream ends
 
 
 async def test_o_in_the_modal_overwrites_the_hand_edits_too(home: Path, project: Path) -> None:
