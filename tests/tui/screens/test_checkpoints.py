@@ -253,6 +253,7 @@ async def test_no_restore_starts_while_the_agents_turn_runs(
         )
         assert isinstance(app.screen, CheckpointsScreen) and files(project) == before
         await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is session)  # a key pressed sooner is lost
         await pilot.press("escape")  # cancels the turn
         await wait_until(pilot, lambda: not session.busy)
         answer.set()  # the server's side of the cancelled stream ends
