@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -126,11 +127,15 @@ def test_a_server_that_never_answers_is_named_with_what_it_waits_for(
 ) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
+    # the seconds said are those measured since the client asked (a second or two, as the
+    # start-up took), so the test does not name them
     mcp_config(home, markers, silent="silent_server.py")
     doctor = run(cli_env, "doctor")
-    assert "silent: starting — no answer to initialize after 2 s" in doctor.stdout
+    assert re.search(r"silent: starting — no answer to initialize after \d+ s", doctor.stdout)
     call = run(cli_env, "call", "mcp__silent__ping")
-    assert "MCP server silent is not ready: no answer to initialize after 2 s" in call.stderr
+    assert re.search(
+        r"MCP server silent is not ready: no answer to initialize after \d+ s", call.stderr
+    )
     tools = run(cli_env, "tools", "--json")
     assert any("no answer to initialize" in p for p in json.loads(tools.stdout)["problems"])
 

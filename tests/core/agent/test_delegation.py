@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, error, text, tools
 from tests.support.tools import schema
+from tests.support.waiting import PATIENCE, seen, until
 from workbench.core.agent import transcript
 from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
 from workbench.core.commands import set_toolset
@@ -113,14 +115,19 @@ async def test_cancelling_the_parent_cancels_its_running_subagent(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
     fake.add(tools(("delegate_task", {"goal": "long story"})))
-    fake.route("long story", text("word " * 300, chunks=300, delay=0.02))
+    # the sub-agent's answer is held until the test is done: it runs as long as it must (a
+    # timed stream could end first on a busy machine)
+    answer = threading.Event()
+    fake.route("long story", text("never sent", hold=answer))
     session, events = await make_session()
     task = asyncio.create_task(session.turn("go"))
-    while not any(isinstance(e, SubagentStarted) for e in events):
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.3)  # the  is streaming
-    session.cancel()
-    finished = await asyncio.wait_for(task, 10)
+    try:
+        await until(seen(events, SubagentStarted))
+        await until(lambda: len(fake.requests) == 2, what="the sub-agent asks the model")
+        session.cancel()
+        finished = await asyncio.wait_for(task, PATIENCE)
+    finally:
+        answer.set()
     assert finished.reason == "cancelled"
     assert [e.reason for e in events if isinstance(e, SubagentFinished)] == ["cancelled"]
     (subagent,) = (transcript.sessions_dir(home) / session.id).glob("*.jsonl")

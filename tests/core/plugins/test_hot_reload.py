@@ -85,12 +85,31 @@ def test_a_broken_edit_keeps_the_old_tools_and_shows_the_failure(live, reg: Tool
 
 
 def test_a_burst_of_saves_reloads_once(live, reg: ToolRegistry) -> None:
-    manager, plugins, _ = live
+    """Saves made while the reloader is busy are one reload, of the last version. The burst
+    is written while the reloader is held in another plugin's reload, so it does not depend
+    on the saves coming faster than the watcher's quiet window (on a busy machine they may
+    not)."""
+    manager, plugins, events = live
+    busy, release = threading.Event(), threading.Event()
+
+    def held(event: PluginChanged) -> None:  # called on the reloader's thread
+        events.append(event)
+        if event.key == "multi":
+            busy.set()
+            release.wait(PATIENCE)
+
+    manager.on_event = held
     loads = manager.states["live"].loads
+    (plugins / "multi" / "helper.py").write_text('GREETING = "hello v2"\n')
+    assert busy.wait(PATIENCE)  # the reloader is in multi's reload
     for version in range(5):
         write_plugin(plugins / "live" / "__init__.py", ("live_a", f"a burst {version}"))
+    release.set()
     wait_until(lambda: reg.dispatch("live_a", {}) == "a burst 4")
-    time.sleep(0.3)
+    # every save has been handled once a change made after them has been
+    manager.on_event = events.append
+    (plugins / "multi" / "helper.py").write_text('GREETING = "hello v3"\n')
+    wait_until(lambda: reg.dispatch("multi_greet", {}) == "hello v3")
     assert manager.states["live"].loads == loads + 1
 
 

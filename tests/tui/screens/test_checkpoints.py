@@ -3,6 +3,7 @@ a file's diff, and restores confirmed in the modal, checked on disk."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from textual.widgets import Button, Static
 from tests.support.checkpoints import agent_turn, files, make_project
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from tests.support.pilot import loaded, wait_until
-from workbench.core.checkpoints import CheckpointStore
+from workbench.core.checkpoints import CheckpointStore, RestoreResult
 from workbench.core.events import CheckpointSkipped, CheckpointTaken
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.checkpoints import CheckpointsScreen
@@ -175,6 +176,18 @@ async def test_checkpoint_events_are_one_quiet_line_each(home: Path, project: Pa
         ]
 
 
+async def test_a_note_that_comes_as_the_app_closes_is_dropped(home: Path, project: Path) -> None:
+    """A restore's note (or the core's last events) may reach the session screen after the
+    closing app removed its widgets: dropped, not an error."""
+    taken = agent_turn(CheckpointStore(home), project)
+    app = SessionHost()
+    async with app.run_test(size=(120, 40)):
+        screen = app.screen
+    assert not screen.query(ChatLog)  # the app has closed: its widgets are gone
+    await screen.restored(taken, RestoreResult(None, ("a.txt",), (), ()))
+    await screen.agent_event(CheckpointTaken(taken))
+
+
 async def test_an_agents_write_is_checkpointed_said_in_the_chat_and_restored(
     fake: FakeOpenAI, home: Path, project: Path
 ) -> None:
@@ -206,6 +219,7 @@ async def test_an_agents_write_is_checkpointed_said_in_the_chat_and_restored(
         assert not app.screen.query("#restore-overwrite")  # the agent's write: no hand edit
         await pilot.press("y")
         await wait_until(pilot, lambda: (project / "a.txt").read_text() == "alpha\n")
+        await wait_until(pilot, lambda: any("restored checkpoint" in n for n in notes(session)))
 
 
 async def test_no_restore_starts_while_the_agents_turn_runs(
@@ -214,7 +228,10 @@ async def test_no_restore_starts_while_the_agents_turn_runs(
     (home / "config.yaml").write_text(fake.model_config())
     agent_turn(CheckpointStore(home), project)
     before = files(project)
-    fake.add(text("word " * 400, chunks=400, delay=0.01))
+    # the model's answer is held until the test is done: the turn runs as long as it must
+    # (a timed stream ended before a busy machine had opened the view)
+    answer = threading.Event()
+    fake.add(text("Done.", hold=answer))
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, app)
@@ -236,8 +253,10 @@ async def test_no_restore_starts_while_the_agents_turn_runs(
         )
         assert isinstance(app.screen, CheckpointsScreen) and files(project) == before
         await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is session)  # a key pressed sooner is lost
         await pilot.press("escape")  # cancels the turn
         await wait_until(pilot, lambda: not session.busy)
+        answer.set()  # the server's side of the cancelled stream ends
 
 
 async def test_o_in_the_modal_overwrites_the_hand_edits_too(home: Path, project: Path) -> None:

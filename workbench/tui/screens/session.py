@@ -224,7 +224,17 @@ class SessionScreen(Screen[None]):
         """A restore made from the checkpoints view: said in the conversation."""
         from workbench.core.checkpoints.wording import after_restore
 
-        await self.query_one(ChatLog).note(Text(after_restore(checkpoint, result), style="cyan"))
+        log = self._log()
+        if log is not None:
+            await log.note(Text(after_restore(checkpoint, result), style="cyan"))
+
+    def _log(self) -> ChatLog | None:
+        """The conversation; None once the closing app has removed the screen's widgets (a
+        restore's note and the core's last events may still arrive then)."""
+        try:
+            return self.query_one(ChatLog)
+        except NoMatches:
+            return None
 
     # -- events ------------------------------------------------------------------------
 
@@ -251,7 +261,9 @@ class SessionScreen(Screen[None]):
             TranscriptFailed,
         )
 
-        log = self.query_one(ChatLog)
+        log = self._log()
+        if log is None:
+            return
         match event:
             case TextDelta(text=text):
                 # fragments are batched: a reply at thousands of tokens a second is re-laid
@@ -317,7 +329,9 @@ class SessionScreen(Screen[None]):
             line = Text(taken(event.checkpoint), style="dim")
         else:
             line = Text(skipped(event.note), style="yellow" if event.failed else "dim")
-        await self.query_one(ChatLog).note(line)
+        log = self._log()
+        if log is not None:
+            await log.note(line)
 
     def timeline_changed(self, new_turn: bool = False) -> None:
         """The app wrote the timeline (a call started or ended, a turn began): redraw it; a
@@ -336,7 +350,10 @@ class SessionScreen(Screen[None]):
         if not text:
             return
         if self.reply is None:
-            self.reply = await self.query_one(ChatLog).add(AssistantMessage())
+            log = self._log()
+            if log is None:
+                return
+            self.reply = await log.add(AssistantMessage())
         self.reply.add_fragment(text)
 
     async def _finish_reply(self) -> None:
