@@ -255,17 +255,17 @@ def test_write_file_never_replaces_a_device(scratch, capsys) -> None:
 def test_reading_credentials_asks(scratch, capsys) -> None:
     key = scratch.home / ".ssh" / "id_rsa"
     key.parent.mkdir()
-    key.write_text("PRIVATE KEY 42")
-    (scratch.hermes / ".env").write_text("OPENAI_API_KEY=sk-secret")
+    key.write_text("PRIVATE KEY kq7Zt")  # markers no path or message could hold by chance
+    (scratch.hermes / ".env").write_text("OPENAI_API_KEY=sk-Vq3mW")
     (scratch.home / ".aws").mkdir()
     (scratch.home / ".aws" / "credentials").write_text("aws_secret=abc")
     (scratch.project / "k").symlink_to(key)
     for path in ("~/.ssh/id_rsa", str(scratch.hermes / ".env"), "~/.aws/credentials", "k"):
         out = call(capsys, "read_file", {"path": path}, scratch.project)
-        assert out.status == "denied" and "42" not in out.stdout and "secret" not in out.stdout
+        assert out.status == "denied" and "kq7Zt" not in out.stdout and "Vq3mW" not in out.stdout
     for command in ("cat ~/.ssh/id_rsa", "base64 < k", 'cat "$HERMES_HOME/.env"', "cp k leak"):
         out = terminal(capsys, command, scratch.project)
-        assert out.status == "denied" and "42" not in out.stdout, command
+        assert out.status == "denied" and "kq7Zt" not in out.stdout, command
     assert not (scratch.project / "leak").exists()
     assert terminal(capsys, "ls -la ~/.ssh && stat ~/.ssh/id_rsa", scratch.project).ran
     out = terminal(capsys, "chmod 600 ~/.ssh/id_rsa", scratch.project)
