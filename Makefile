@@ -77,19 +77,27 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format workbench tests bench docs
 	$(BIN)/ruff check --fix workbench tests bench docs
 
-# Tests run in two passes, each spread over the cores by pytest-xdist. The first: every test
-# not marked e2e, each command-line run in the test's own process (tests/support/cli.py).
-# The second: the end-to-end tests (real terminals, servers, the bundled model) and, again,
-# the command line's tests (marked cli), now with every run the installed `hermes-tui` as a
-# process of its own. Tests that must not run beside each other are kept on one worker, one after the
-# other, by `@pytest.mark.xdist_group("name")` (`--dist loadgroup`): the bundled model's, the
-# hostile cases (they look for secrets in every process), the packaging pair. Both passes
-# run, so one run tells every failure; either failing fails `make test`. The 25 slowest of
-# each pass are printed and kept in .cache/durations-*.txt.
-WORKERS ?= auto
-PYTEST = $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
-UNIT_TESTS = $(PYTEST) -m "not e2e" --ignore=tests/e2e
-E2E_TESTS = HERMES_TUI_TEST_CLI=process $(PYTEST) -m "e2e or cli"
+# Tests run in two passes, each spread over the cores by pytest-xdist; both run, so one run
+# tells every failure, and either failing fails `make test`.
+# 1. Every test not marked e2e, each command-line run in the test's own process
+#    (tests/support/cli.py), on one worker more than there are cores: a third of their time
+#    is spent waiting on child processes (MCP servers, git, bubblewrap), and the extra
+#    worker keeps the cores busy meanwhile.
+# 2. The end-to-end tests (real terminals, servers, the bundled model, the installed command
+#    as a process) and, again, the command line's tests (marked cli), now with every run the
+#    installed `hermes-tui` as a process of its own; one worker per core. Tests that must
+#    not run beside each other are kept on one worker, one after the other, by
+#    `@pytest.mark.xdist_group("name")` (`--dist loadgroup`): the bundled model's, the
+#    hostile cases (they look for secrets in every process), the packaging pair.
+# WORKERS=N sets the workers of both. The 25 slowest of each pass are printed and kept in
+# .cache/durations-*.txt.
+WORKERS ?=
+CORES := $(shell nproc 2>/dev/null || echo 1)
+PYTEST = $(BIN)/python -m pytest -q
+UNIT_TESTS = $(PYTEST) -n $(or $(WORKERS),$(shell echo $$(($(CORES) + 1)))) --dist worksteal \
+	-m "not e2e" --ignore=tests/e2e
+E2E_TESTS = HERMES_TUI_TEST_CLI=process $(PYTEST) -n $(or $(WORKERS),auto) --dist loadgroup \
+	-m "e2e or cli"
 
 # The developer's loop: lint, types and every test but the end-to-end ones.
 check: $(VENV)/.installed-dev system-deps mcp-servers lint

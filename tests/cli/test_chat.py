@@ -96,6 +96,7 @@ def test_sessions_export_and_resume(env, fake: FakeOpenAI, home: Path, tmp_path:
     assert run(env, "chat", "--resume", "nope", "x").returncode == 2
 
 
+@pytest.mark.e2e  # the installed command as a process: a conversation piped to its stdin
 def test_stdin_conversation(env, fake: FakeOpenAI) -> None:
     import subprocess
 
@@ -177,6 +178,7 @@ def test_a_nul_byte_path_is_a_clear_error(env) -> None:
     assert "contains a NUL byte" in json.loads(out.stdout)["message"]
 
 
+@pytest.mark.e2e  # the installed command as a process: a conversation piped to its stdin
 def test_a_long_chat_is_compressed_and_says_so_then_resumes(
     env, fake: FakeOpenAI, home: Path, tmp_path: Path
 ) -> None:
@@ -268,6 +270,7 @@ def test_a_read_only_home_keeps_the_session_going(
     assert doctor.returncode == 1 and "cannot be written" in doctor.stdout
 
 
+@pytest.mark.e2e  # the installed command as a process: run as another user
 def test_a_home_the_user_cannot_read(env, fake: FakeOpenAI, other_user) -> None:
     """Root's private home met by another user: every command reports it, none crashes."""
     import os
@@ -426,6 +429,7 @@ CLARIFY_IN_A_SECOND = (  # the process as installed, its clarify question waitin
 )
 
 
+@pytest.mark.e2e  # the installed command as a process: on a pseudo-terminal
 def test_on_a_terminal_the_answer_typed_goes_to_the_question_asked_after_a_clarify_timed_out(
     env, fake: FakeOpenAI, home: Path, tmp_path: Path
 ) -> None:

@@ -184,6 +184,7 @@ def test_file_restores_only_that_file(cli_env, store: CheckpointStore, project: 
     assert by_path.returncode == 0, by_path.stderr
 
 
+@pytest.mark.e2e  # the installed command as a process: on a pseudo-terminal
 def test_on_a_terminal_it_asks_and_only_y_restores(
     cli_env, store: CheckpointStore, project: Path
 ) -> None:
@@ -329,6 +330,7 @@ def test_a_folder_that_became_a_kept_file_refuses_and_changes_nothing(
     assert files(project) == before
 
 
+@pytest.mark.e2e  # the installed command as a process: a file-size limit on it
 def test_a_restore_that_fails_midway_says_what_it_did_and_did_not(
     cli_env, store: CheckpointStore, project: Path
 ) -> None:

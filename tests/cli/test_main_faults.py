@@ -7,10 +7,13 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import BIN, run
 from tests.support.yaml_bomb import alias_bomb
 
 
+@pytest.mark.e2e  # the installed command as a process: ten of them at once
 def test_ten_concurrent_plugin_enables_are_all_saved(cli_env, home: Path) -> None:
     for n in range(10):
         plugin = home / "plugins" / f"p{n}"

@@ -44,6 +44,7 @@ def tool_output(fake: FakeOpenAI) -> str:
     return json.loads(result["content"])["output"]
 
 
+@pytest.mark.e2e  # the installed command as a process: its own process is read
 def test_a_model_that_reads_every_process_gets_no_key(
     unconfined: None, cli_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -59,6 +60,7 @@ def test_a_model_that_reads_every_process_gets_no_key(
     assert key not in seen
 
 
+@pytest.mark.e2e  # the installed command as a process: its own /proc files are read
 def test_the_running_app_shows_neither_key_in_proc(
     unconfined: None, cli_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -76,6 +78,7 @@ def test_the_running_app_shows_neither_key_in_proc(
         assert "Permission denied" in seen or seen.strip().endswith("look-at-me")
 
 
+@pytest.mark.e2e  # the installed command as a process: a key piped to its stdin
 def test_api_key_file_and_stdin(cli_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path) -> None:
     key = fake.api_key = secret()
     key_file = tmp_path / "key"

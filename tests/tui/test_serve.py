@@ -116,6 +116,7 @@ async def test_without_the_right_token_no_request_gets_a_workbench(cli_env) -> N
                     await asyncio.sleep(0.05)
 
 
+@pytest.mark.e2e  # the installed command as a process: stopped by a signal
 async def test_ctrl_c_stops_the_server_and_every_workbench_it_started(cli_env) -> None:
     with serve(cli_env) as server:
         async with aiohttp.ClientSession() as http:
