@@ -45,6 +45,31 @@ def started(path: Path) -> list[dict]:
     return [r for r in transcript.read(path) if r["kind"] == "tool_started"]
 
 
+async def described_then_long(make_session, fake: FakeOpenAI, home: Path, *later: str):
+    """A session that loaded search_files' schema, then grew near its window (two turns);
+    `later` are the answers to the turns after those."""
+    deferring(home)
+    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
+    fake.add(
+        tools(("tool_describe", {"names": ["search_files"]})),
+        text("I can search now"),
+        text("second answer"),
+        *[text(answer) for answer in later],
+    )
+    session, _ = await make_session(context_window=8192, max_tokens=512)
+    await session.turn("load the search tool " + "please " * 200)
+    await session.turn("and now? " + "more words " * 700)
+    return session
+
+
+def kept_notes(messages: list[dict]) -> list[dict]:
+    return [m for m in messages if str(m.get("content")).startswith(KEPT_PREFIX)]
+
+
+def kept_schemas(note: dict) -> dict:
+    return json.loads(note["content"].split("\n", 1)[1])["tools"]
+
+
 async def test_search_describe_and_call_a_deferred_tool(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
@@ -188,47 +213,26 @@ async def test_inner_calls_the_bridge_cannot_make_get_hermes_errors(
 async def test_described_schemas_survive_compression(
     make_session, fake: FakeOpenAI, workdir: Path, home: Path
 ) -> None:
-    deferring(home)
-    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
-    fake.add(
-        tools(("tool_describe", {"names": ["search_files"]})),
-        text("I can search now"),
-        text("second answer"),
-    )
-    session, _ = await make_session(context_window=8192, max_tokens=512)
-    await session.turn("load the search tool " + "please " * 200)
-    await session.turn("and now? " + "more words " * 700)
+    session = await described_then_long(make_session, fake, home)
     definitions, _ = session.agent._definitions()
     event = await session.agent.compress(definitions, reason="threshold", target=1)
     assert event is not None and (event.summarised or event.stubbed), [
         (m["role"], len(str(m.get("content")))) for m in session.agent.messages
     ]
-    kept = [m for m in session.agent.messages if str(m.get("content")).startswith(KEPT_PREFIX)]
+    kept = kept_notes(session.agent.messages)
     assert len(kept) == 1
-    body = json.loads(kept[0]["content"].split("\n", 1)[1])
-    assert "pattern" in body["tools"]["search_files"]["parameters"]["properties"]
+    assert "pattern" in kept_schemas(kept[0])["search_files"]["parameters"]["properties"]
     assert_valid_conversation(session.agent.messages)
     # compressed again: still one note, not two
     await session.agent.compress(definitions, reason="threshold", target=1)
-    again = [m for m in session.agent.messages if str(m.get("content")).startswith(KEPT_PREFIX)]
-    assert len(again) <= 1
+    assert len(kept_notes(session.agent.messages)) <= 1
     await session.close()
 
 
 async def test_the_kept_schemas_never_make_two_user_messages_in_a_row(
     make_session, fake: FakeOpenAI, workdir: Path, home: Path
 ) -> None:
-    deferring(home)
-    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
-    fake.add(
-        tools(("tool_describe", {"names": ["search_files"]})),
-        text("I can search now"),
-        text("second answer"),
-        text("third answer"),
-    )
-    session, _ = await make_session(context_window=8192, max_tokens=512)
-    await session.turn("load the search tool " + "please " * 200)
-    await session.turn("and now? " + "more words " * 700)
+    session = await described_then_long(make_session, fake, home, "third answer")
     # the third request nears the window: compressed before it is sent, the tail its prompt
     await session.turn("and then? " + "other words " * 900)
     sent = fake.requests[-1]["messages"]
@@ -243,17 +247,7 @@ async def test_the_kept_schemas_never_make_two_user_messages_in_a_row(
 async def test_the_kept_schemas_survive_a_resume_and_the_next_compression(
     make_session, fake: FakeOpenAI, workdir: Path, home: Path
 ) -> None:
-    deferring(home)
-    fake.route(SUMMARY_SYSTEM[:40], text("SUMMARY: the user asked about alpha."))
-    fake.add(
-        tools(("tool_describe", {"names": ["search_files"]})),
-        text("I can search now"),
-        text("second answer"),
-        text("after the resume"),
-    )
-    session, _ = await make_session(context_window=8192, max_tokens=512)
-    await session.turn("load the search tool " + "please " * 200)
-    await session.turn("and now? " + "more words " * 700)
+    session = await described_then_long(make_session, fake, home, "after the resume")
     definitions, _ = session.agent._definitions()
     assert await session.agent.compress(definitions, reason="threshold", target=1) is not None
     await session.close()
@@ -262,9 +256,8 @@ async def test_the_kept_schemas_survive_a_resume_and_the_next_compression(
     await resumed.turn("and then? " + "other words " * 700)
     definitions, _ = resumed.agent._definitions()
     assert await resumed.agent.compress(definitions, reason="threshold", target=1) is not None
-    (note,) = [m for m in resumed.agent.messages if str(m.get("content")).startswith(KEPT_PREFIX)]
-    body = json.loads(note["content"].split("\n", 1)[1])
-    assert "pattern" in body["tools"]["search_files"]["parameters"]["properties"]
+    (note,) = kept_notes(resumed.agent.messages)
+    assert "pattern" in kept_schemas(note)["search_files"]["parameters"]["properties"]
     await resumed.close()
 
 
