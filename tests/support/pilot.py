@@ -16,7 +16,10 @@ from workbench.core.safety import analyze_command
 from workbench.tui.screens import approval as approval_screen
 from workbench.tui.screens.approval import ApprovalScreen
 from workbench.tui.screens.main import MainScreen
+from workbench.tui.screens.session import SessionScreen
 from workbench.tui.screens.viewer import ViewerScreen
+from workbench.tui.widgets.chat import PromptArea
+from workbench.tui.widgets.run_form import RunToolForm
 from workbench.tui.widgets.tools_tree import ToolsTree
 
 
@@ -62,6 +65,32 @@ async def loaded(pilot, app) -> MainScreen:
         pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
     )
     return app.screen
+
+
+async def open_session(pilot, app) -> SessionScreen:
+    """The workbench loaded, then its chat session (F6)."""
+    await loaded(pilot, app)
+    await pilot.press("f6")
+    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
+    return app.screen
+
+
+async def send(pilot, screen: SessionScreen, prompt: str) -> None:
+    """`prompt` typed into the session's prompt and sent (Enter)."""
+    screen.query_one(PromptArea).text = prompt
+    screen.query_one(PromptArea).focus()
+    await pilot.press("enter")
+
+
+async def open_form(pilot, screen: MainScreen, tool: str, field: str = "") -> RunToolForm:
+    """The run form (F2) of `tool`, chosen in the tree; waits for its `field` (arg-FIELD)."""
+    move_to(screen.query_one(ToolsTree), "tool", tool)
+    await pilot.press("f2")
+    form = screen.query_one(RunToolForm)
+    await wait_until(
+        pilot, lambda: form.tool == tool and (not field or bool(form.query(f"#arg-{field}")))
+    )
+    return form
 
 
 def request(command: str = "rm -rf build", timeout: float = 60.0) -> ApprovalRequest:

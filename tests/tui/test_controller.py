@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI, text, tools
-from tests.support.pilot import loaded, wait_until
+from tests.support.pilot import open_session, send, wait_until
 from workbench.core.events import RoundStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.session import SessionScreen
@@ -41,19 +41,6 @@ def recording(app: WorkbenchApp) -> list[object]:
 
     app.controller.deliver = record
     return seen
-
-
-async def open_session(pilot, app: WorkbenchApp) -> SessionScreen:
-    await loaded(pilot, app)
-    await pilot.press("f6")
-    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
-    return app.screen
-
-
-async def send(pilot, screen: SessionScreen, prompt: str) -> None:
-    screen.query_one(PromptArea).text = prompt
-    screen.query_one(PromptArea).focus()
-    await pilot.press("enter")
 
 
 def turn_line(screen: SessionScreen) -> str:

@@ -15,7 +15,7 @@ import pytest
 from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from tests.support.mcp import SERVER
-from tests.support.pilot import loaded, wait_until
+from tests.support.pilot import loaded, open_session, send, wait_until
 from workbench.core.asking import Asked, AskKind, Settled
 from workbench.core.events import CoreEvent
 from workbench.tui.app import WorkbenchApp
@@ -23,7 +23,6 @@ from workbench.tui.screens.approval import ApprovalScreen
 from workbench.tui.screens.asks import ClarifyScreen
 from workbench.tui.screens.mcp_asks import ElicitationScreen
 from workbench.tui.screens.session import SessionScreen
-from workbench.tui.widgets.chat import PromptArea
 from workbench.tui.widgets.timeline import Bar
 
 QUIET = "terminal:\n  sandbox: false\ncheckpoints:\n  enabled: false\ntools:\n  tool_search:\n    enabled: false\n"  # the gate alone, every tool sent in full
@@ -51,14 +50,10 @@ class Recording(WorkbenchApp):
         super()._deliver(event)
 
 
-async def send(pilot, app, prompt: str) -> SessionScreen:
-    await loaded(pilot, app)
-    await pilot.press("f6")
-    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
-    screen = app.screen
-    screen.query_one(PromptArea).text = prompt
-    screen.query_one(PromptArea).focus()
-    await pilot.press("enter")
+async def ask(pilot, app, prompt: str) -> SessionScreen:
+    """The session opened and `prompt` sent."""
+    screen = await open_session(pilot, app)
+    await send(pilot, screen, prompt)
     return screen
 
 
@@ -73,7 +68,7 @@ async def test_an_approval_shows_its_modal_marks_the_bar_and_the_answer_runs_the
     server.add(tools(("terminal", {"command": "rm a.txt"})), text("Deleted."))
     app = Recording()
     async with app.run_test(size=(120, 40)) as pilot:
-        await send(pilot, app, "delete a.txt")
+        await ask(pilot, app, "delete a.txt")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=20)
         assert app.screen.request.command == "rm a.txt"
         (asked,) = app.asks_seen  # the ask came on the one stream, with its call
@@ -130,7 +125,7 @@ async def test_clarify_asks_in_a_modal_and_the_answer_goes_to_the_model(
     )
     app = Recording()
     async with app.run_test(size=(120, 40)) as pilot:
-        await send(pilot, app, "paint it")
+        await ask(pilot, app, "paint it")
         await wait_until(pilot, lambda: isinstance(app.screen, ClarifyScreen), timeout=20)
         assert "Which colour?" in str(app.screen.query_one("#clarify-question").render())
         (asked,) = app.asks_seen
@@ -162,7 +157,7 @@ async def test_an_mcp_servers_question_during_a_session_is_a_form_and_the_answer
             lambda: app.runtime.mcp is not None and app.runtime.mcp.statuses()[0].state == "ready",
             timeout=40,
         )
-        await send(pilot, app, "ask my name")
+        await ask(pilot, app, "ask my name")
         await wait_until(pilot, lambda: isinstance(app.screen, ElicitationScreen), timeout=30)
         modal = app.screen
         assert "What is your name?" in str(modal.query_one("#elicit-message").render())

@@ -12,14 +12,14 @@ from textual.widgets import Button, Static
 
 from tests.support.checkpoints import agent_turn, files, make_project
 from tests.support.fake_openai import FakeOpenAI, text, tools
-from tests.support.pilot import loaded, wait_until
+from tests.support.pilot import loaded, open_session, send, wait_until
 from workbench.core.checkpoints import CheckpointStore, RestoreResult
 from workbench.core.events import CheckpointSkipped, CheckpointTaken
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.checkpoints import CheckpointsScreen
 from workbench.tui.screens.restore import RestoreScreen
 from workbench.tui.screens.session import SessionScreen
-from workbench.tui.widgets.chat import ChatLog, PromptArea
+from workbench.tui.widgets.chat import ChatLog
 from workbench.tui.widgets.checkpoints import ChangeList, CheckpointList
 from workbench.tui.widgets.diff_view import DiffPane
 from workbench.tui.widgets.timeline import TimelineModel
@@ -42,10 +42,7 @@ def notes(session: SessionScreen) -> list[str]:
 
 
 async def open_checkpoints(pilot, app: WorkbenchApp) -> tuple[SessionScreen, CheckpointsScreen]:
-    await loaded(pilot, app)
-    await pilot.press("f6")
-    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
-    session = app.screen
+    session = await open_session(pilot, app)
     await pilot.press("f9")
     await wait_until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
     await wait_until(pilot, lambda: bool(app.screen.query(CheckpointList)))
@@ -195,13 +192,8 @@ async def test_an_agents_write_is_checkpointed_said_in_the_chat_and_restored(
     fake.add(tools(("write_file", {"path": "a.txt", "content": "rewritten\n"})), text("Done."))
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot, app)
-        await pilot.press("f6")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
-        session = app.screen
-        session.query_one(PromptArea).text = "rewrite a.txt"
-        session.query_one(PromptArea).focus()
-        await pilot.press("enter")
+        session = await open_session(pilot, app)
+        await send(pilot, session, "rewrite a.txt")
         await wait_until(pilot, lambda: "answered" in text_of(session.query_one("#turn-line")))
         assert (project / "a.txt").read_text() == "rewritten\n"
         (taken,) = CheckpointStore(home).list(str(project))
@@ -234,13 +226,8 @@ async def test_no_restore_starts_while_the_agents_turn_runs(
     fake.add(text("Done.", hold=answer))
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot, app)
-        await pilot.press("f6")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
-        session = app.screen
-        session.query_one(PromptArea).text = "tell me a long story"
-        session.query_one(PromptArea).focus()
-        await pilot.press("enter")
+        session = await open_session(pilot, app)
+        await send(pilot, session, "tell me a long story")
         await wait_until(pilot, lambda: session.busy)
         await pilot.press("f9")
         await wait_until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))

@@ -10,14 +10,11 @@ import pytest
 
 from tests.support import sandbox as support
 from tests.support.fake_openai import FakeOpenAI, text
-from tests.support.pilot import loaded, move_to, wait_until
+from tests.support.pilot import loaded, open_form, open_session, send, wait_until
 from workbench.core.backends.sandbox import bwrap_status
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.approval import ApprovalScreen
-from workbench.tui.screens.session import SessionScreen
-from workbench.tui.widgets.chat import PromptArea
 from workbench.tui.widgets.run_form import RunToolForm
-from workbench.tui.widgets.tools_tree import ToolsTree
 
 NOT_CONFINED = "terminal: NOT confined: no sandbox here (bwrap is not installed"
 needs_bwrap = pytest.mark.skipif(not bwrap_status()[0], reason="bubblewrap does not work here")
@@ -34,11 +31,7 @@ def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 async def run_in_form(pilot, app, command: str) -> RunToolForm:
-    screen = await loaded(pilot, app)
-    move_to(screen.query_one(ToolsTree), "tool", "terminal")
-    await pilot.press("f2")
-    form = screen.query_one(RunToolForm)
-    await wait_until(pilot, lambda: form.tool == "terminal" and form.query("#arg-command"))
+    form = await open_form(pilot, await loaded(pilot, app), "terminal", "command")
     form.query_one("#arg-command").value = command
     await pilot.press("ctrl+r")
     return form
@@ -110,12 +103,8 @@ async def test_without_bubblewrap_the_headers_say_commands_run_unconfined(
     async with app.run_test(size=(160, 40)) as pilot:
         main = await loaded(pilot, app)
         await wait_until(pilot, lambda: NOT_CONFINED in main.sub_title)
-        await pilot.press("f6")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
-        session = app.screen
+        session = await open_session(pilot, app)
         fake.add(text("Hello."))
-        session.query_one(PromptArea).text = "hi"  # the session starts with the first prompt
-        session.query_one(PromptArea).focus()
-        await pilot.press("enter")
+        await send(pilot, session, "hi")  # the session starts with the first prompt
         await wait_until(pilot, lambda: bool(session.sub_title))
         assert NOT_CONFINED in session.sub_title, session.sub_title

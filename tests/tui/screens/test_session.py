@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI, text, tools
-from tests.support.pilot import loaded, wait_until
+from tests.support.pilot import open_session, send, wait_until
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.approval import ApprovalScreen
 from workbench.tui.screens.session import SessionScreen
@@ -24,19 +24,6 @@ def server(fake: FakeOpenAI, home: Path, tmp_path: Path, monkeypatch) -> FakeOpe
     (tmp_path / "a.txt").write_text("alpha\n")
     (tmp_path / "b.txt").write_text("beta\n")
     return fake
-
-
-async def open_session(pilot, app) -> SessionScreen:
-    await loaded(pilot, app)
-    await pilot.press("f6")
-    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
-    return app.screen
-
-
-async def send(pilot, screen: SessionScreen, prompt: str) -> None:
-    screen.query_one(PromptArea).text = prompt
-    screen.query_one(PromptArea).focus()
-    await pilot.press("enter")
 
 
 async def test_a_reply_streams_in_and_the_turn_line_counts_tokens(server) -> None:

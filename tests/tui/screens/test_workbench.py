@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.mcp import FIXTURE
-from tests.support.pilot import labels, loaded, move_to, unsized, wait_until
+from tests.support.pilot import labels, loaded, open_form, unsized, wait_until
 from tests.support.plugins import FIXTURES as PLUGIN_FIXTURES
 from tests.support.tools import schema
 from workbench.core.agent.context import short
@@ -22,7 +22,6 @@ from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.main import MainScreen
 from workbench.tui.screens.pick import PickScreen
 from workbench.tui.widgets.call_history import CallHistoryList
-from workbench.tui.widgets.run_form import RunToolForm
 from workbench.tui.widgets.sources import SourcesPanel
 from workbench.tui.widgets.tools_tree import ToolsTree
 
@@ -104,10 +103,7 @@ async def test_the_form_sends_every_schema_type(home: Path, typed_tool: list[dic
     app = WorkbenchApp()
     async with app.run_test(size=(120, 50)) as pilot:
         screen = await loaded(pilot, app)
-        move_to(screen.query_one(ToolsTree), "tool", "typed_echo")
-        await pilot.press("f2")
-        form = screen.query_one(RunToolForm)
-        await wait_until(pilot, lambda: form.tool == "typed_echo" and form.query("#arg-options"))
+        form = await open_form(pilot, screen, "typed_echo", "options")
         form.query_one("#arg-text").text = "hello"  # a long-text field: a text area
         form.query_one("#arg-count").value = "3"
         form.query_one("#arg-ratio").value = "0.5"
@@ -141,10 +137,7 @@ async def test_a_failing_tool_shows_its_error(home: Path, typed_tool) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot, app)
-        move_to(screen.query_one(ToolsTree), "tool", "always_fails")
-        await pilot.press("f2")
-        form = screen.query_one(RunToolForm)
-        await wait_until(pilot, lambda: form.tool == "always_fails")
+        form = await open_form(pilot, screen, "always_fails")
         await pilot.press("ctrl+r")
         await wait_until(
             pilot, lambda: str(form.query_one("#form-status").content).startswith("error")
@@ -160,10 +153,7 @@ async def test_the_form_refuses_a_tool_whose_toolset_is_switched_off(
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot, app)
-        move_to(screen.query_one(ToolsTree), "tool", "typed_echo")
-        await pilot.press("f2")
-        form = screen.query_one(RunToolForm)
-        await wait_until(pilot, lambda: form.tool == "typed_echo" and form.query("#arg-text"))
+        form = await open_form(pilot, screen, "typed_echo", "text")
         form.query_one("#arg-text").text = "hello"
         await pilot.press("ctrl+r")
         await wait_until(
@@ -183,10 +173,7 @@ async def test_a_destructive_command_asks_and_enter_denies(
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot, app)
-        move_to(screen.query_one(ToolsTree), "tool", "terminal")
-        await pilot.press("f2")
-        form = screen.query_one(RunToolForm)
-        await wait_until(pilot, lambda: form.tool == "terminal" and form.query("#arg-command"))
+        form = await open_form(pilot, screen, "terminal", "command")
         form.query_one("#arg-command").value = "rm victim.log"
         await pilot.press("ctrl+r")
         # the modal is up once its focus is set (its buttons are mounted): what is asserted
