@@ -87,17 +87,24 @@ async def test_an_approval_shows_its_modal_marks_the_bar_and_the_answer_runs_the
         assert app.asks_seen[1].why == "answered"
 
 
+async def deciding(pilot, app: Recording):
+    """The loaded app's broker, the decisions it made by command, and `decide(command)`:
+    a terminal command put to it, as the executor does."""
+    await loaded(pilot, app)
+    await wait_until(pilot, lambda: app.runtime is not None and app.asks is not None)
+    broker = app.runtime.broker
+    decisions: dict[str, object] = {}
+
+    async def decide(command: str) -> None:
+        decisions[command] = await broker.decide("terminal", command, None, reason="test")
+
+    return broker, decisions, decide
+
+
 async def test_two_approvals_wait_in_turn_one_modal_at_a_time(server: FakeOpenAI) -> None:
     app = Recording()
     async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot, app)
-        await wait_until(pilot, lambda: app.runtime is not None and app.asks is not None)
-        broker = app.runtime.broker
-        decisions: dict[str, object] = {}
-
-        async def decide(command: str) -> None:
-            decisions[command] = await broker.decide("terminal", command, None, reason="test")
-
+        broker, decisions, decide = await deciding(pilot, app)
         app.run_worker(decide("rm first"))
         app.run_worker(decide("rm second"))
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
@@ -205,14 +212,7 @@ async def test_an_ask_settled_under_another_screen_closes_its_modal_and_the_next
 
     app = Recording()
     async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot, app)
-        await wait_until(pilot, lambda: app.runtime is not None and app.asks is not None)
-        broker = app.runtime.broker
-        decisions: dict[str, object] = {}
-
-        async def decide(command: str) -> None:
-            decisions[command] = await broker.decide("terminal", command, None, reason="test")
-
+        broker, decisions, decide = await deciding(pilot, app)
         first = app.run_worker(decide("rm first"))
         app.run_worker(decide("rm second"))
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
