@@ -1,0 +1,95 @@
+"""One definition of what is secret: every dot entry of a home unless shown, credential
+stores whatever is shown, hermes-tui's state, `.env` files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from workbench.core.safety import secrets
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{home}/.zz-tool/bin:/usr/bin:/bin")
+    secrets._homes.cache_clear()
+    yield home
+    secrets.show_also([])
+    secrets._homes.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        ".cargo/credentials.toml",
+        ".config/git/credentials",
+        ".bash_history",
+        ".config/rclone/rclone.conf",
+        ".my.cnf",
+        ".cache/huggingface/token",
+        ".terraform.d/credentials.tfrc.json",
+        ".vault-token",
+        ".env",
+        ".ssh/id_rsa",
+        ".zz-unknown-tool/token",  # no list names it: hidden by default
+        ".config/some-app/auth.json",
+        ".local/share/some-app/db",
+    ],
+)
+def test_what_no_list_names_is_secret_by_default(home: Path, rel: str) -> None:
+    assert secrets.secret_place(str(home / rel))
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [".bashrc", ".gitconfig", ".cache/pip/x", ".cargo/bin/cargo", ".config/git/config",
+     ".local/bin/tool", ".zz-tool/bin/x", "project/src/main.py"],  # fmt: skip
+)
+def test_what_commands_need_is_shown(home: Path, rel: str) -> None:
+    assert secrets.secret_place(str(home / rel)) is None
+
+
+def test_a_link_to_a_secret_is_the_secret(home: Path, tmp_path: Path) -> None:
+    (home / ".vault-token").write_text("t")
+    link = tmp_path / "notes.txt"
+    link.symlink_to(home / ".vault-token")
+    assert secrets.secret_place(str(link))
+
+
+def test_the_user_shows_a_unit_but_never_a_store(home: Path) -> None:
+    assert secrets.secret_place(str(home / ".config/nvim/init.lua"))
+    refused = secrets.show_also([".config/nvim", ".ssh", "~/.aws", ".config", "Documents"])
+    assert secrets.secret_place(str(home / ".config/nvim/init.lua")) is None
+    assert secrets.secret_place(str(home / ".ssh/id_rsa"))
+    assert len(refused) == 4, refused
+
+
+def test_the_account_home_counts_besides_home(home: Path) -> None:
+    account = secrets._account_home()
+    if not account or account == str(home):
+        pytest.skip("no account home apart from $HOME")
+    assert secrets.secret_place(os.path.join(account, ".bash_history"))
+
+
+def test_state_and_system_secrets(home: Path, tmp_path: Path) -> None:
+    state = tmp_path / "hermes"
+    assert secrets.secret_place(str(state / "config.yaml"), state=[str(state)])
+    assert secrets.secret_place("/etc/shadow")
+    assert secrets.secret_place("/srv/app/.env.production")
+    assert secrets.secret_place("/srv/app/.env.example") is None
+
+
+def test_folders_that_hold_secrets(home: Path, tmp_path: Path) -> None:
+    (home / ".cache" / "huggingface").mkdir(parents=True)
+    (home / ".cache" / "huggingface" / "token").write_text("hf")
+    (home / "project").mkdir()
+    assert secrets.holds_secrets("/")
+    assert secrets.holds_secrets(str(home))
+    assert secrets.holds_secrets(str(home / ".cache"))
+    assert not secrets.holds_secrets(str(home / "project"))
+    assert not secrets.holds_secrets(str(tmp_path / "elsewhere"))
