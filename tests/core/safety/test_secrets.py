@@ -47,8 +47,16 @@ def test_what_no_list_names_is_secret_by_default(home: Path, rel: str) -> None:
 
 @pytest.mark.parametrize(
     "rel",
-    [".bashrc", ".gitconfig", ".cache/pip/x", ".cargo/bin/cargo", ".config/git/config",
-     ".local/bin/tool", ".zz-tool/bin/x", "project/src/main.py"],  # fmt: skip
+    [
+        ".bashrc",
+        ".gitconfig",
+        ".cache/pip/x",
+        ".cargo/bin/cargo",
+        ".config/git/config",
+        ".local/bin/tool",
+        ".zz-tool/bin/x",
+        "project/src/main.py",
+    ],
 )
 def test_what_commands_need_is_shown(home: Path, rel: str) -> None:
     assert secrets.secret_place(str(home / rel)) is None
