@@ -10,7 +10,7 @@ from workbench.core.backends.environment import scrubbed_env
 from workbench.core.edits.patch import patched
 from workbench.core.execution.budget import SpillSlot
 from workbench.core.safety import analyze_command
-from workbench.core.safety.places import credential, linked_credential, state_roots, within
+from workbench.core.safety.places import linked_secret, secret, state_roots, within
 from workbench.core.storage.atomic import atomic_write_text, default_file_mode
 from workbench.core.tools.errors import tool_error, tool_result
 from workbench.core.tools.paths import resolve_path
@@ -23,13 +23,13 @@ __all__ = [
     "analyze_command",
     "atomic_write_text",
     "backend_for",
-    "credential",
     "default_file_mode",
-    "linked_credential",
+    "linked_secret",
     "patched",
     "registry",
     "resolve_path",
     "scrubbed_env",
+    "secret",
     "state_roots",
     "tool_error",
     "tool_result",

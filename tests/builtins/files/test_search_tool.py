@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from workbench.builtins.files import search_tool
 from workbench.core.agent.guards import RETRY_NUDGE, nudge
+from workbench.core.safety import places
 from workbench.core.tools.invoke import call_tool
 from workbench.core.tools.registry import registry
 
@@ -240,7 +242,68 @@ def test_a_search_never_reads_the_apps_state_or_credentials(
             registry, "search_files", {"pattern": "*", "target": "files", "path": str(project)}
         )
     )
-    assert "key" not in json.dumps(names) and "a.jsonl" not in json.dumps(names), names
+    assert names["files"] == [str(project / "notes.txt")], names
+    skipped = {Path(item["path"]).name: item["why"] for item in names["skipped"]}
+    assert set(skipped) == {"key", "hermes-home"}, names  # said, by name
+    assert "SECRET" not in json.dumps(names) and "a.jsonl" not in json.dumps(names)
+
+
+@pytest.fixture
+def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home with secrets no list of credential files names, and a project holding links
+    to them: a symlink, a hard link, a linked folder, and one shipped in a git repository."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    secrets = {
+        ".vault-token": "TOKEN-vault",
+        ".cargo/credentials.toml": "TOKEN-cargo",
+        ".config/rclone/rclone.conf": "TOKEN-rclone",
+        ".zz-new-tool/auth": "TOKEN-unknown",
+    }
+    for rel, text in secrets.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"{text}\n")
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('TOKEN-free')\n")
+    (project / "notes.txt").symlink_to(home / ".vault-token")
+    os.link(home / ".cargo" / "credentials.toml", project / "src" / "cargo.txt")
+    (project / "rclone").symlink_to(home / ".config" / "rclone")
+    repo = tmp_path / "repo"
+    (repo).mkdir()
+    (repo / "README").symlink_to(home / ".zz-new-tool" / "auth")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "a link"]):
+        subprocess.run([*git, *args], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "clone", "-q", str(repo), str(project / "vendor")], check=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(places, "_KNOWN", {})  # the hard-link scan, not shared
+    return project
+
+
+@pytest.mark.parametrize("target", ["content", "files"])
+def test_what_a_search_reaches_is_judged_where_it_leads(planted: Path, target: str) -> None:
+    """Every file a search meets is judged where it resolves, as a confined command would
+    see it: links to secret places are skipped and said by name, never read."""
+    pattern = "TOKEN" if target == "content" else "*"
+    out = search(planted, pattern=pattern, target=target)
+    shown = json.dumps(out)
+    assert "TOKEN-free" in shown or target == "files"
+    assert not any(f"TOKEN-{t}" in shown for t in ("vault", "cargo", "rclone", "unknown"))
+    skipped = {item["path"]: item["why"] for item in out["skipped"]}
+    assert set(skipped) == {"notes.txt", "src/cargo.txt", "rclone", "vendor/README"}, out
+    assert "~/.vault-token" in skipped["notes.txt"]
+    assert "credentials.toml" in skipped["src/cargo.txt"]  # the other name of the file
+    assert "~/.config/rclone" in skipped["rclone"]
+    assert "secret" in out["note"]
+
+
+def test_a_search_a_person_let_into_a_secret_place_reads_it(planted: Path) -> None:
+    """The gate asked about the folder itself; once a person allowed it, its files are
+    what was asked about (a link inside it to another secret place is still skipped)."""
+    home = planted.parent / "home"
+    (home / ".config" / "rclone" / "other").symlink_to(home / ".vault-token")
+    out = search(planted, pattern="TOKEN", path=str(home / ".config" / "rclone"))
+    assert [Path(m["path"]).name for m in out["matches"]] == ["rclone.conf"], out
+    assert [Path(i["path"]).name for i in out["skipped"]] == ["other"]
 
 
 def test_a_match_shows_the_text_of_the_line_its_number_names(tmp_path: Path) -> None:

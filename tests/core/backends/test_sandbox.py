@@ -133,12 +133,10 @@ def test_the_projects_rules_and_plugins_are_read_only(sandboxed, work: Path) -> 
 
 def test_hermes_home_and_credentials_read_as_nothing(sandboxed, work: Path, home: Path) -> None:
     user = sandboxed["HOME"]
-    out = term(
-        sandboxed,
-        work,
-        f"cat {home}/.env {home}/config.yaml {user}/.ssh/id_rsa {user}/.aws/credentials "
-        f"{user}/.netrc; ls -A {home} {user}/.ssh; echo end",
-    )
+    # named only at run time (the gate never lets --yes read a secret it can name)
+    places = [f"{home}/.env", f"{home}/config.yaml", f"{user}/.ssh/id_rsa", f"{user}/.netrc"]
+    (work / "places.txt").write_text("\n".join([*places, f"{user}/.aws/credentials"]))
+    out = term(sandboxed, work, f"cat places.txt | xargs cat; ls -A {home} {user}/.ssh; echo end")
     shown = out["output"]
     for secret in ("sk-in-dotenv", "PRIVATE KEY", "AWSSECRET", "NETRCSECRET", "timeout: 30"):
         assert secret not in shown, secret

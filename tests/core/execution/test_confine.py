@@ -1,6 +1,7 @@
 """The file tools run in hermes-tui, not in the sandbox: with the terminal sandboxed, a
-write outside what a command may write, or a read of what the sandbox hides, is never
-approved by --yes (approvals.mode: off); a person may allow it (issue 22)."""
+write outside what a command may write is never approved by --yes (approvals.mode: off); a
+person may allow it (issue 22). A read of what the sandbox hides is a read of a secret
+place, which the gate asks a person about whether the terminal is sandboxed or not."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.execution.approval import ApprovalBroker, Choice
 from workbench.core.execution.confine import leaves_sandbox
 from workbench.core.execution.executor import Executor
+from workbench.core.policy.gate import check_call
+from workbench.core.safety.places import SECRET_READ
 from workbench.core.tools.registry import registry
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason="bubblewrap does not work here")
@@ -49,12 +52,15 @@ def test_what_leaves_the_sandbox(place: dict[str, Path]) -> None:
     assert leaves("write_file", f"/proc/self/root{place['outside']}/a.txt")
     assert leaves("write_file", "out/a.txt")  # through a link in the working directory
     assert leaves("write_file", str(place["home"] / "config.yaml"))
-    assert leaves("read_file", "~/.ssh/id_rsa")
-    assert leaves("read_file", "s.txt")
-    assert leaves("read_file", f"/proc/self/root{user}/.ssh/id_rsa")
-    assert leaves("search_files", str(user / ".ssh"))
-    assert not leaves("read_file", str(place["outside"] / "a.txt"))  # readable in it too
     assert not leaves_sandbox(LocalBackend(), "write_file", "~/.bashrc", cwd)
+    # reads are the gate's, the same whatever the backend: what the sandbox hides asks
+    for path in ("~/.ssh/id_rsa", "s.txt", f"/proc/self/root{user}/.ssh/id_rsa"):
+        assert not leaves("read_file", path)
+        check = check_call("read_file", {"path": path}, cwd)
+        assert check is not None and check.verdict.rules == {SECRET_READ}, path
+    searched = check_call("search_files", {"path": str(user / ".ssh"), "pattern": "x"}, cwd)
+    assert searched is not None and searched.verdict.rules == {SECRET_READ}
+    assert check_call("read_file", {"path": str(place["outside"] / "a.txt")}, cwd) is None
 
 
 def _call(name: str, n: int, **args: object) -> dict:

@@ -103,12 +103,16 @@ def test_no_writer_reaches_the_state(scratch, capsys, command: str) -> None:
     assert (scratch.hermes / "sessions" / "s.jsonl").exists()
 
 
-def test_the_state_can_still_be_read(scratch, capsys) -> None:
+def test_the_state_is_read_only_with_a_persons_approval(scratch, capsys) -> None:
+    """HERMES_HOME is secret as a whole (its config and .env may hold keys): reading it
+    asks, and --yes does not answer; its names stay free to list."""
     _config(scratch)
-    out = terminal(
-        capsys, "cat ~/.hermes/config.yaml && find ~/.hermes -name '*.yaml'", scratch.project
-    )
-    assert out.ran and "mode: ask" in out.stdout
+    for yes in (False, True):
+        out = terminal(capsys, "cat ~/.hermes/config.yaml", scratch.project, yes=yes)
+        assert not out.ran and "mode: ask" not in out.stdout
+        assert "hermes-tui's own state" in out.stdout and "only a person" in out.stdout
+    out = terminal(capsys, "find ~/.hermes -name '*.yaml'", scratch.project)
+    assert out.ran and "config.yaml" in out.stdout
 
 
 def test_a_link_planted_in_the_results_folder_is_refused(scratch, capsys) -> None:

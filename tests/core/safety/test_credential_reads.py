@@ -1,5 +1,6 @@
-"""A credential read through a folder or a hard link is a credential read; making a hard link
-to a credential is one too. A fake home holds `.ssh/id_rsa`, `.aws/credentials`, `.netrc`."""
+"""A read of a secret place (secrets.py's) through a folder or a hard link is a read of it;
+making a hard link to one is one too. A fake home holds `.ssh/id_rsa`, `.aws/credentials`,
+`.netrc`."""
 
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ def test_reading_a_folder_of_credentials_or_linking_one_asks(fake_home: Path, co
         "test -d ~/.aws",
         "grep -r hello .",
         "cat notes.txt",
-        "cat ~/.ssh/id_rsa.pub",
+        "cat ~/.bashrc",
+        "ssh-keygen -lf ~/.ssh/id_rsa.pub",  # uses a key without showing it
     ],
 )
 def test_what_never_reads_credentials_stays_free(fake_home: Path, command: str):
@@ -93,10 +95,11 @@ def test_a_hard_link_to_a_key_is_the_key(fake_home: Path) -> None:
     os.link(home / ".ssh" / "id_rsa", fake_home / "k.txt")
     for command in ("cat k.txt", "grep -a . k.txt", "base64 < k.txt", "cp k.txt y"):
         found = verdict(command, fake_home)
-        assert "hard link to a credential file" in "; ".join(found.reasons), command
+        assert "another name of" in "; ".join(found.reasons), command
     assert not verdict("ls -l k.txt", fake_home).dangerous
     read = check_call("read_file", {"path": "k.txt"}, fake_home)
-    assert read is not None and "hard link to a credential file" in read.verdict.reasons[0]
+    assert read is not None and "(a hard link)" in read.verdict.reasons[0]
+    assert str(fake_home.parent / ".ssh" / "id_rsa") in read.verdict.reasons[0]  # its name
     search = check_call("search_files", {"path": "k.txt", "pattern": "secret"}, fake_home)
     assert search is not None and "hard link" in search.verdict.reasons[0]
     # a copy is not a link: once made (asked), it is an ordinary file
@@ -166,7 +169,7 @@ def test_a_path_computed_under_a_credential_place_asks_as_opaque(fake_home: Path
         'cat "$(echo notes).txt"',
         'cat "$(git rev-parse --show-toplevel)/notes.txt"',
         "wc -l $(find . -name '*.txt')",
-        'cat "$(echo ~/.ssh)/id_rsa.pub"',
+        'cat "$(echo ~)/.bashrc"',
     ],
 )
 def test_paths_built_from_output_elsewhere_stay_free(fake_home: Path, command: str):

@@ -183,7 +183,7 @@ STAY_FREE = [
     "ls ..",
     "tree ..",
     "cat ../outside/notes.txt",
-    "diff script.py /tmp",
+    "diff script.py /usr",
     "python3 script.py",
     "wc -l $(find src -name '*.py')",
     "black $(git ls-files '*.py')",

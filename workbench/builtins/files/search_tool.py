@@ -28,14 +28,12 @@ from typing import Any
 import regex
 
 from workbench.builtins.api import (
-    credential,
-    linked_credential,
+    linked_secret,
     registry,
     resolve_path,
-    state_roots,
+    secret,
     tool_error,
     tool_result,
-    within,
 )
 from workbench.builtins.files.remote_files import run_elsewhere
 from workbench.builtins.files.textio import kind_of
@@ -105,17 +103,61 @@ def never_searched(path: str | Path) -> bool:
     return any(real == top or real.startswith(top + os.sep) for top in NEVER_SEARCHED)
 
 
-def walk_files(root: Path) -> Iterator[os.DirEntry[str]]:
+class Skipped:
+    """What a search met and did not read because it is secret, said by name (never by
+    content): the files and folders a confined command could not see, judged where they
+    lead (a link in the project, or shipped in a repository, to `~/.vault-token`; a hard
+    link to a key; a folder linked into the home's hidden entries). `approved`: the secret
+    place the search itself was let into by a person (its root), whose files it reads."""
+
+    def __init__(self, root: Path, cwd: Path) -> None:
+        self.approved = secret(str(root))
+        self.cwd = cwd
+        self.found: dict[str, str] = {}
+
+    def why(self, path: str, real: str, nlink: int) -> str | None:
+        """Why the file (or folder) at `path`, which leads to `real`, is not read; None."""
+        why = secret(real, real)  # where it leads first, then its name
+        why = why or (secret(path, path) if path != real else None)
+        if why is None and nlink > 1:
+            other = linked_secret(real)
+            why = f"another name of {other} (a hard link)" if other else None
+            if other and secret(other) == self.approved:
+                why = None  # the very place a person let the search into
+        if why is None or why == self.approved:
+            return None
+        self.found.setdefault(_display(path, self.cwd), why)
+        return why
+
+    def told(self, result: str) -> str:
+        """The result, with what was skipped and why."""
+        if not self.found:
+            return result
+        data = json.loads(result)
+        if "error" in data:
+            return result
+        data["skipped"] = [{"path": p, "why": w} for p, w in list(self.found.items())[:50]]
+        data["note"] = (
+            f"{len(self.found)} secret file(s) or folder(s) not searched (see skipped): "
+            "commands cannot read them either. " + data.get("note", "")
+        ).strip()
+        return json.dumps(data, ensure_ascii=False)
+
+
+def walk_files(root: Path, skipped: Skipped) -> Iterator[os.DirEntry[str]]:
     """Every regular file under `root`, skipping VCS/dependency dirs and hidden dirs.
 
-    hermes-tui's own state and credential files (also behind a symbolic or a hard link) are never read: a
-    search of a project that holds them must not hand their contents to the model.
+    Secret files (secrets.py's: hermes-tui's own state, credentials, the home's hidden
+    entries, `.env` files, also behind a symbolic or a hard link) are never read and are
+    said in `skipped`: a search of a project that holds them must not hand their contents
+    to the model, nor show more than a confined command could see. Linked folders are not
+    entered; one that leads into a secret place is said.
     """
-    private = state_roots()
     stack = [str(root)]
     while stack:
         directory = stack.pop()
-        if never_searched(directory) or any(within(directory, top) for top in private):
+        real_dir = os.path.realpath(directory)  # once a folder: its plain entries are in it
+        if never_searched(real_dir) or skipped.why(directory, real_dir, 1):
             continue
         try:
             with os.scandir(directory) as entries:
@@ -124,19 +166,24 @@ def walk_files(root: Path) -> Iterator[os.DirEntry[str]]:
                         if entry.is_dir(follow_symlinks=False):
                             if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
                                 stack.append(entry.path)
-                        elif entry.is_file() and not _private_file(entry, private):
-                            yield entry
+                        elif entry.is_symlink():
+                            real = os.path.realpath(entry.path)
+                            if os.path.isdir(real):
+                                skipped.why(entry.path, real, 1)
+                            elif entry.is_file() and not _secret_file(entry, real, skipped):
+                                yield entry
+                        elif entry.is_file(follow_symlinks=False):
+                            real = os.path.join(real_dir, entry.name)
+                            if not _secret_file(entry, real, skipped):
+                                yield entry
                     except OSError:
                         continue
         except OSError:
             continue
 
 
-def _private_file(entry: os.DirEntry[str], private: tuple[str, ...]) -> bool:
-    path = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
-    if credential(path) or any(within(path, top) for top in private):
-        return True
-    return entry.stat().st_nlink > 1 and linked_credential(path)  # another name of a key
+def _secret_file(entry: os.DirEntry[str], real: str, skipped: Skipped) -> bool:
+    return skipped.why(entry.path, real, entry.stat().st_nlink) is not None
 
 
 def _display(path: str, cwd: Path) -> str:
@@ -202,11 +249,13 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
     if isinstance(call_timeout, int | float) and call_timeout > 0:
         seconds = min(seconds, max(0.5, call_timeout * 0.5))
     deadline = Deadline(float(kw.get("search_seconds") or seconds))
+    skipped = Skipped(root, cwd)
     try:
         if (args.get("target") or "content") == "files":
-            found = _find_files(root, args["pattern"], cwd, limit, offset, deadline)
+            found = _find_files(root, args["pattern"], cwd, limit, offset, deadline, skipped)
         else:
-            found = _search_contents(root, args, cwd, limit, offset, deadline)
+            found = _search_contents(root, args, cwd, limit, offset, deadline, skipped)
+        found = skipped.told(found)
         return found if guessed is None else _beyond_path(found, guessed)
     except SearchTooSlow as exc:
         return tool_error(
@@ -219,17 +268,23 @@ def search_files(args: dict[str, Any], **kw: Any) -> str:
 
 
 def _search_contents(
-    root: Path, args: dict[str, Any], cwd: Path, limit: int, offset: int, deadline: Deadline
+    root: Path,
+    args: dict[str, Any],
+    cwd: Path,
+    limit: int,
+    offset: int,
+    deadline: Deadline,
+    skipped: Skipped,
 ) -> str:
     try:
         compiled = compile_pattern(args["pattern"])
     except (regex.error, re.error, ValueError) as exc:
         return tool_error(f"Invalid regex {args['pattern']!r}: {exc}")
     glob = _glob_matcher(args["file_glob"]) if args.get("file_glob") else None
-    found = _grep(root, compiled, glob, cwd, args, limit, offset, deadline)
+    found = _grep(root, compiled, glob, cwd, args, limit, offset, deadline, skipped)
     if glob is not None and _nothing(found):
         anywhere = {**args, "file_glob": None}
-        wide = _grep(root, compiled, None, cwd, anywhere, limit, 0, deadline)
+        wide = _grep(root, compiled, None, cwd, anywhere, limit, 0, deadline, skipped)
         return _beyond_glob(wide, args["file_glob"])
     return found
 
@@ -268,11 +323,17 @@ def _beyond_path(found: str, path: str) -> str:
 
 
 def _find_files(
-    root: Path, pattern: str, cwd: Path, limit: int, offset: int, deadline: Deadline
+    root: Path,
+    pattern: str,
+    cwd: Path,
+    limit: int,
+    offset: int,
+    deadline: Deadline,
+    skipped: Skipped,
 ) -> str:
     matcher = _glob_matcher(pattern)
     hits = []
-    for entry in walk_files(root) if root.is_dir() else ():
+    for entry in walk_files(root, skipped) if root.is_dir() else ():
         if matcher.match(entry.name):
             try:
                 hits.append((entry.stat().st_mtime, entry.path))
@@ -284,7 +345,7 @@ def _find_files(
         return tool_result(files=page, total=len(hits), truncated=offset + limit < len(hits))
     if _GLOB.intersection(pattern):
         return tool_result(files=[], total=0, truncated=False, hint=_no_name_hint(pattern))
-    return _files_mentioning(root, pattern, cwd, limit, deadline)
+    return _files_mentioning(root, pattern, cwd, limit, deadline, skipped)
 
 
 _GLOB = frozenset("*?[")
@@ -297,7 +358,9 @@ def _no_name_hint(pattern: str) -> str:
     )
 
 
-def _files_mentioning(root: Path, word: str, cwd: Path, limit: int, deadline: Deadline) -> str:
+def _files_mentioning(
+    root: Path, word: str, cwd: Path, limit: int, deadline: Deadline, skipped: Skipped
+) -> str:
     """A file-name search for a word that names no file: the files whose text holds it. A
     model asked which file mentions a flamingo searched names for "flamingo", found none
     and said no file mentions it."""
@@ -308,10 +371,11 @@ def _files_mentioning(root: Path, word: str, cwd: Path, limit: int, deadline: De
     # The files that hold it as written, one entry a file (a file that mentions it a page of
     # times must not hide the rest); failing those, the lines that hold most of its words.
     exact = {"pattern": word, "output_mode": "files_only"}
-    found = json.loads(_grep(root, compiled, None, cwd, exact, limit, 0, deadline))
+    found = json.loads(_grep(root, compiled, None, cwd, exact, limit, 0, deadline, skipped))
     files = found.get("files", [])
     if not files:
-        found = json.loads(_grep(root, compiled, None, cwd, {"pattern": word}, limit, 0, deadline))
+        loose = {"pattern": word}
+        found = json.loads(_grep(root, compiled, None, cwd, loose, limit, 0, deadline, skipped))
         files = list(dict.fromkeys(m["path"] for m in found.get("matches", [])))
     if not files:
         hint = f"No file name matches {word!r}, and no file's text holds it; do not guess."
@@ -321,11 +385,11 @@ def _files_mentioning(root: Path, word: str, cwd: Path, limit: int, deadline: De
     return tool_result(files=files, total=len(files), truncated=found["truncated"], note=note)
 
 
-def _candidates(root: Path, glob: re.Pattern[str] | None) -> Iterator[str]:
-    if root.is_file():
+def _candidates(root: Path, glob: re.Pattern[str] | None, skipped: Skipped) -> Iterator[str]:
+    if root.is_file():  # judged by the gate, as the file it is
         yield str(root)
         return
-    for entry in walk_files(root):
+    for entry in walk_files(root, skipped):
         if glob is None or glob.match(entry.name):
             yield entry.path
 
@@ -359,8 +423,8 @@ def _read_text(path: str) -> str | None:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def _grep(root, pattern, glob, cwd, args, limit, offset, deadline: Deadline) -> str:
-    texts = ((p, _display(p, cwd), _read_text(p)) for p in _candidates(root, glob))
+def _grep(root, pattern, glob, cwd, args, limit, offset, deadline: Deadline, skipped) -> str:
+    texts = ((p, _display(p, cwd), _read_text(p)) for p in _candidates(root, glob, skipped))
     return grep_texts(texts, pattern, args, limit, offset, deadline)
 
 

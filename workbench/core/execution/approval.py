@@ -33,6 +33,7 @@ from workbench.core.execution.events import ApprovalAnswered
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers
 from workbench.core.safety import Finding, Verdict
+from workbench.core.safety.places import SECRET_READ
 
 logger = logging.getLogger(__name__)
 
@@ -251,10 +252,13 @@ class ApprovalBroker:
             )
         fail_closed = self.book.policy.fail_closed
         unread = "; ".join(filter(None, (not_understood(verdict, ruling, confined), leaves)))
-        if self.mode == "off" and not fail_closed and not unread:
+        secret = secret_reads(verdict)
+        if self.mode == "off" and not fail_closed and not unread and not secret:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         if not self._someone and fail_closed:  # --yes answers for rules it can read only
             return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
+        if not self._someone and secret:  # only a person shows the model a secret
+            return Decision(Choice.DENY, secret_denial(secret))
         if not self._someone and self.mode == "off":  # --yes answers for what it read only
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
             if leaves:
@@ -442,6 +446,26 @@ def not_understood(verdict: Verdict | None, ruling: Ruling, confined: bool) -> s
     if ruling.opaque:
         found.append(ruling.reason)
     return "; ".join(found)
+
+
+def secret_reads(verdict: Verdict | None) -> str:
+    """The reads of secret places this call was found to make, each naming the place ("" when
+    none): `--yes` and `approvals.mode: off` never approve one, sandboxed or not. (A read
+    only run time knows is not understood instead, which the sandbox holds.)"""
+    if verdict is None:
+        return ""
+    found = (f.reason for f in verdict.findings if f.rule == SECRET_READ and not f.opaque)
+    return "; ".join(dict.fromkeys(found))
+
+
+def secret_denial(secret: str) -> str:
+    """Why a read of a secret place was denied with no one to ask: the place, never its
+    content, and that --yes does not change it."""
+    return (
+        f"denied: {secret}. A read of a secret place shows it to the model, so only a person "
+        "may allow it: --yes and approvals.mode: off never do, and no one can be asked here "
+        "(run it in the workbench, or in `hermes-tui chat` or `call` at a terminal)"
+    )
 
 
 def told(reason: str, verdict: Verdict | None, ruling: Ruling) -> str:

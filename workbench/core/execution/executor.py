@@ -539,6 +539,7 @@ class Executor:
             self.write_roots,
             prepared.coverage if prepared is not None else None,
             checkpoints=self.checkpoints is not None and self._files_here(),
+            spilled=str(self.store.directory) if self.store is not None else None,
         )
         verdict = check.verdict if check is not None else None
         shown = check.shown if check is not None else _shown(name, args)

@@ -49,14 +49,16 @@ def assess(
     coverage: Holds | None = None,
     *,
     checkpoints: bool = False,
+    spilled: str | None = None,
 ) -> tuple[CallFacts, GateCheck | None]:
     """The call's facts, and what needs approval in it (None: nothing).
 
     With `checkpoints` (the executor has them, on or off), replacing a file inside the
     working directory follows the one write policy (`gate.with_coverage`): `coverage` is the
-    turn's checkpoint, None when no checkpoint holds anything."""
+    turn's checkpoint, None when no checkpoint holds anything. `spilled`: the session's
+    folder of spilled results, which read_file reads back unasked."""
     facts = facts_for(registry, name, args)
-    check = check_call(name, args, cwd, recent_writes, roots)
+    check = check_call(name, args, cwd, recent_writes, roots, spilled)
     if checkpoints:
         check = with_coverage(name, args, cwd, check, coverage)
     if check is None:
@@ -129,8 +131,11 @@ def guarded_place_check(
         return None
     reads_only = (getattr(entry, "annotations", None) or {}).get("readOnlyHint") is True
     for value in _texts(args):
-        for path in _places(value, cwd):
-            risk = read_risk(path) if reads_only else _guarded(path)
+        for i, path in enumerate(_places(value, cwd)):
+            # taken from the home, a name is read only where there is something to read
+            # (`.github/ci.yml` names no secret of a home that holds no `.github`)
+            reads = i == 0 or os.path.lexists(path)
+            risk = _guarded(path, reads=reads, writes=not reads_only)
             if risk is not None:
                 shown = f"{name} {json.dumps(args, ensure_ascii=False)}"
                 reason = f"{name} is given {value}: {risk.reason}"
@@ -149,14 +154,18 @@ def _places(value: str, cwd: str | os.PathLike[str]) -> list[str]:
     return places
 
 
-def _guarded(path: str) -> PathRisk | None:
-    """What writing `path` would be, when the file tools guard it (high severity or more),
-    or reading it, when it is a credential."""
+def _guarded(path: str, *, reads: bool, writes: bool) -> PathRisk | None:
+    """Reading `path`, when it is a secret place (whatever the tool does with it, only a
+    person may allow that), or what writing it would be, when the file tools guard it
+    (high severity or more)."""
+    risk = read_risk(path) if reads else None
+    if risk is not None or not writes:
+        return risk
     for place in dict.fromkeys((os.path.normpath(path), resolved(path))):
         risk = place_risk(place)
         if risk is not None and risk.severity >= Severity.HIGH:
             return risk
-    return read_risk(path)
+    return None
 
 
 def _in_state(path: str) -> bool:

@@ -20,6 +20,7 @@ from workbench.core.safety.places import (
     read_risk,
     resolved,
     tree_read_risk,
+    within,
     write_risk,
 )
 from workbench.core.tools.paths import resolve_path
@@ -40,10 +41,13 @@ def check_call(
     cwd: str | os.PathLike[str],
     recent_writes: Iterable[str] = (),
     roots: Iterable[str] = (),
+    spilled: str | None = None,
 ) -> GateCheck | None:
     """The approval question for this call, or None when it may run unasked.
 
-    `roots` are directories besides `cwd` where writes need no approval.
+    `roots` are directories besides `cwd` where writes need no approval. `spilled`: the
+    session's own folder of results too large to send (in hermes-tui's state), which the
+    model is told to read back with read_file.
     """
     cwd, roots = os.fspath(cwd), tuple(os.fspath(r) for r in roots)
     if name == "terminal":
@@ -61,31 +65,39 @@ def check_call(
         return None
     path = str(resolve_path(path_arg, cwd))
     if name in FILE_WRITERS:
-        return _path_check(
-            name, path, "changes", write_risk(path, cwd=cwd, roots=roots, replaces=True)
-        )
+        risks = [("changes", write_risk(path, cwd=cwd, roots=roots, replaces=True))]
+        if name == "patch":  # its result shows the lines it changes: a read as well
+            risks.append(("reads", read_risk(path)))
+        return _path_check(name, path, risks)
     if name == "read_file":
-        return _path_check(name, path, "reads", read_risk(path))
+        ours = spilled is not None and within(resolved(path), resolved(spilled))
+        return _path_check(name, path, [("reads", None if ours else read_risk(path))])
     content_search = name == "search_files" and args.get("target", "content") != "files"
-    if content_search:  # a file, or every file under a folder (one holding credentials asks)
-        return _path_check(name, path, "searches", tree_read_risk(path))
+    if content_search:  # a file, or every file under a folder (one holding secrets asks)
+        return _path_check(name, path, [("searches", tree_read_risk(path))])
     return None
 
 
-def _path_check(name: str, path: str, verb: str, risk: PathRisk | None) -> GateCheck | None:
-    if risk is None:
+def _path_check(
+    name: str, path: str, risks: list[tuple[str, PathRisk | None]]
+) -> GateCheck | None:
+    found = [(verb, risk) for verb, risk in risks if risk is not None]
+    if not found:
         return None
     real = resolved(path)
     where = path if real == path else f"{path} (really {real})"
     shown = f"{name} {where}"
-    finding = Finding(
-        risk.rule,
-        f"{name} {verb} {where}: {risk.reason}",
-        (0, len(shown)),
-        risk.severity,
-        (path,) if verb == "changes" else (),
+    findings = tuple(
+        Finding(
+            risk.rule,
+            f"{name} {verb} {where}: {risk.reason}",
+            (0, len(shown)),
+            risk.severity,
+            (path,) if verb == "changes" else (),
+        )
+        for verb, risk in found
     )
-    return GateCheck(shown, Verdict(shown, (finding,)))
+    return GateCheck(shown, Verdict(shown, findings))
 
 
 # -- one policy for replacing files inside the working directory (issue 22, item 6) ---------

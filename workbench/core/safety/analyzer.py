@@ -46,12 +46,11 @@ from workbench.core.safety.parser import (
 from workbench.core.safety.places import (
     SINKS,
     PathRisk,
-    credential,
-    credential_dir,
-    holds_credentials,
-    linked_credential,
     place_risk,
+    read_risk,
     resolved,
+    secret,
+    secret_folder,
     sensitive_path,
     state_roots,
     tree_risk,
@@ -171,6 +170,7 @@ _KEY_USERS = frozenset(
         "sftp",
         "ssh-add",
         "ssh-copy-id",
+        "ssh-keygen",  # it prints a public key or a fingerprint, never the private key
         "rm",
         "rmdir",
         "unlink",
@@ -470,7 +470,7 @@ class Analyzer:
         for root in roots:
             path = self.resolve(root)
             real = self.real(path) if path is not None else None
-            if real is None or self._outside(real) or holds_credentials(real):
+            if real is None or self._outside(real) or secret_folder(real):
                 return None
             if tree_risk(real) or any(within(s, real) for s in self.state):
                 return None
@@ -587,10 +587,10 @@ class Analyzer:
         path = self.resolve(folder) if folder else None
         if path is None:
             return
-        hidden = _home_hidden(path) or (
-            known != folder and _home_hidden(path + "/" + known.rsplit("/", 1)[-1])
-        )
-        if hidden or credential_dir(path) or holds_credentials(path):
+        # the entry is known only in part (`~/.ss$(x)`): any name it may take is judged
+        partial = known.rsplit("/", 1)[-1] if known != folder else ""
+        hidden = bool(partial) and secret(posixpath.join(path, partial + "-")) is not None
+        if hidden or secret(path) or secret_folder(path):
             reason = f"{name} reads {text}, a path computed at run time under {folder}"
             self.flag("credential-read", reason, node, Severity.HIGH, opaque=True)
 
@@ -1170,24 +1170,16 @@ def _printed(cmds: list[Cmd | None]) -> str | None:
     return "\n".join(parts)
 
 
-def _home_hidden(path: str) -> bool:
-    """`path` is, or lies in, a hidden folder (or file) at the top of a home: `~/.ssh`, `~/.ss`."""
-    home = home_dir().rstrip("/")
-    for top in {home, os.path.realpath(home)}:
-        if top and path.startswith(top + "/."):
-            return True
-    return re.match(r"/(?:home/[^/]+|root)/\.", path) is not None
-
-
 def _credential_read(places: list[str]) -> str:
     """What a program given these places (one operand, as written and resolved) may read
-    of credentials: a credential file, a hard link to one, or a folder holding them; ""."""
-    if any(credential(p) for p in places):
-        return "a credential file"
-    if any(linked_credential(p) for p in places):
-        return "a hard link to a credential file"
-    if any(credential_dir(p) for p in places):
-        return "a directory holding credential files"
+    of secrets: a secret place (secrets.py's), a hard link to one, or a folder holding
+    them, with why; ""."""
+    for place in places:
+        risk = read_risk(place)
+        if risk is not None:
+            return risk.reason
+    if any(secret_folder(p) for p in places):
+        return "a folder holding secrets"
     return ""
 
 

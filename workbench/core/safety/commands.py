@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.core.safety import archives, cloud, databases, hermes
-from workbench.core.safety.inline_code import judge_code, language_of
-from workbench.core.safety.places import within
+from workbench.core.safety.inline_code import code_reads, judge_code, language_of
+from workbench.core.safety.places import SECRET_READ, tree_read_risk, within
 from workbench.core.safety.python_code import python_strings
 from workbench.core.safety.scripts import GIT_PROGRAM_KEYS, awk_effects, sed_danger
 from workbench.core.safety.settings import judge_setting
@@ -636,10 +636,12 @@ def names_app_state(code: str) -> bool:
 
 
 def code_finding(ctx: Context, node: Node, program: str, language: str, code: str | None) -> None:
-    """Flag interpreter code that changes files, runs programs or cannot be followed."""
+    """Flag interpreter code that changes files, runs programs, reads secrets or cannot be
+    followed."""
     if code is None:
         ctx.flag("inline-code", f"runs {program} code computed at run time", node, opaque=True)
         return
+    _code_reads(ctx, node, program, language, code)
     for found in judge_code(language, code):
         if found.kind == "module":  # only a module the session wrote matters
             ran, contextual = ctx.ran_written_file(found.path)
@@ -673,6 +675,23 @@ def code_finding(ctx: Context, node: Node, program: str, language: str, code: st
             if found.kind in ("delete", "write") and found.path is None:
                 what += " of a path computed at run time"
             ctx.flag("inline-code", f"{program} code: {what}", node, opaque=opaque)
+
+
+def _code_reads(ctx: Context, node: Node, program: str, language: str, code: str) -> None:
+    """Code that reads a secret place asks as a read of it (only a person may allow that);
+    code that reads a file only run time names, built from the home or the environment (a
+    glob over `~/.*`, `os.listdir(home)` then `open`), is not understood."""
+    reads = code_reads(language, code)
+    for value in reads.paths[:64]:
+        path = ctx.resolve(value)
+        risk = tree_read_risk(path) if path is not None else None
+        if risk is not None:
+            reason = f"{program} code reads {value}: {risk.reason}"
+            ctx.flag(SECRET_READ, reason, node, Severity.HIGH)
+            return
+    if reads.computed and reads.reach:
+        reason = f"{program} code reads a file only run time names, and {reads.reach}"
+        ctx.flag(SECRET_READ, reason, node, Severity.HIGH, opaque=True)
 
 
 def _unread(language: str, found: Any) -> bool:
@@ -1510,12 +1529,66 @@ def _netcat(ctx: Context, cmd: Cmd) -> None:
 @rule("curl", "wget")
 def _download(ctx: Context, cmd: Cmd) -> None:
     cloud.http(ctx, cmd)
+    ctx.reads(cmd.node, cmd.name, sent_files(cmd))  # what it sends: a secret asks
     names = ("-o", "--output") if cmd.name == "curl" else ("-O", "--output-document")
     for i, arg in enumerate(cmd.args):
         if arg in names and i + 1 < len(cmd.args):
             target = cmd.args[i + 1]
             if target not in ("-", "/dev/null"):
                 _overwrite(ctx, cmd.node, target, f"{cmd.name} downloads over")
+
+
+# curl's and wget's options whose value names a file whose content is sent (curl: after an
+# `@`, `name@` or `name=@`/`name=<` in a form; wget: the value itself).
+_CURL_SENDS = frozenset(
+    {"-d", "--data", "--data-ascii", "--data-binary", "--data-urlencode", "--json", "-F"}
+    | {"--form", "-H", "--header", "--variable", "-b", "--cookie", "--netrc-file"}
+)
+_WGET_SENDS = frozenset({"--post-file", "--body-file", "--load-cookies"})
+
+
+def sent_files(cmd: Cmd) -> list[str | None]:
+    """The files curl or wget sends the content of (`-d @f`, `--data-binary @f`, `-F x=@f`,
+    `--data-urlencode n@f`, `wget --post-file=f`); `-T f` is an operand, judged as one."""
+    found: list[str | None] = []
+    args = cmd.args
+    for i, arg in enumerate(args):
+        if not arg or not arg.startswith("-"):
+            continue
+        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if not equals and not arg.startswith("--") and len(arg) > 2 and arg[:2] in _CURL_SENDS:
+            name, value, equals = arg[:2], arg[2:], "="  # `-d@file`
+        if not equals:
+            value = (args[i + 1] or "") if i + 1 < len(args) else ""
+        if cmd.name == "wget" and name in _WGET_SENDS:
+            found.append(value)
+        elif cmd.name == "curl" and name in _CURL_SENDS:
+            found += _curl_file(name, value)
+    return found
+
+
+def _curl_file(option: str, value: str) -> list[str | None]:
+    if option in ("-b", "--cookie"):  # a cookie jar, unless it is `name=value` itself
+        return [] if "=" in value else [value]
+    if option == "--netrc-file":
+        return [value]
+    match = re.search(r"(?:^|[=])[@<]([^;]+)|^[^=@]*@([^;]+)", value)
+    return [match.group(1) or match.group(2)] if match else []
+
+
+@rule("scp")
+def _scp(ctx: Context, cmd: Cmd) -> None:
+    """scp sends what it copies: its local sources are read (its key, `-i`, is only used,
+    which is why the reads of its other words are not judged)."""
+    skip, sources = False, []
+    for arg in cmd.args[:-1]:
+        if skip:
+            skip = False
+        elif arg and arg.startswith("-"):
+            skip = arg in _SSH_VALUE_OPTIONS or arg in ("-F", "-S", "-P", "-l", "-c", "-X")
+        elif arg is None or not re.match(r"^[^/]*:", arg):
+            sources.append(arg)
+    ctx.reads(cmd.node, "scp (it sends what it copies)", sources)
 
 
 @rule("find")

@@ -8,7 +8,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workbench.core.safety.python_code import python_effects, python_imports
+from workbench.core.safety.python_code import (
+    CodeReads,
+    python_effects,
+    python_imports,
+    python_reads,
+)
 
 INTERPRETERS = {
     **{name: "python" for name in ("python", "python2", "python3", "pypy", "pypy3")},
@@ -74,6 +79,55 @@ def judge_code(language: str, code: str) -> list[CodeFinding]:
             for path in python_imports(code)
         ]
     return other_effects(language, code)
+
+
+def code_reads(language: str, code: str) -> CodeReads:
+    """The files `code` reads (Python: followed through its parser; the others: every
+    path-like string of code that reads files, and whether what it reads may be built from
+    the home or the environment at run time)."""
+    if language == "python":
+        return python_reads(code)
+    calls = _READ_CALLS.get(language)
+    if calls is None or len(code) > MAX_CODE:
+        return CodeReads()
+    blank, strings = blank_strings(language, code)
+    if not calls.search(blank):
+        return CodeReads()
+    paths = [
+        s.value
+        for s in strings
+        if s.value.startswith((".", "~", "/")) or "/" in s.value
+        if len(s.value) <= 4096 and not any(c.isspace() for c in s.value)
+    ]
+    reach = _REACHES[language].search(blank)
+    far = next((p for p in paths if p.startswith(("~", "/")) or ".." in p.split("/")), None)
+    why = f"it uses {reach.group(0)}" if reach else f"it names {far[:80]!r}" if far else ""
+    return CodeReads(tuple(dict.fromkeys(paths)), computed=True, reach=why)
+
+
+# Calls that read files (or copy them), by language; and what reaches the home or the
+# environment, from which a path read at run time may be built.
+_READ_CALLS = {
+    "node": re.compile(
+        r"\b(?:readFileSync|readFile|createReadStream|openSync|open|copyFileSync|copyFile|"
+        r"cpSync|cp|readTextFile|readTextFileSync|file)\s*\("
+    ),
+    "perl": re.compile(r"\b(?:open|sysopen|slurp|read_file|copy)\b|<\s*\$?\w*\s*>"),
+    "ruby": re.compile(
+        r"\b(?:File|IO)\.(?:read|readlines|binread|open|foreach|new)\b|\bopen\s*\(|"
+        r"\bFileUtils\.(?:cp|copy|cp_r)\b"
+    ),
+    "php": re.compile(
+        r"\b(?:file_get_contents|fopen|file|readfile|copy|highlight_file|show_source|"
+        r"parse_ini_file)\s*\("
+    ),
+}
+_REACHES = {
+    "node": re.compile(r"process\.env|homedir|userInfo|Deno\.env|Bun\.env"),
+    "perl": re.compile(r"\$ENV\b|\bglob\b|getpw\w*|File::HomeDir|<\s*~"),
+    "ruby": re.compile(r"\bENV\b|Dir\.home|expand_path|\bEtc\.|Dir\.glob|Dir\["),
+    "php": re.compile(r"\bgetenv\b|\$_SERVER|\$_ENV|posix_getpw\w*|\bglob\s*\("),
+}
 
 
 # -- perl, ruby, node, php: read token by token ---------------------------------------------

@@ -21,8 +21,11 @@ import os
 import posixpath
 import re
 import stat
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from workbench.core.safety import secrets
 from workbench.core.safety.parser import home_dir
 from workbench.core.safety.verdict import Severity
 
@@ -115,12 +118,6 @@ _STARTUP_ANY_HOME = (
     "bin/",
     ".bash_history",
     ".zsh_history",
-)
-# Credentials: reading them hands a secret to the model, so reads ask too.
-_CREDENTIAL_ANY_HOME = re.compile(
-    r"^(?:\.ssh/(?!.*\.pub$|known_hosts|authorized_keys|config$)[^/]+|\.aws/credentials|"
-    r"\.aws/sso/|\.netrc|\.pgpass|\.git-credentials|\.npmrc|\.pypirc|\.docker/config\.json|"
-    r"\.kube/config|\.config/gh/hosts\.yml|\.config/gcloud/|\.azure/|\.gnupg/)"
 )
 _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]*)?$")
 
@@ -294,160 +291,130 @@ _PROJECT_RULES = re.compile(r"/\.hermes/approvals\.ya?ml$")
 _PROJECT_PLUGINS = re.compile(r"/\.hermes/plugins(?:/|$)")
 
 
+SECRET_READ = "credential-read"  # the finding of a read of a secret place
+
+
+def secret(path: str, real: str | None = None) -> str | None:
+    """Why reading `path` (absolute) would show the model a secret, as secrets.py defines
+    it for the sandbox, the gate and the file tools alike (hermes-tui's own state
+    included), judged on the name as written and where it leads (`real`, when known);
+    None when it would not."""
+    return secrets.secret_place(path, state_roots(), real)
+
+
 def read_risk(path: str) -> PathRisk | None:
-    """Reading credentials asks (the model would see the secret); everything else is free.
-    A hard link to a credential file is that file, whatever its name."""
-    real = resolved(path)
-    for place in dict.fromkeys((real, posixpath.normpath(path))):
-        if credential(place):
-            return PathRisk("credential-read", "a credential file", Severity.HIGH)
-    if linked_credential(real):
-        return PathRisk("credential-read", "a hard link to a credential file", Severity.HIGH)
-    return None
+    """Reading a secret place asks, and only a person may allow it (the model would see
+    the secret); everything else is free. A hard link to a secret file is that file,
+    whatever its name."""
+    why = secret(path)
+    if why is None:
+        other = linked_secret(resolved(path))
+        why = f"another name of {other} (a hard link)" if other else None
+    return PathRisk(SECRET_READ, why, Severity.HIGH) if why else None
 
 
 def tree_read_risk(path: str) -> PathRisk | None:
-    """Reading a file, or everything under a folder: a folder holding credentials asks."""
+    """Reading a file, or everything under a folder: a folder holding secrets asks."""
     risk = read_risk(path)
-    if risk is None and credential_dir(path):
-        risk = PathRisk("credential-read", "a directory holding credential files", Severity.HIGH)
+    if risk is None and secret_folder(path):
+        risk = PathRisk(SECRET_READ, "a folder holding secrets", Severity.HIGH)
     return risk
 
 
-def credential(path: str) -> bool:
-    rest = _home_rest(path)
-    if rest is not None and _CREDENTIAL_ANY_HOME.match(rest):
-        return True
-    if _ENV_FILE.search(path) or path in ("/etc/shadow", "/etc/gshadow"):
-        return True
-    name = path.rsplit("/", 1)[-1]
-    if name == "auth.json" or "/mcp-tokens" in path:  # Hermes's own secrets, in its home
-        return any(within(path, root) for root in state_roots())
-    return False
+def secret_folder(path: str) -> bool:
+    """A folder from which a program reading everything under it reads a secret: a home,
+    the filesystem's root, hermes-tui's state, a folder that is or holds a secret place
+    (secrets.holds_secrets). A file is judged as itself (`id_rsa.pub`)."""
+    return not os.path.isfile(resolved(path)) and secrets.holds_secrets(path, state_roots())
 
 
-def holds_credentials(directory: str) -> bool:
-    """A content search from here reads credential files: a home directory (its top-level
-    `.netrc`, `.pgpass`...), the filesystem's root, a credential directory, HERMES_HOME.
-
-    The search skips hidden directories, so a project below the home is not one of these.
-    """
-    real = resolved(directory)
-    homes = {home_dir().rstrip("/"), os.path.realpath(home_dir())}
-    if real in ("/", "/home", "/root") or real in homes or re.fullmatch(r"/home/[^/]+", real):
-        return True
-    if any(within(real, root) for root in state_roots()):
-        return True
-    rest = _home_rest(real)
-    return rest is not None and _under(rest, (".ssh/", ".aws/", ".gnupg/", ".kube/", ".docker/"))
-
-
-def credential_dir(path: str) -> bool:
-    """A folder from which a program reading everything under it reads credentials: one of
-    `holds_credentials`, or any folder above a credential file known to be there."""
-    real = resolved(path)
-    # A file in such a folder is judged as itself (`id_rsa.pub`); what is not there reads nothing.
-    if os.path.isfile(real) or not os.path.lexists(real):
-        return False
-    if holds_credentials(real):
-        return True
-    if not os.path.isdir(real):
-        return False
-    return any(within(known, real) for known in known_credentials().values())
-
-
-def linked_credential(path: str) -> bool:
-    """`path` is a regular file with more than one name, one of them a credential file's:
-    `link ~/.ssh/id_rsa k.txt` makes `k.txt` the key itself."""
+def linked_secret(path: str) -> str | None:
+    """The secret file `path` is another name of, or None: `link ~/.ssh/id_rsa k.txt`
+    makes `k.txt` the key itself."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
-        return False
+        return None
     if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
-        return False
-    return (info.st_dev, info.st_ino) in known_credentials()
+        return None
+    return known_secrets().get((info.st_dev, info.st_ino))
 
 
-# The known credential files, found by a bounded scan of the places `credential` names
-# (every home's key and token files, HERMES_HOME's secrets); kept a short while.
-SCAN_LIMIT = 4000  # entries looked at, in all
-SCAN_DEPTH = 4
+# The secret files with more than one name, found by a bounded scan of every secret place
+# (every home's hidden entries and credential stores, hermes-tui's state, the system's
+# password hashes); kept a short while. Only such a file can have a name elsewhere.
+SCAN_LIMIT = 6000  # entries looked at, in all
+SCAN_DEPTH = 6
 SCAN_TTL = 30.0
-_KNOWN_FILES = (
-    ".aws/credentials",
-    ".netrc",
-    ".pgpass",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".docker/config.json",
-    ".kube/config",
-    ".config/gh/hosts.yml",
-)
-_KNOWN_DIRS = (".ssh", ".aws/sso", ".config/gcloud", ".azure", ".gnupg")
-_STATE_SECRETS = (".env", "auth.json", "mcp-tokens")
 _KNOWN: dict[tuple[str, ...], tuple[float, dict[tuple[int, int], str]]] = {}
 
 
-def known_credentials() -> dict[tuple[int, int], str]:
-    """(device, inode) of every known credential file, and its path."""
+def known_secrets() -> dict[tuple[int, int], str]:
+    """(device, inode) of every secret file with a second name the scan found, and its path."""
     import time
 
-    key = (home_dir(), *state_roots())
+    key = (*secrets.homes(), *state_roots())
     now = time.monotonic()
     cached = _KNOWN.get(key)
     if cached is None or now - cached[0] > SCAN_TTL:
         _KNOWN.clear()
-        _KNOWN[key] = cached = (now, _scan(key[0], key[1:]))
+        _KNOWN[key] = cached = (now, _scan(_scan_roots()))
     return cached[1]
 
 
-def _scan(home: str, state: tuple[str, ...]) -> dict[tuple[int, int], str]:
-    budget = [SCAN_LIMIT]
+def _scan_roots() -> list[str]:
+    """Where the scan looks, the app's own state first, each place once."""
+    roots = [*state_roots(), *secrets.SYSTEM_SECRETS]
+    for home in dict.fromkeys(resolved(h) for h in secrets.homes()):
+        roots += secrets.secret_places(home)
+    return list(dict.fromkeys(resolved(r) for r in roots))
+
+
+def _scan(roots: list[str]) -> dict[tuple[int, int], str]:
+    """Every root is walked breadth first and in turn, one entry each, until the budget is
+    spent: a big folder (gcloud's logs, a browser profile) takes only what the others
+    leave, so it cannot keep the scan from the small ones, where tokens are."""
     found: dict[tuple[int, int], str] = {}
-    # The app's own secrets first: a big folder of a home (gcloud's logs) spends the budget
-    # before the scan would reach them.
-    for root in state:
-        for name in _STATE_SECRETS:
-            _collect(posixpath.join(root, name), found, budget, SCAN_DEPTH)
-    homes = dict.fromkeys([home, "/root", *_user_homes()])
-    for each in homes:
-        places = [posixpath.join(each, name) for name in (*_KNOWN_FILES, *_KNOWN_DIRS)]
-        for place in places:
-            _collect(place, found, budget, SCAN_DEPTH)
+    walks = [_entries(root, set(roots) - {root}) for root in roots]
+    budget = SCAN_LIMIT
+    while walks and budget > 0:
+        for walk in list(walks):
+            entry = next(walk, None)
+            budget -= 1
+            if entry is None:
+                walks.remove(walk)
+            elif entry[0] is not None:
+                found[entry[0]] = entry[1]
+            if budget <= 0:
+                break
     return found
 
 
-def _user_homes() -> list[str]:
-    try:
-        with os.scandir("/home") as entries:
-            return sorted(e.path for e in entries)[:64]
-    except OSError:
-        return []
-
-
-def _collect(path: str, found: dict[tuple[int, int], str], budget: list[int], depth: int) -> None:
-    """Add the credential files at `path` (a file, or a folder looked into `depth` deep)."""
-    if budget[0] <= 0:
-        return
-    budget[0] -= 1
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return
-    if stat.S_ISREG(info.st_mode):
-        real = resolved(path)
-        if credential(path) or credential(real):
-            found[(info.st_dev, info.st_ino)] = real
-        return
-    if not stat.S_ISDIR(info.st_mode) or depth <= 0:
-        return
-    try:
-        names = sorted(os.listdir(path))
-    except OSError:
-        return
-    for name in names:
-        _collect(posixpath.join(path, name), found, budget, depth - 1)
+def _entries(root: str, others: set[str]) -> Iterator[tuple[tuple[int, int] | None, str]]:
+    """The entries under `root` (itself first), breadth first to SCAN_DEPTH, one at a
+    time: a regular file with a second name as its (device, inode), anything else as
+    None; links are not followed, and another root is left to its own walk."""
+    queue: deque[tuple[str, int]] = deque([(root, 0)])
+    while queue:
+        path, depth = queue.popleft()
+        try:
+            info = os.lstat(path)
+        except (OSError, ValueError):
+            yield None, path
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            yield (info.st_dev, info.st_ino), path
+            continue
+        yield None, path
+        if stat.S_ISDIR(info.st_mode) and depth < SCAN_DEPTH:
+            try:
+                names = sorted(os.listdir(path))
+            except OSError:
+                continue
+            for name in names:
+                child = posixpath.join(path, name)
+                if child not in others:
+                    queue.append((child, depth + 1))
 
 
 def sensitive_path(path: str) -> bool:

@@ -405,6 +405,24 @@ class _Reader:
             return f"{left.rstrip('/')}/{right}" if left is not None and right is not None else None
         return None
 
+    def read_target(self, call: ast.Call) -> ast.AST | None:
+        """What a call reads a file by (its path argument, or the path object it is called
+        on), or None when it reads no file."""
+        name = self.qualify(call.func) or ""
+        attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if name in _OPENERS and self._open(call, name) is not None:
+            return None  # opened to write (or with a mode only run time knows): judged so
+        if name in _READERS or (name == "os.open" and _os_open_reads(call)):
+            first = call.args[0] if call.args else None
+            return first or next((k.value for k in call.keywords if k.arg == "file"), None)
+        if not isinstance(call.func, ast.Attribute):
+            return None
+        if attr in ("read_text", "read_bytes"):  # a path's, whatever made it (`Path.home() / x`)
+            return call.func.value
+        if "pathlib." in name and attr == "open":
+            return None if self._open(call, name, mode_index=0) is not None else call.func.value
+        return None
+
     def _open(self, call: ast.Call, name: str, mode_index: int = 1) -> PythonFinding | None:
         mode_node = next((k.value for k in call.keywords if k.arg == "mode"), None)
         if mode_node is None and len(call.args) > mode_index:
@@ -425,6 +443,64 @@ class _Reader:
                 recursive="a" in mode or "x" in mode,  # appends or creates: overwrites nothing
             )
         return None
+
+
+@dataclass(frozen=True)
+class CodeReads:
+    """The files inline code reads: those written out (`paths`, as written), whether it
+    reads one only run time knows (`computed`), and what in it may lead such a path into
+    a home or out of the working directory (`reach`: "" when nothing does)."""
+
+    paths: tuple[str, ...] = ()
+    computed: bool = False
+    reach: str = ""
+
+
+# Calls that read the file named by their first argument (or, on a path object, its own).
+_READERS = frozenset(
+    {"builtins.open", "io.open", "_io.open", "codecs.open", "io.FileIO", "os.open"}
+    | {f"shutil.{n}" for n in ("copy", "copy2", "copyfile", "copytree", "move")}
+    | {"tarfile.open", "zipfile.ZipFile", "fileinput.input", "linecache.getline"}
+)
+# Of those, the ones whose second argument is a mode ("r", "w", "a"...).
+_OPENERS = frozenset(
+    {"builtins.open", "io.open", "_io.open", "codecs.open", "io.FileIO", "tarfile.open"}
+    | {"zipfile.ZipFile"}
+)
+# Names through which code reaches a home or the environment (a path built from `HOME`).
+_REACH = ("expanduser", "expandvars", ".home", "environ", "getenv", "pwd.", "getpass.")
+
+
+def python_reads(code: str) -> CodeReads:
+    """What `code` reads (see CodeReads); code that does not parse reads nothing known."""
+    try:
+        tree = ast.parse(code)
+        nodes = list(ast.walk(tree))
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return CodeReads()
+    reader = _Reader()
+    for node in nodes:
+        reader._bind(node)
+    paths: list[str] = []
+    computed = False
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Attribute | ast.Name | ast.Call):
+            names.add(reader.qualify(node) or "")
+        target = reader.read_target(node) if isinstance(node, ast.Call) else None
+        if target is not None:
+            path = reader.path(target)
+            computed = computed or path is None
+            paths += [path] if path is not None else []
+    return CodeReads(tuple(dict.fromkeys(paths)), computed, _reach(names, python_strings(code)))
+
+
+def _reach(names: set[str], strings: tuple[str, ...]) -> str:
+    name = next((n for n in sorted(names) for r in _REACH if r in n), None)
+    if name:
+        return f"it uses {name.removesuffix('()')}"
+    far = next((t for t in strings if t.startswith(("~", "/")) or ".." in t.split("/")), None)
+    return f"it names {far[:80]!r}" if far else ""
 
 
 _DB_MODULES = frozenset(

@@ -21,6 +21,7 @@ sandbox still shows them (the project's own programs read them), but reading one
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import posixpath
 import pwd
@@ -284,11 +285,12 @@ def _rest(path: str, home: str) -> str | None:
     return path[len(home) + 1 :] if path.startswith(home + "/") else None
 
 
-def secret_place(path: str, state: Iterable[str] = ()) -> str | None:
+def secret_place(path: str, state: Iterable[str] = (), real: str | None = None) -> str | None:
     """Why `path` (absolute) is secret, or None. Judged on the name as written and on the
     real place (links followed): a link in the project to `~/.vault-token` is that file.
-    `state`: hermes-tui's own state folders (HERMES_HOME), secret as a whole."""
-    names = dict.fromkeys((posixpath.normpath(path), _real(path)))
+    `state`: hermes-tui's own state folders (HERMES_HOME), secret as a whole. `real`: where
+    `path` leads, when the caller knows (a walk resolves each folder once, not each file)."""
+    names = dict.fromkeys((posixpath.normpath(path), real or _real(path)))
     for name in names:
         why = _secret_name(name, tuple(state))
         if why:
@@ -303,7 +305,7 @@ def _secret_name(path: str, state: tuple[str, ...]) -> str | None:
         return "the system's password hashes"
     for home in homes():
         rel = _rest(path, home)
-        if rel is None:
+        if rel is None or not rel.startswith("."):  # every store and unit is a dot entry
             continue
         store = next((s for s in CREDENTIAL_STORES if within(rel, s)), None)
         if store is not None:
@@ -318,7 +320,8 @@ def _secret_name(path: str, state: tuple[str, ...]) -> str | None:
 
 def holds_secrets(folder: str, state: Iterable[str] = ()) -> bool:
     """Reading everything under `folder` reads a secret: it is one, or it holds a home, a
-    credential store that exists, or hermes-tui's state. (A project's `.env` files do not
+    credential store that exists, a hidden entry of a default-deny folder (`~/.config`
+    holding `~/.config/some-app`), or hermes-tui's state. (A project's `.env` files do not
     count here: a search of the project skips them by name.)"""
     state = tuple(state)
     names = dict.fromkeys((posixpath.normpath(folder), _real(folder)))
@@ -331,10 +334,48 @@ def holds_secrets(folder: str, state: Iterable[str] = ()) -> bool:
             rel = _rest(name, home)
             if rel is None:
                 continue
+            if rel in DEFAULT_DENY_DIRS and _hidden_units(home, rel):
+                return True
             for store in CREDENTIAL_STORES:
                 if within(store, rel) and os.path.lexists(posixpath.join(home, store)):
                     return True
     return False
+
+
+UNITS_LISTED = 512  # entries of one folder looked at for its units: a bound, not a list
+
+
+def secret_places(home: str) -> list[str]:
+    """The places of `home` that exist and are secret as a whole (everything under each
+    is): its hidden entries, one unit each, and the credential stores inside shown ones.
+    What the hard-link scan looks in, and what a sandbox of the home covers."""
+    found = [posixpath.join(home, unit) for unit in _hidden_units(home, "")]
+    for store in CREDENTIAL_STORES:
+        place = posixpath.join(home, store)
+        if not any(within(place, f) for f in found) and os.path.lexists(place):
+            found.append(place)
+    return found
+
+
+def _hidden_units(home: str, rel: str) -> list[str]:
+    """The units under `rel` (the home itself: "", or one of DEFAULT_DENY_DIRS) that exist
+    and are not shown, relative to the home; a default-deny folder is looked into."""
+    shown = shown_units(home)
+    try:
+        with os.scandir(posixpath.join(home, rel) if rel else home) as entries:
+            names = sorted(e.name for e in itertools.islice(entries, UNITS_LISTED))
+    except OSError:
+        return []
+    found: list[str] = []
+    for name in names:
+        child = f"{rel}/{name}" if rel else name
+        if not rel and not name.startswith("."):
+            continue
+        if child in DEFAULT_DENY_DIRS:
+            found += _hidden_units(home, child)
+        elif child not in shown:
+            found.append(child)
+    return found
 
 
 def _real(path: str) -> str:

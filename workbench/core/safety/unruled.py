@@ -17,8 +17,8 @@ import re
 
 from workbench.core.safety.parser import home_dir
 from workbench.core.safety.places import (
-    credential_dir,
     resolved,
+    secret_folder,
     state_roots,
     tree_risk,
     within,
@@ -132,7 +132,7 @@ def _judge_tree(ctx: Context, cmd: Cmd, real: str) -> None:
         return
     homes = {home_dir().rstrip("/"), os.path.realpath(home_dir())}
     if (
-        credential_dir(real)
+        secret_folder(real)
         or tree_risk(real) is not None
         or any(within(h, real) for h in homes if h)
         or real in ("/", "/home")
