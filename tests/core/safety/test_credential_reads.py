@@ -175,3 +175,32 @@ def test_a_path_computed_under_a_credential_place_asks_as_opaque(fake_home: Path
 def test_paths_built_from_output_elsewhere_stay_free(fake_home: Path, command: str):
     found = verdict(command, fake_home)
     assert not found.dangerous, found.reasons
+
+
+def test_the_scan_finds_a_hard_link_to_any_secret_place(fake_home: Path) -> None:
+    """Secret by default: a hard link to a token no list names is that token too."""
+    home = fake_home.parent
+    for rel in (".vault-token", ".config/rclone/rclone.conf", ".zz-new-tool/deep/a/b/token"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("token\n")
+        os.link(home / rel, fake_home / rel.replace("/", "-"))
+    places._KNOWN.clear()
+    for rel in (".vault-token", ".config/rclone/rclone.conf", ".zz-new-tool/deep/a/b/token"):
+        found = verdict(f"cat {rel.replace('/', '-')}", fake_home)
+        assert f"another name of {home / rel}" in "; ".join(found.reasons), rel
+
+
+def test_one_big_secret_folder_does_not_spend_the_scan(fake_home: Path) -> None:
+    """Each secret place is walked in turn, one entry each: a folder with more entries than
+    the whole budget (a browser profile, gcloud's logs) leaves the others theirs."""
+    home = fake_home.parent
+    big = home / ".aaa-browser" / "profile"
+    big.mkdir(parents=True)
+    for i in range(places.SCAN_LIMIT + 1):
+        (big / f"{i:05}.db").touch()
+    (home / ".zz-token").write_text("t\n")
+    os.link(home / ".zz-token", fake_home / "t.txt")
+    os.link(home / ".ssh" / "id_rsa", fake_home / "k.txt")
+    places._KNOWN.clear()
+    assert "credential-read" in verdict("cat t.txt", fake_home).rules
+    assert "credential-read" in verdict("cat k.txt", fake_home).rules

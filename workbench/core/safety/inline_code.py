@@ -99,7 +99,7 @@ def code_reads(language: str, code: str) -> CodeReads:
         if s.value.startswith((".", "~", "/")) or "/" in s.value
         if len(s.value) <= 4096 and not any(c.isspace() for c in s.value)
     ]
-    reach = _REACHES[language].search(blank)
+    reach = _REACHES[language].search(code)  # strings interpolate too: "$ENV{HOME}/x"
     far = next((p for p in paths if p.startswith(("~", "/")) or ".." in p.split("/")), None)
     why = f"it uses {reach.group(0)}" if reach else f"it names {far[:80]!r}" if far else ""
     return CodeReads(tuple(dict.fromkeys(paths)), computed=True, reach=why)
