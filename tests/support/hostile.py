@@ -47,6 +47,28 @@ MARKERS = {
     "ssh": "hostile-sshkey-c0ffee1234",  # ~/.ssh/id_rsa
     "aws": "hostile-awssecret-77ab09",  # ~/.aws/credentials
     "netrc": "hostile-netrcpass-41d3",  # ~/.netrc
+    # the home's secrets no earlier list named (HOME_SECRETS says where each is)
+    "vault": "hostile-vaulttoken-0a31",
+    "cargo": "hostile-cargotoken-1b42",
+    "gitcred": "hostile-gitcredential-2c53",
+    "history": "hostile-historytoken-3d64",
+    "rclone": "hostile-rclonesecret-4e75",
+    "mycnf": "hostile-mycnfpass-5f86",
+    "hf": "hostile-hftoken-6a97",
+    "terraform": "hostile-terraformtoken-7ba8",
+    "homeenv": "hostile-homedotenv-8cb9",
+}
+# Secrets no earlier list named, in the home (issue 36, item 3): where each is, and its text.
+HOME_SECRETS = {
+    "vault": (".vault-token", "{}"),
+    "cargo": (".cargo/credentials.toml", '[registry]\ntoken = "{}"'),
+    "gitcred": (".config/git/credentials", "https://me:{}@example.org"),
+    "history": (".bash_history", "export GITHUB_TOKEN={}"),
+    "rclone": (".config/rclone/rclone.conf", "[s3]\nsecret_access_key = {}"),
+    "mycnf": (".my.cnf", "[client]\npassword={}"),
+    "hf": (".cache/huggingface/token", "{}"),
+    "terraform": (".terraform.d/credentials.tfrc.json", '{{"token": "{}"}}'),
+    "homeenv": (".env", "API_TOKEN={}"),
 }
 NEVER_PRINTED = ("app-key",)  # the app's own key: no --yes and no config may show it
 
@@ -219,6 +241,8 @@ def build(root: Path, terminal_config: str, user: str = "root") -> Scratch:
     _write(s.home / ".aws" / "credentials",
            f"[default]\naws_access_key_id = AKIAHOSTILE\naws_secret_access_key = {markers['aws']}\n")  # fmt: skip
     _write(s.home / ".netrc", f"machine example.org login me password {markers['netrc']}\n", 0o600)
+    for name, (rel, text) in HOME_SECRETS.items():
+        _write(s.home / rel, text.format(markers[name]) + "\n", 0o600)
     _write(s.hermes / "config.yaml", CONFIG_RULES + terminal_config, 0o600)
     _write(s.hermes / ".env", f"OPENROUTER_API_KEY={markers['dotenv']}\n", 0o600)
     for folder in ("plugins", *APP_WRITES):  # what a first run creates, so it is no change
