@@ -4,7 +4,8 @@ A request is asked through the session's `Asker` (workbench.core.asking), which 
 (the TUI modal, the CLI prompt) answers. Everything fails closed: a timeout, an answer that
 is not exactly one of the approving choices, no front end to ask, a front end that goes
 away, all deny. Hardline findings and deny rules are refused before anyone is asked,
-whatever the mode (`--yes` too).
+whatever the mode (`--yes` too). A read of a secret place is asked of a person whatever
+the mode: `--yes` never answers it.
 
 What needs asking is the policy's call (`workbench.core.policy`): rules of every scope, then
 the detector. "Session", "always" and "never" save exactly the rule the front end showed
@@ -237,8 +238,9 @@ class ApprovalBroker:
         `confined`: it runs in the working sandbox, so what the gate could not read (an
         opaque finding) is held by the sandbox and approvals.mode: off may let it run.
         `leaves`: why a file tool's call does what the sandbox would refuse a command;
-        then, as for what was not understood, only a person may allow it. `call_id`: the
-        tool call that waits (its timeline bar shows it)."""
+        then, as for what was not understood, only a person may allow it, and so for a read
+        of a secret place the verdict names (`secret_reads`). `call_id`: the tool call that
+        waits (its timeline bar shows it)."""
         if facts is None:
             facts = CallFacts(tool, tool, command=command if tool == "terminal" else None)
         if verdict is None and ruling is None:  # the caller found something to ask about

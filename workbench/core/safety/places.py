@@ -11,7 +11,8 @@ One policy for every writer (write_file, patch, a shell redirection, cp, tee, ln
 * asked: anything outside the session's working directory and the roots the user added
   (`approvals.write_roots`).
 
-Reading is free except credentials (private keys, cloud credentials, `.env` files), which ask.
+Reading is free except secret places (secrets.py's one definition), which only a person may
+allow: `read_risk`.
 """
 
 from __future__ import annotations
