@@ -14,6 +14,7 @@ import pytest
 from workbench.core.backends.base import LocalBackend
 from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.execution.approval import ApprovalBroker, Choice
+from workbench.core.execution.budget import SpillStore
 from workbench.core.execution.executor import Executor
 from workbench.core.policy.assess import assess
 from workbench.core.safety import analyze_command, places
@@ -177,3 +178,23 @@ def test_an_mcp_tool_given_a_secret_place_asks_as_a_read(world: Path) -> None:
     # a name taken from the home is read only where something is there
     _, nothing = assess(tools, "mcp__fs__move_file", {"source": ".github/ci.yml"}, world)
     assert nothing is None
+
+
+async def test_the_sessions_own_spilled_results_are_read_back_unasked(
+    world: Path, home: Path
+) -> None:
+    """A result too large to send is stored in hermes-tui's state and the model is told to
+    read it back: that read is the session's own, not a read of the state."""
+    store = SpillStore(home / "state" / "results", "s1")
+    spilled = store.write("c0", "the whole output\n")
+    other = SpillStore(home / "state" / "results", "s2").write("c0", "another session's\n")
+    broker = ApprovalBroker(mode="off")
+    executor = Executor(
+        registry, broker=broker, cwd=str(world), backend=LocalBackend(), store=store
+    )
+    done = await executor.run(
+        [_call("read_file", 0, path=str(spilled)), _call("read_file", 1, path=str(other))]
+    )
+    assert [o.status for o in done] == ["ok", "denied"], _shown(done)
+    assert "the whole output" in done[0].content
+    executor.shutdown()
