@@ -101,3 +101,28 @@ def test_folders_that_hold_secrets(home: Path, tmp_path: Path) -> None:
     assert secrets.holds_secrets(str(home / ".cache"))
     assert not secrets.holds_secrets(str(home / "project"))
     assert not secrets.holds_secrets(str(tmp_path / "elsewhere"))
+
+
+def test_a_default_deny_folder_holding_a_hidden_unit_holds_secrets(home: Path) -> None:
+    (home / ".config" / "git").mkdir(parents=True)
+    assert not secrets.holds_secrets(str(home / ".config"))  # only a shown unit in it
+    (home / ".config" / "some-app").mkdir()
+    assert secrets.holds_secrets(str(home / ".config"))
+    (home / ".local" / "share" / "notes-app").mkdir(parents=True)
+    assert secrets.holds_secrets(str(home / ".local"))
+
+
+def test_the_secret_places_of_a_home(home: Path) -> None:
+    for rel in (".bashrc", ".cargo/bin", ".cargo/credentials.toml", ".config/git/config",
+                ".config/rclone/rclone.conf", ".local/share/keyrings/k", ".vault-token",
+                "Documents/x"):  # fmt: skip
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).touch()
+    found = sorted(os.path.relpath(p, home) for p in secrets.secret_places(str(home)))
+    assert found == [
+        ".cargo/credentials.toml",
+        ".config/rclone",
+        ".local/share/keyrings",
+        ".vault-token",
+    ]
+    assert all(store.startswith(".") for store in secrets.CREDENTIAL_STORES)  # the fast path's

@@ -342,7 +342,7 @@ def holds_secrets(folder: str, state: Iterable[str] = ()) -> bool:
     return False
 
 
-UNITS_LISTED = 512  # entries of one folder looked at for its units: a bound, not a list
+UNITS_LISTED = 1024  # a folder's candidate units looked at, at most: a bound on the time
 
 
 def secret_places(home: str) -> list[str]:
@@ -363,14 +363,13 @@ def _hidden_units(home: str, rel: str) -> list[str]:
     shown = shown_units(home)
     try:
         with os.scandir(posixpath.join(home, rel) if rel else home) as entries:
-            names = sorted(e.name for e in itertools.islice(entries, UNITS_LISTED))
+            units = (e.name for e in entries if rel or e.name.startswith("."))
+            names = sorted(itertools.islice(units, UNITS_LISTED))
     except OSError:
         return []
     found: list[str] = []
     for name in names:
         child = f"{rel}/{name}" if rel else name
-        if not rel and not name.startswith("."):
-            continue
         if child in DEFAULT_DENY_DIRS:
             found += _hidden_units(home, child)
         elif child not in shown:
