@@ -78,9 +78,7 @@ def check_call(
     return None
 
 
-def _path_check(
-    name: str, path: str, risks: list[tuple[str, PathRisk | None]]
-) -> GateCheck | None:
+def _path_check(name: str, path: str, risks: list[tuple[str, PathRisk | None]]) -> GateCheck | None:
     found = [(verb, risk) for verb, risk in risks if risk is not None]
     if not found:
         return None
