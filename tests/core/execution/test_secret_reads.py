@@ -142,33 +142,6 @@ async def test_code_that_reads_paths_built_from_the_home_is_not_understood(world
     assert confined.approved  # the sandbox hides what it would find
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "python3 -c \"print(open('/etc/hostname').read())\"",
-        "python3 -c \"import glob; [print(open(f).read()) for f in glob.glob('*.txt')]\"",
-        "node -e \"console.log(require('fs').readFileSync('package.json', 'utf8'))\"",
-    ],
-)
-def test_code_that_reads_the_project_stays_free(world: Path, command: str) -> None:
-    assert not analyze_command(command, cwd=str(world)).dangerous
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "python3 -c \"print(open('/home/nobody-here/x').read()); print(open('~/.vault-token').read())\"",
-        "python3 -c \"from pathlib import Path; print((Path.home() / '.my.cnf').read_text())\"",
-        "node -e \"console.log(require('fs').readFileSync(require('os').homedir() + '/.my.cnf'))\"",
-        'perl -e \'open(F, "<", "$ENV{HOME}/.vault-token"); print <F>\'',
-        "ruby -e 'puts File.read(Dir.home + \"/.vault-token\")'",
-    ],
-)
-def test_code_that_reads_a_secret_asks(world: Path, command: str) -> None:
-    found = analyze_command(command, cwd=str(world))
-    assert "credential-read" in found.rules, found.reasons
-
-
 def test_an_mcp_tool_given_a_secret_place_asks_as_a_read(world: Path) -> None:
     server = SimpleNamespace(source=ToolSource.MCP, annotations={}, owner="fs", toolset="mcp")
     tools = SimpleNamespace(get_entry={"mcp__fs__move_file": server}.get)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +119,41 @@ def test_code_too_long_to_read_quickly_asks() -> None:
     ):
         verdict = analyze_command(command)
         assert verdict.dangerous and "too long" in verdict.reasons[0]
+
+
+@pytest.fixture
+def reads_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home holding secrets no list names, and a project in it; returns the project."""
+    user = tmp_path / "user"
+    (user / "project").mkdir(parents=True)
+    (user / ".vault-token").write_text("t\n")
+    (user / ".my.cnf").write_text("password=p\n")
+    monkeypatch.setenv("HOME", str(user))
+    return user / "project"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"print(open('/etc/hostname').read())\"",
+        "python3 -c \"import glob; [print(open(f).read()) for f in glob.glob('*.txt')]\"",
+        "node -e \"console.log(require('fs').readFileSync('package.json', 'utf8'))\"",
+    ],
+)
+def test_code_that_reads_the_project_stays_free(reads_world: Path, command: str) -> None:
+    assert not analyze_command(command, cwd=str(reads_world)).dangerous
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"print(open('/home/nobody-here/x').read()); print(open('~/.vault-token').read())\"",
+        "python3 -c \"from pathlib import Path; print((Path.home() / '.my.cnf').read_text())\"",
+        "node -e \"console.log(require('fs').readFileSync(require('os').homedir() + '/.my.cnf'))\"",
+        'perl -e \'open(F, "<", "$ENV{HOME}/.vault-token"); print <F>\'',
+        "ruby -e 'puts File.read(Dir.home + \"/.vault-token\")'",
+    ],
+)
+def test_code_that_reads_a_secret_asks(reads_world: Path, command: str) -> None:
+    found = analyze_command(command, cwd=str(reads_world))
+    assert "credential-read" in found.rules, found.reasons
