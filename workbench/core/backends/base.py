@@ -69,8 +69,15 @@ class Backend:
         """The same place without the sandbox, for a command the user let out (None: none)."""
         return None
 
-    def failed_because(self, result: str) -> str | None:
-        """Why the sandbox made this terminal result's command fail (None: it did not)."""
+    def refused(self, command: str, cwd: str, result: str) -> str | None:
+        """What the sandbox refused this failed terminal command (run in `cwd`), from the
+        command's analysis and the sandbox's own layout, never its output (None: nothing
+        known, or it did not fail)."""
+        return None
+
+    def output_suggests(self, result: str) -> str | None:
+        """What a failed command's output reads like when it reads like the sandbox's
+        refusal: a possibility only, since the command printed it (None: it does not)."""
         return None
 
 

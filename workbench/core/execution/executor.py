@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.backends import Backend
-from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
+from workbench.core.backends.sandbox_cause import STAYS_INSIDE, possibility, with_sandbox_note
 from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
 from workbench.core.edits import diffs
 from workbench.core.execution.approval import (
@@ -52,11 +52,14 @@ from workbench.core.execution.budget import (
 from workbench.core.execution.confine import leaves_sandbox
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
+from workbench.core.execution.scripts import scripts_run
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
 from workbench.core.policy import CallFacts, Outcome, Ruling
 from workbench.core.policy.assess import assess, facts_for, written_by
+from workbench.core.safety import analyze_command
 from workbench.core.tools import errors
 from workbench.core.tools.invoke import is_error_result
+from workbench.core.tools.paths import resolve_path
 from workbench.core.tools.registry import ToolTable
 
 logger = logging.getLogger(__name__)
@@ -370,7 +373,7 @@ class Executor:
                 self._remember_writes(call.name, args, prepared)
         if call.name == "terminal" and outcome.status not in ("timeout", "cancelled", "blocked"):
             result = await self._sandbox_refused(
-                planned, args, context, outcome, result, hooks, meta
+                planned, args, context, outcome, result, hooks, meta, prepared
             )
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
@@ -397,19 +400,31 @@ class Executor:
         result: Any,
         hooks: HookRegistry | None,
         meta: dict[str, Any],
+        prepared: Prepared,
     ) -> Any:
-        """A sandboxed command that failed because of the sandbox: a person may let that one
-        command out (`x`), and its result is then the one from outside. Headless, --yes and
-        approvals off never leave: the result says why it failed and who can let it out."""
+        """A sandboxed command that failed because of the sandbox, as hermes-tui knows it
+        (the command's analysis and the sandbox's layout, never its output): a person may
+        let that one command out (`x`), shown the scripts it runs, and its result is then
+        the one from outside. Headless, --yes and approvals off never leave: the result
+        says why it failed and who can let it out. An output that only reads like the
+        sandbox's refusal gets a note for the model, worded as a possibility, and no offer."""
         backend = self.backend
         if backend is None or not backend.sandboxed or context.get("outside_sandbox"):
             return result
-        cause = backend.failed_because(result) if isinstance(result, str) else None
-        if cause is None:
+        if not isinstance(result, str):
             return result
+        command = str(args.get("command", ""))
+        place = self._place(args)
+        cause = await asyncio.to_thread(backend.refused, command, place, result)
+        if cause is None:
+            suggested = backend.output_suggests(result)
+            return with_sandbox_note(result, possibility(suggested)) if suggested else result
         if self.broker is None or not self.broker.can_ask:
             return with_sandbox_note(result, f"{cause}. {STAYS_INSIDE}")
-        command = str(args.get("command", ""))
+        runs = analyze_command(command, cwd=place).runs
+        scripts = await asyncio.to_thread(
+            scripts_run, runs, place, set(self.written), prepared.coverage
+        )
         decision = await self.broker.ask_to_leave(
             command,
             f"it failed in the sandbox: {cause}; x runs it again, once, outside the sandbox",
@@ -417,6 +432,7 @@ class Executor:
             label=self.label,
             where=backend.describe(),
             call_id=str(context.get("tool_call_id", "")),
+            scripts=scripts,
         )
         if decision.choice is not Choice.OUTSIDE:
             return with_sandbox_note(
@@ -436,6 +452,15 @@ class Executor:
             return again
         return with_sandbox_note(
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
+        )
+
+    def _place(self, args: dict[str, Any]) -> str:
+        """Where a terminal call's command runs: its `workdir`, else the session's."""
+        workdir = args.get("workdir")
+        return (
+            str(resolve_path(workdir, self.cwd))
+            if isinstance(workdir, str) and workdir
+            else self.cwd
         )
 
     def _remember_writes(
