@@ -163,6 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="run saved tool calls (YAML case files) and check their results; exit 1 on a failure",
     )
     replay_cli.add_arguments(replay)
+    from workbench.cli import trust as trust_cli
+
+    trust = sub.add_parser(
+        "trust",
+        help="show what changed in the project's plugins and rules (.hermes) since you "
+        "trusted it, and trust it after a yes",
+        description=(
+            "Project plugins and rules (HERMES_ENABLE_PROJECT_PLUGINS=1) are used only as you "
+            "last trusted them: what is new or changed since is not loaded until you agree. "
+            "This shows each file's diff against the trusted copy and records your yes."
+        ),
+    )
+    trust_cli.add_arguments(trust)
     from workbench.cli import checkpoints as checkpoints_cli
 
     checkpoints = sub.add_parser(
@@ -232,6 +245,10 @@ def main(argv: list[str] | None = None, workbench: Workbench | None = None) -> i
         return _workbench(workbench).run_app(view=args.path)
     if args.command == "serve":
         return _workbench(workbench).serve(args)
+    if args.command == "trust":  # the project's files and HERMES_HOME's record: no plugins
+        from workbench.cli import trust as trust_cli
+
+        return trust_cli.run(args)
     if args.command == "checkpoints":  # the store and config.yaml: no tools, plugins or MCP
         from workbench.cli import checkpoints as checkpoints_cli
 
@@ -507,6 +524,8 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
         from workbench.cli.prompt import TerminalPrompt
 
         broker.attach(TerminalPrompt(broker))
+    for trust, changes in runtime.untrusted(args.cwd):  # `call` never asks: said, not loaded
+        _err(trust.not_loaded(changes))
     executor = runtime.executor(broker=broker, cwd=args.cwd)
     executor.on_event = watching(CallKeeper(saving(runtime.history), "call"), None)
     call = {"id": "cli", "name": args.name, "arguments": args.args}
