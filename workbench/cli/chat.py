@@ -98,7 +98,9 @@ class Printer:
             ToolCallFinished,
             ToolCallStarted,
             TranscriptFailed,
+            VenvChanged,
         )
+        from workbench.core.printable import escape
 
         match event:
             case TextDelta(text=text):
@@ -129,6 +131,8 @@ class Printer:
                 _err(f"  {checkpoints_text.taken(event.checkpoint)}")
             case CheckpointSkipped():
                 _err(f"  {checkpoints_text.skipped(event.note)}")
+            case VenvChanged():
+                _err(f"  ! {escape(event.note)}")
             case ToolCallFinished():
                 mark = "✔" if event.status == "ok" else "✖"
                 note = f" → {event.spilled}" if event.spilled else ""

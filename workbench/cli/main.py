@@ -504,6 +504,8 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.execution.kept import CallKeeper, saving, watching
     from workbench.core.tools.invoke import suggest_tools
 
+    for trust, changes in runtime.untrusted(args.cwd):  # `call` never asks: said, not loaded
+        _err(trust.not_loaded(changes))
     if runtime.registry.get_entry(args.name) is None:
         close = suggest_tools(runtime.registry, args.name)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -524,8 +526,6 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
         from workbench.cli.prompt import TerminalPrompt
 
         broker.attach(TerminalPrompt(broker))
-    for trust, changes in runtime.untrusted(args.cwd):  # `call` never asks: said, not loaded
-        _err(trust.not_loaded(changes))
     executor = runtime.executor(broker=broker, cwd=args.cwd)
     executor.on_event = watching(CallKeeper(saving(runtime.history), "call"), None)
     call = {"id": "cli", "name": args.name, "arguments": args.args}

@@ -260,11 +260,16 @@ def _quoted(what: str, line: str) -> str:
 
 def with_sandbox_note(result: str, note: str) -> str:
     """The terminal result with one line about the sandbox added (its `sandbox` field)."""
+    return with_note(result, "sandbox", note)
+
+
+def with_note(result: str, key: str, note: str) -> str:
+    """A JSON result with one more field (`key`), or a text result with the line added."""
     try:
         data = json.loads(result)
     except (TypeError, ValueError):
         data = None
     if not isinstance(data, dict):
-        return f"{result}\n[sandbox] {note}"
-    data["sandbox"] = note
+        return f"{result}\n[{key}] {note}"
+    data[key] = note
     return json.dumps(data, ensure_ascii=False)

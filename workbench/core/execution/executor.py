@@ -31,9 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.backends import Backend
-from workbench.core.backends.sandbox_cause import STAYS_INSIDE, possibility, with_sandbox_note
-from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
+from workbench.core.backends.sandbox_cause import (
+    STAYS_INSIDE,
+    possibility,
+    with_note,
+    with_sandbox_note,
+)
+from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints, may_change
 from workbench.core.edits import diffs
+from workbench.core.execution import venvs
 from workbench.core.execution.approval import (
     ApprovalBroker,
     Choice,
@@ -50,7 +56,7 @@ from workbench.core.execution.budget import (
     enforce_turn_budget,
 )
 from workbench.core.execution.confine import leaves_sandbox
-from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
+from workbench.core.execution.events import ToolCallFinished, ToolCallStarted, VenvChanged
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 from workbench.core.execution.scripts import scripts_run
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
@@ -364,6 +370,7 @@ class Executor:
         old = None  # the file a write changes, as it was, for the diff shown with the result
         if call.name in diffs.DIFFED and self._files_here():
             old = await asyncio.to_thread(diffs.before, call.name, args, self.cwd)
+        watch = await asyncio.to_thread(self._watch_venvs, call.name, args)
         self._stops.add(stop)
         try:
             result = await self._dispatch(planned, args, context, outcome, hooks, meta)
@@ -375,6 +382,8 @@ class Executor:
             result = await self._sandbox_refused(
                 planned, args, context, outcome, result, hooks, meta, prepared
             )
+        if watch is not None:
+            result = await asyncio.to_thread(self._venv_changes, watch, call, args, result)
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return
@@ -452,6 +461,37 @@ class Executor:
             return again
         return with_sandbox_note(
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
+        )
+
+    def _watch_venvs(self, name: str, args: dict[str, Any]) -> venvs.Watch | None:
+        """Before a call that may change files here: the venvs of the writable places."""
+        if not self._files_here() or not may_change(self.registry, name, args, self.cwd):
+            return None
+        try:
+            return venvs.Watch([self.cwd, *(os.path.expanduser(r) for r in self.write_roots)])
+        except Exception:  # the call runs whatever this could not look at
+            logger.exception("could not look at the venvs before %s", name)
+            return None
+
+    def _venv_changes(
+        self, watch: venvs.Watch, call: ToolCall, args: dict[str, Any], result: Any
+    ) -> Any:
+        """After it: each venv it changed is named, on the stream and in its result."""
+        try:
+            written = written_by(self.registry, call.name, args, self.cwd) if args else set()
+            found = watch.changes(written)
+        except Exception:
+            logger.exception("could not look at the venvs after %s", call.name)
+            return result
+        notes = []
+        for change in found:
+            note = change.describe(self.cwd)
+            notes.append(note)
+            self._emit(VenvChanged(call.id, call.name, change.venv, change.paths, note, self.label))
+        return (
+            with_note(result, "venv", "; ".join(notes))
+            if notes and isinstance(result, str)
+            else result
         )
 
     def _place(self, args: dict[str, Any]) -> str:
