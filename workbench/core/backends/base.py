@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from workbench.core.backends.environment import scrubbed_env
 
 if TYPE_CHECKING:
+    from workbench.core.backends.sandbox_cause import Layout
     from workbench.core.backends.ssh import RemoteFiles
 
 
@@ -69,10 +70,9 @@ class Backend:
         """The same place without the sandbox, for a command the user let out (None: none)."""
         return None
 
-    def refused(self, command: str, cwd: str, result: str) -> str | None:
-        """What the sandbox refused this failed terminal command (run in `cwd`), from the
-        command's analysis and the sandbox's own layout, never its output (None: nothing
-        known, or it did not fail)."""
+    def layout(self, cwd: str) -> Layout | None:
+        """What a command run in `cwd` may write and see, from the sandbox's own settings
+        (None: no sandbox, nothing is laid out)."""
         return None
 
     def output_suggests(self, result: str) -> str | None:

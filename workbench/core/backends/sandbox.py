@@ -16,16 +16,12 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.backends.base import Backend, BackendError, LocalBackend, Spawn
-from workbench.core.backends.sandbox_cause import (
-    Layout,
-    failed_output,
-    known_cause,
-    output_suggests,
-)
+from workbench.core.backends.sandbox_cause import Layout, failed_output, output_suggests
 
 # Relative to the user's home: hidden from every sandboxed command, whether read or written.
 HIDDEN_IN_HOME = (
@@ -86,7 +82,7 @@ def hidden_paths(hermes_home: Path, user_home: str) -> list[str]:
     return [p for p in found if os.path.lexists(p)]
 
 
-def inside(path: str, places: list[str]) -> str | None:
+def inside(path: str, places: Iterable[str]) -> str | None:
     """The first of `places` that `path` is or lies under."""
     for place in places:
         if path == place or path.startswith(place.rstrip("/") + "/"):
@@ -229,13 +225,6 @@ class SandboxBackend(Backend):
         read_only = project_state([real, *writable])
         home = os.path.expanduser("~")
         return Layout((real, *writable), tuple(read_only), tuple(hidden), self.network, home)
-
-    def refused(self, command: str, cwd: str, result: str) -> str | None:
-        if failed_output(result) is None:
-            return None
-        from workbench.core.safety import analyze_command
-
-        return known_cause(analyze_command(command, cwd=cwd), cwd, self.layout(cwd))
 
     def output_suggests(self, result: str) -> str | None:
         output = failed_output(result)

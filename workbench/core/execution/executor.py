@@ -33,6 +33,7 @@ from typing import Any
 from workbench.core.backends import Backend
 from workbench.core.backends.sandbox_cause import (
     STAYS_INSIDE,
+    failed_output,
     possibility,
     with_note,
     with_sandbox_note,
@@ -57,6 +58,7 @@ from workbench.core.execution.budget import (
 )
 from workbench.core.execution.confine import leaves_sandbox
 from workbench.core.execution.events import ToolCallFinished, ToolCallStarted, VenvChanged
+from workbench.core.execution.sandbox_refusal import known_cause
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
 from workbench.core.execution.scripts import scripts_run
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
@@ -424,7 +426,7 @@ class Executor:
             return result
         command = str(args.get("command", ""))
         place = self._place(args)
-        cause = await asyncio.to_thread(backend.refused, command, place, result)
+        cause = await asyncio.to_thread(self._refusal, command, place, result)
         if cause is None:
             suggested = backend.output_suggests(result)
             return with_sandbox_note(result, possibility(suggested)) if suggested else result
@@ -462,6 +464,14 @@ class Executor:
         return with_sandbox_note(
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
         )
+
+    def _refusal(self, command: str, place: str, result: str) -> str | None:
+        """What the sandbox refused this failed command, as its analysis and the sandbox's
+        layout tell (None: nothing known, or it did not fail)."""
+        layout = self.backend.layout(place) if self.backend is not None else None
+        if layout is None or failed_output(result) is None:
+            return None
+        return known_cause(analyze_command(command, cwd=place), place, layout)
 
     def _watch_venvs(self, name: str, args: dict[str, Any]) -> venvs.Watch | None:
         """Before a call that may change files here: the venvs of the writable places."""

@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from workbench.core.config import Config, set_path, update_config
 from workbench.core.plugins import loader
@@ -39,10 +39,16 @@ from workbench.core.tools.events import ToolSource
 from workbench.core.tools.memory import BUILTIN, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry
 
-if TYPE_CHECKING:
-    from workbench.core.trust import ProjectTrust
-
 logger = logging.getLogger(__name__)
+
+
+class Trust(Protocol):
+    """The project's trust (`workbench.core.trust.ProjectTrust`), as the manager asks it."""
+
+    def rel(self, path: Path) -> str | None: ...
+    def holds(self, rel: str) -> bool: ...
+    def digests(self, rel: str) -> dict[str, str]: ...
+
 
 HELD = "held"  # PluginChanged.status of a project plugin not (re)loaded: not as trusted
 UNTRUSTED = (
@@ -92,7 +98,7 @@ class PluginManager:
         memory: MemoryProviders | None = None,
         prober: Prober | None = None,
         not_loading: str = "",
-        trust: ProjectTrust | None = None,
+        trust: Trust | None = None,
     ) -> None:
         self.registry = registry
         self.trust = trust  # the project's plugins load only as the person trusted them
