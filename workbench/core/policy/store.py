@@ -99,8 +99,9 @@ class RuleBook:
 
     def _project_rules(self, policy: Policy) -> None:
         path = self.project_file
-        if self.trust.holds(RULES):
-            _rules_text(policy, yaml_text(path, policy), str(path))
+        text = yaml_text(path, policy)
+        if text is not None and self.trust.trusts(RULES, text):
+            _rules_text(policy, text, str(path))
             return
         # changed since the person trusted it, or never trusted: the copy they trusted
         # stays in force (an agent that emptied the file must not lift its deny rules);
@@ -109,7 +110,7 @@ class RuleBook:
         if trusted is not None:
             _rules_text(policy, trusted, f"{path} (as you trusted it)")
         before = len(policy.rules)
-        _rules_text(policy, yaml_text(path, policy), str(path))
+        _rules_text(policy, text, str(path))
         policy.rules[before:] = [r for r in policy.rules[before:] if r.action is not Action.ALLOW]
         policy.notes.append(
             f"{path}: {self.trust.since()}: its allow rules are not used until you agree "

@@ -14,6 +14,7 @@ is trusted is what the question showed, not what the folder holds when it is ans
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -90,6 +91,14 @@ class ProjectTrust:
         if not trusted or set(now) != set(trusted):
             return False
         return all(item.same(trusted[k]) for k, item in now.items())
+
+    def trusts(self, rel: str, text: str) -> bool:
+        """`text`, read from `rel` just now, is what the person trusted there (one read, so
+        the file cannot change between the check and its use)."""
+        item = self.record.items.get(rel)
+        if item is None or item.digest != hashlib.sha256(text.encode("utf-8")).hexdigest():
+            return False
+        return item.link == contents.links(self.project, self.project / rel)
 
     def digests(self, rel: str) -> dict[str, str]:
         """The trusted hash of each file under `rel`, by its path (for the loader's guard)."""

@@ -58,7 +58,7 @@ def read(project: Path) -> dict[str, Item]:
     found: dict[str, Item] = {}
     rules = project / RULES
     if rules.is_file():
-        found[RULES] = _item(rules, _links(project, rules))
+        found[RULES] = _item(rules, links(project, rules))
     root = project / PLUGINS
     if not root.is_dir():
         return found
@@ -76,11 +76,11 @@ def read(project: Path) -> dict[str, Item]:
                 found[TOO_MANY] = Item("too many files", 0)
                 return found
             if path.is_file():
-                found[path.relative_to(project).as_posix()] = _item(path, _links(project, path))
+                found[path.relative_to(project).as_posix()] = _item(path, links(project, path))
     return found
 
 
-def _links(project: Path, path: Path) -> str:
+def links(project: Path, path: Path) -> str:
     """Where the links on the way from `project` to `path` lead ("" when none does)."""
     targets = []
     current = project
