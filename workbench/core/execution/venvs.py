@@ -11,8 +11,10 @@ directory and `approvals.write_roots`) itself, its folders and a few usual names
 further (`sub/.venv`), never walking further or into `node_modules`, `.git` and the like.
 A change is found by comparing, before and after the call, the entries that run: the top
 level of each `site-packages` (where `.pth` files, `sitecustomize` and each package's
-folder are), `bin`, and `pyvenv.cfg` itself (one `stat` each: about a millisecond for a
-35,000-file venv, where walking it all took 300 ms). A write the analysis names deeper
+folder are), `bin`, and `pyvenv.cfg` itself, one `stat` each: for this repository's own
+35,000-file venv, 529 entries, 1.6 ms a snapshot and 4-15 ms a call's before and after on
+the loaded 2-core development machine, where stat-ing all of it took 300 ms and its folders
+alone 80-100 ms (what the per-call cost rules out). A write the analysis names deeper
 inside (`>> .venv/lib/…/requests/__init__.py`, a `write_file` there) is named too; an
 in-place edit deep inside a package by a program whose writes are unknown is not, nor is
 `__pycache__`, which every import rewrites.
