@@ -94,7 +94,7 @@ def test_a_source_swapped_after_the_check_is_refused_by_the_loader(world, reg) -
     ProjectTrust(home, project).trust()
     manager, _ = manager_for(home, project, reg)
     manifest = manager.states["helper"].manifest
-    assert not manager.untrusted(manifest)  # the check, which guards the folder
+    assert manager.may_run(manifest)  # the check, which guards the folder
     write(plugin, marker, "swapped")
     marker.unlink()
     loader.take_modules(manifest)

@@ -385,7 +385,9 @@ class Executor:
                 planned, args, context, outcome, result, hooks, meta, prepared
             )
         if watch is not None:
-            result = await asyncio.to_thread(self._venv_changes, watch, call, args, result)
+            result = self._venvs_named(
+                call, result, await asyncio.to_thread(self._venv_changes, watch, call.name, args)
+            )
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return
@@ -484,25 +486,23 @@ class Executor:
             return None
 
     def _venv_changes(
-        self, watch: venvs.Watch, call: ToolCall, args: dict[str, Any], result: Any
-    ) -> Any:
-        """After it: each venv it changed is named, on the stream and in its result."""
+        self, watch: venvs.Watch, name: str, args: dict[str, Any]
+    ) -> list[venvs.VenvChange]:
+        """After it: what it changed of each venv (what it is known to have written too)."""
         try:
-            written = written_by(self.registry, call.name, args, self.cwd) if args else set()
-            found = watch.changes(written)
+            return watch.changes(written_by(self.registry, name, args, self.cwd))
         except Exception:
-            logger.exception("could not look at the venvs after %s", call.name)
-            return result
-        notes = []
-        for change in found:
-            note = change.describe(self.cwd)
-            notes.append(note)
+            logger.exception("could not look at the venvs after %s", name)
+            return []
+
+    def _venvs_named(self, call: ToolCall, result: Any, found: list[venvs.VenvChange]) -> Any:
+        """Each venv the call changed, named on the stream and in its result."""
+        notes = [change.describe(self.cwd) for change in found]
+        for change, note in zip(found, notes, strict=True):
             self._emit(VenvChanged(call.id, call.name, change.venv, change.paths, note, self.label))
-        return (
-            with_note(result, "venv", "; ".join(notes))
-            if notes and isinstance(result, str)
-            else result
-        )
+        if not notes or not isinstance(result, str):
+            return result
+        return with_note(result, "venv", "; ".join(notes))
 
     def _place(self, args: dict[str, Any]) -> str:
         """Where a terminal call's command runs: its `workdir`, else the session's."""

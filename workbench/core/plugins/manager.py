@@ -184,7 +184,7 @@ class PluginManager:
         wanted = [k for k, s in self.states.items() if s.enabled and s.status != "loaded"]
         if self.prober is not None and not self.not_loading:  # one child probes them all
             runs = [k for k in wanted if self._runs_code(self.states[k].manifest)]
-            self._probe([k for k in runs if not self.untrusted(self.states[k].manifest)])
+            self._probe([k for k in runs if self.may_run(self.states[k].manifest)])
         for key in wanted:
             self.load(key)
         return self.list()
@@ -237,7 +237,7 @@ class PluginManager:
             if self.not_loading:
                 state.status, state.error = "not loaded", self.not_loading
                 return state
-            if self.untrusted(manifest):  # before the probe too: it runs the plugin's code
+            if not self.may_run(manifest):  # before the probe too: it runs the plugin's code
                 return self._held(state)
             if self.prober is not None:
                 verdict = self._probe([key])[key]
@@ -267,17 +267,20 @@ class PluginManager:
     def reload(self, key: str) -> PluginState:
         return self.load(key)
 
-    def untrusted(self, manifest: PluginManifest) -> bool:
-        """A project plugin whose files are not as the person last trusted them. One that
-        is as trusted is guarded: the loader compiles only the sources trusted."""
-        if manifest.source != "project" or self.trust is None or manifest.path is None:
+    def may_run(self, manifest: PluginManifest) -> bool:
+        """Not a project plugin, or one whose files are as the person last trusted them,
+        which is then guarded: the loader compiles only the sources trusted. With no trust
+        to ask, a project plugin never runs."""
+        if manifest.source != "project":
+            return True
+        if self.trust is None or manifest.path is None:
             return False
         rel = self.trust.rel(manifest.path)
         if rel is None or not self.trust.holds(rel):
-            return True
+            return False
         manifest.trusted = self.trust.digests(rel)
         loader.guard(manifest.path, manifest.trusted)
-        return False
+        return True
 
     def load_held(self) -> builtins.list[PluginState]:
         """The person trusted the project: each plugin held since loads, or reloads."""
