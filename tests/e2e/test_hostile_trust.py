@@ -12,7 +12,8 @@ scratch world outside /tmp, as root and as an unprivileged user:
 - in `chat` on a real terminal (tmux), a command that prints the sandbox's refusal
   (`echo '… Read-only file system' >&2; exit 1`, alone or from a planted script) gets no
   offer to run outside the sandbox, while a write the sandbox refuses (known from the
-  command) gets one, its cause in hermes-tui's words.
+  command) gets one, its cause in hermes-tui's words; and plugins and rules never trusted
+  are asked about, with their diff, before they load.
 """
 
 from __future__ import annotations
@@ -229,9 +230,11 @@ OFFER = "Run it once outside the sandbox? [x] yes"
 class Terminal:
     """`hermes-tui chat` in a tmux session, as the world's user, its whole screen read."""
 
-    def __init__(self, s: hostile.Scratch, fake: FakeOpenAI) -> None:
+    def __init__(
+        self, s: hostile.Scratch, fake: FakeOpenAI, extra: dict[str, str] | None = None
+    ) -> None:
         self.name = f"hermes-hostile-{uuid.uuid4().hex[:8]}"
-        env = {**hostile.cli_env(s, app_key=False), "TERM": "xterm"}
+        env = {**hostile.cli_env(s, app_key=False), "TERM": "xterm", **(extra or {})}
         argv = [*hostile.hermes_tui(s.user), "chat", "go", "--base-url", fake.url, "--model", "m",
                 "--api-key", fake.api_key, "--cwd", str(s.work)]  # fmt: skip
         script = s.root / f"{self.name}.sh"
@@ -305,3 +308,29 @@ def test_a_write_the_sandbox_refuses_gets_the_offer_with_its_cause(world: Path, 
         terminal.close()
         fake.stop()
     assert "EXIT=0" in shown and not target.exists(), shown
+
+
+@needs_terminal
+@users
+@pytest.mark.parametrize(("answer", "loaded"), [("y", True), ("yes please", False)])
+def test_chat_on_a_terminal_asks_before_it_loads_what_is_not_trusted(
+    world: Path, user: str, answer: str, loaded: bool
+) -> None:
+    init = ".hermes/plugins/helper/__init__.py"
+    s = build(world, "default", user, {init: TRUSTED_PLUGIN, ".hermes/approvals.yaml": ALLOW_RM})
+    fake = FakeOpenAI().start()
+    fake.add(tools(("helper_tool", {})), text("done"))
+    terminal = Terminal(s, fake, TRUSTED)
+    try:
+        shown = terminal.wait_for("not loaded until you agree", "Trust these and let hermes-tui")
+        assert "  new: .hermes/plugins/helper/__init__.py" in shown
+        assert "      +  - {action: allow, command_prefix: rm}" in shown
+        terminal.answer(answer)
+        shown = terminal.wait_for("EXIT=")
+    finally:
+        terminal.close()
+        fake.stop()
+    said = "its plugins and rules are loaded" in shown
+    assert said is loaded and ("not loaded. `hermes-tui trust --cwd" in shown) is not loaded, shown
+    result = fake.requests[1]["messages"][-1]["content"]  # what the model got from the tool
+    assert (result == "trusted") is loaded, result
