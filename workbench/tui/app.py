@@ -389,6 +389,7 @@ class WorkbenchApp(App[None]):
         from workbench.tui.screens.save_case import SaveCaseScreen
         from workbench.tui.screens.session import SessionScreen
         from workbench.tui.screens.session_search import SessionSearchScreen
+        from workbench.tui.screens.trust import TrustScreen
         from workbench.tui.screens.usage import ConfirmChange, UsageScreen
         from workbench.tui.screens.viewer import ViewerScreen
         from workbench.tui.widgets.call_history import CallHistoryList
@@ -410,6 +411,7 @@ class WorkbenchApp(App[None]):
                     ("Tool use", UsageScreen),
                     ("Confirm a suggested change", ConfirmChange),
                     ("Approval", ApprovalScreen),
+                    ("Trust a project's plugins and rules", TrustScreen),
                     ("MCP server asks for input", ElicitationScreen),
                     ("MCP server asks for a completion", SamplingScreen),
                     ("The agent asks a question", ClarifyScreen),
