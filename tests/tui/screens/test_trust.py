@@ -38,8 +38,15 @@ def project(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 
 
 async def trust_modal(pilot, app) -> TrustScreen:
+    """The modal once open, its buttons composed and the focus given."""
     await wait_until(
-        pilot, lambda: isinstance(app.screen, TrustScreen) and app.screen.query("#keep-out"), 30
+        pilot,
+        lambda: (
+            isinstance(app.screen, TrustScreen)
+            and app.screen.query("#keep-out")
+            and app.screen.focused is not None
+        ),
+        30,
     )
     return app.screen
 
