@@ -31,7 +31,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from workbench.core.safety.secrets import within
+from workbench.core.backends.layout import inside
 
 MARK = "user.hermes-tui.placeholder"
 # In a placeholder `.hermes`: git leaves a folder of ignored files alone, so `git stash -u`
@@ -104,11 +104,11 @@ def _git(holding: Holding, place: str, writable: Sequence[str], seen: set[str]) 
     if os.path.isfile(dot_git) and not os.path.islink(dot_git):
         holding.read_only.append(dot_git)  # `gitdir: ...`: where the repository's git dir is
         gitdir = _pointer(dot_git, "gitdir:")
-        if gitdir is not None and _writable(gitdir, writable):
+        if gitdir is not None and inside(gitdir, writable):
             _gitdir(holding, gitdir, writable, seen, 0)
     elif os.path.isdir(dot_git):
         gitdir = os.path.realpath(dot_git)
-        if _writable(gitdir, writable):
+        if inside(gitdir, writable):
             _gitdir(holding, gitdir, writable, seen, 0)
 
 
@@ -127,7 +127,7 @@ def _gitdir(
             holding.read_only.append(hooks)  # bound where it leads
         elif _lock_folder(holding, hooks):
             holding.read_only.append(hooks)
-    elif _writable(common, writable):
+    elif inside(common, writable):
         _gitdir(holding, common, writable, seen, level)
     _checkout(holding, gitdir, writable)
     for worktree in _children(posixpath.join(gitdir, "worktrees")):
@@ -148,7 +148,7 @@ def _checkout(holding: Holding, gitdir: str, writable: Sequence[str]) -> None:
         if worktree is None:
             return
         dot_git = posixpath.join(os.path.realpath(posixpath.join(gitdir, worktree)), ".git")
-    if os.path.isfile(dot_git) and not os.path.islink(dot_git) and _writable(dot_git, writable):
+    if os.path.isfile(dot_git) and not os.path.islink(dot_git) and inside(dot_git, writable):
         holding.read_only.append(dot_git)
 
 
@@ -211,10 +211,6 @@ def _config_value(path: str, key: str) -> str | None:
             if name.strip().lower() == key:
                 return value.strip().strip('"')
     return None
-
-
-def _writable(path: str, writable: Sequence[str]) -> bool:
-    return any(within(path, place) for place in writable)
 
 
 def _lock_folder(holding: Holding, path: str, *, ignored: bool = False) -> bool:

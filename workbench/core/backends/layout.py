@@ -58,7 +58,7 @@ def depth(path: str) -> int:
     return path.rstrip("/").count("/")
 
 
-def inside_any(path: str, places: Iterable[str]) -> str | None:
+def inside(path: str, places: Iterable[str]) -> str | None:
     """The first of `places` that `path` is or lies under."""
     return next((p for p in places if within(path, p)), None)
 
@@ -108,7 +108,7 @@ def cover(layout: Layout, places: Sequence[str], writable: Sequence[str]) -> Non
 def absent(path: str, homes: Sequence[str], writable: Sequence[str]) -> bool:
     """`path` does not exist in the sandbox: it lies in a dot unit of a home that is not
     shown (and in no writable place bound on top: a home that is one shows what it shows)."""
-    if inside_any(path, [w for w in writable if w not in homes]):
+    if inside(path, [w for w in writable if w not in homes]):
         return False
     for home in homes:
         if path == home or not within(path, home):
@@ -127,7 +127,7 @@ def _home(layout: Layout, home: str, writable: Sequence[str]) -> None:
     for name, mode in _entries(home):
         path = posixpath.join(home, name)
         if not name.startswith("."):
-            _show(layout, path, mode, writable=inside_any(path, writable) is not None)
+            _show(layout, path, mode, writable=inside(path, writable) is not None)
         elif name in secrets.DEFAULT_DENY_DIRS:
             deny_dirs.append((name, path, mode))
         elif name in shown:
@@ -176,7 +176,7 @@ def _hold_link_target(layout: Layout, path: str, mode: int, writable: Sequence[s
     if not stat.S_ISLNK(mode):
         return
     target = os.path.realpath(path)
-    place = inside_any(target, writable)
+    place = inside(target, writable)
     if place is None:
         return
     if not os.path.lexists(target):

@@ -27,6 +27,7 @@ from pathlib import Path
 from workbench.core.backends.base import Backend, BackendError, LocalBackend, Spawn
 from workbench.core.backends.held import HeldError, hold
 from workbench.core.backends.layout import LayoutError, cover, homes, lay_out, unseen
+from workbench.core.backends.layout import inside as inside  # for confine.py, as before
 from workbench.core.backends.sandbox_cause import failed_output, sandbox_cause
 from workbench.core.safety import secrets
 
@@ -87,14 +88,6 @@ def kernel_argv() -> tuple[str, ...]:
         if os.path.isdir(place):
             argv += ["--tmpfs", place, "--remount-ro", place]
     return tuple(argv)
-
-
-def inside(path: str, places: list[str]) -> str | None:
-    """The first of `places` that `path` is or lies under."""
-    for place in places:
-        if path == place or path.startswith(place.rstrip("/") + "/"):
-            return place
-    return None
 
 
 def writable_roots(roots: tuple[str, ...], cwd: str, hidden: list[str]) -> list[str]:
@@ -173,14 +166,14 @@ class SandboxBackend(Backend):
     def writable(self, session: str) -> list[str]:
         """The places a command of this session may write: its working directory and the
         write roots, resolved. Never what a call names: its `workdir` is where it starts."""
-        real = os.path.realpath(session)
-        place = inside(real, self.refused())
+        real, refused = os.path.realpath(session), self.refused()
+        place = inside(real, refused)
         if place is not None:
             raise BackendError(
                 f"the working directory {session} is inside {place}, which the sandbox hides; "
                 "nothing was run"
             )
-        return [real, *writable_roots(self.write_roots, real, self.refused())]
+        return [real, *writable_roots(self.write_roots, real, refused)]
 
     def shell(self, command: str, cwd: str, timeout: float, *, session: str) -> Spawn:
         works, bwrap = bwrap_status()
