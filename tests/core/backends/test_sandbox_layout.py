@@ -92,8 +92,12 @@ def test_a_workdir_is_where_a_command_starts_never_where_it_may_write(world: Wor
 
 
 def test_a_workdir_the_sandbox_hides_is_refused(world: World) -> None:
+    """And a session at `/`, which would make everything writable."""
     _write(world.home / ".ssh" / "id_rsa")
     from workbench.core.backends import BackendError
+
+    with pytest.raises(BackendError, match="the whole file system writable"):
+        world.backend().shell("ls", "/", 30, session="/")
 
     with pytest.raises(BackendError, match="which the sandbox hides"):
         world.backend().shell("ls", str(world.home / ".ssh"), 30, session=str(world.work))

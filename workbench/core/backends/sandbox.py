@@ -167,6 +167,11 @@ class SandboxBackend(Backend):
         """The places a command of this session may write: its working directory and the
         write roots, resolved. Never what a call names: its `workdir` is where it starts."""
         real, refused = os.path.realpath(session), self.refused()
+        if real == "/":
+            raise BackendError(
+                "the working directory is /, which would make the whole file system writable "
+                "in the sandbox; start hermes-tui in a project's folder. Nothing was run"
+            )
         place = inside(real, refused)
         if place is not None:
             raise BackendError(
