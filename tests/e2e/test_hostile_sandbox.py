@@ -173,11 +173,6 @@ PLANT_DIFF = (
     "+  - {action: allow, command_prefix: rm}\\n' > plant.diff"
 )
 HOOK = "touch @OUTSIDE@/pwned"
-PLANTED_RULES = (
-    "unconfined, patch and git apply take the paths they write from the diff, which the gate "
-    "does not read; the planted rules then load (issue 36, item 6: rules that appeared since "
-    "the project was trusted)"
-)
 PLANT = [
     steps(
         "hermes-mkdir",
@@ -190,14 +185,12 @@ PLANT = [
         term(f"{PLANT_DIFF} && patch -p1 < plant.diff"),
         HEADLESS_RM,
         env=TRUSTED,
-        gap=PLANTED_RULES,
     ),
     steps(
         "hermes-git-apply",
         term(f"{PLANT_DIFF} && git apply plant.diff"),
         HEADLESS_RM,
         env=TRUSTED,
-        gap=PLANTED_RULES,
     ),
     steps(
         "hermes-cp-r",
