@@ -35,7 +35,6 @@ from workbench.core.execution.scripts import Script
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers
 from workbench.core.safety import Finding, Verdict
-from workbench.core.safety.places import SECRET_READ
 
 logger = logging.getLogger(__name__)
 
@@ -240,9 +239,10 @@ class ApprovalBroker:
         `confined`: it runs in the working sandbox, so what the gate could not read (an
         opaque finding) is held by the sandbox and approvals.mode: off may let it run.
         `leaves`: why a file tool's call does what the sandbox would refuse a command;
-        then, as for what was not understood, only a person may allow it, and so for a read
-        of a secret place the verdict names (`secret_reads`). `call_id`: the tool call that
-        waits (its timeline bar shows it)."""
+        then, as for what was not understood, only a person may allow it, and so for a
+        finding marked `in_person` (a read of a secret place, a workdir outside the
+        session's places), with no one to ask or not. `call_id`: the tool call that waits
+        (its timeline bar shows it)."""
         if facts is None:
             facts = CallFacts(tool, tool, command=command if tool == "terminal" else None)
         if verdict is None and ruling is None:  # the caller found something to ask about
@@ -255,14 +255,16 @@ class ApprovalBroker:
                 Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
             )
         fail_closed = self.book.policy.fail_closed
-        unread = "; ".join(filter(None, (not_understood(verdict, ruling, confined), leaves)))
-        secret = secret_reads(verdict)
-        if self.mode == "off" and not fail_closed and not unread and not secret:
+        personal = "; ".join(verdict.in_person_reasons) if verdict is not None else ""
+        unread = "; ".join(
+            filter(None, (not_understood(verdict, ruling, confined), leaves, personal))
+        )
+        if self.mode == "off" and not fail_closed and not unread:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         if not self._someone and fail_closed:  # --yes answers for rules it can read only
             return Decision(Choice.DENY, f"denied: {fail_closed}; fix it, or approve in person")
-        if not self._someone and secret:  # only a person shows the model a secret
-            return Decision(Choice.DENY, secret_denial(secret))
+        if not self._someone and personal:  # --yes or not, only a person may allow it
+            return Decision(Choice.DENY, in_person_denial(personal))
         if not self._someone and self.mode == "off":  # --yes answers for what it read only
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
             if leaves:
@@ -455,26 +457,6 @@ def not_understood(verdict: Verdict | None, ruling: Ruling, confined: bool) -> s
     return "; ".join(found)
 
 
-def secret_reads(verdict: Verdict | None) -> str:
-    """The reads of secret places this call was found to make, each naming the place ("" when
-    none): `--yes` and `approvals.mode: off` never approve one, sandboxed or not. (A read
-    only run time knows is not understood instead, which the sandbox holds.)"""
-    if verdict is None:
-        return ""
-    found = (f.reason for f in verdict.findings if f.rule == SECRET_READ and not f.opaque)
-    return "; ".join(dict.fromkeys(found))
-
-
-def secret_denial(secret: str) -> str:
-    """Why a read of a secret place was denied with no one to ask: the place, never its
-    content, and that --yes does not change it."""
-    return (
-        f"denied: {secret}. A read of a secret place shows it to the model, so only a person "
-        "may allow it: --yes and approvals.mode: off never do, and no one can be asked here "
-        "(run it in the workbench, or in `hermes-tui chat` or `call` at a terminal)"
-    )
-
-
 def told(reason: str, verdict: Verdict | None, ruling: Ruling) -> str:
     """The reason a person is shown: what was not understood first (also in the sandbox,
     which the person may let the command out of), then the rest."""
@@ -513,6 +495,17 @@ def leaving_denial(leaves: str) -> str:
         f"denied: {leaves}. The file tools run outside the sandbox, so --yes "
         "(approvals.mode: off) does not approve what it would refuse: approve it in "
         f"person{roots}, or set terminal.sandbox: false"
+    )
+
+
+def in_person_denial(reason: str) -> str:
+    """Why a call only a person may allow (a read of a secret place, a workdir outside the
+    session's places) was denied with no one to ask: what it is (a secret by its place,
+    never its content), and that --yes does not change it."""
+    return (
+        f"denied: {reason}; only a person may allow it: --yes (approvals.mode: off) never "
+        "approves this, sandbox or not, and no one can be asked here (approve it in person: "
+        "in the workbench, or in `hermes-tui chat` or `call` at a terminal)"
     )
 
 

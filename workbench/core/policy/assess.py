@@ -17,6 +17,7 @@ from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.parser import home_dir
 from workbench.core.safety.places import (
+    SECRET_READ,
     PathRisk,
     place_risk,
     read_risk,
@@ -139,7 +140,10 @@ def guarded_place_check(
             if risk is not None:
                 shown = f"{name} {json.dumps(args, ensure_ascii=False)}"
                 reason = f"{name} is given {value}: {risk.reason}"
-                finding = Finding(risk.rule, reason, (0, len(name)), Severity.HIGH, (value,))
+                personal = risk.rule == SECRET_READ  # a read of a secret: a person decides
+                finding = Finding(
+                    risk.rule, reason, (0, len(name)), Severity.HIGH, (value,), in_person=personal
+                )
                 return GateCheck(shown, Verdict(shown, (finding,)))
     return None
 

@@ -44,6 +44,7 @@ from workbench.core.safety.parser import (
     word_value,
 )
 from workbench.core.safety.places import (
+    SECRET_READ,
     SINKS,
     PathRisk,
     place_risk,
@@ -285,7 +286,10 @@ class Analyzer:
             rule, severity = "app-state", Severity.HARDLINE
             reason += ", and it names hermes-tui's own state"
         where = None if self.moved[0] else self.cwd
-        self._add(Finding(rule, reason, span, severity, writes, contextual, opaque, where))
+        in_person = rule == SECRET_READ and not opaque  # a secret it names: a person decides
+        self._add(
+            Finding(rule, reason, span, severity, writes, contextual, opaque, where, in_person)
+        )
 
     def _names_state(self, node: Node) -> bool:
         """The command's text names hermes-tui's own state, or a variable that may hold it."""
