@@ -4,7 +4,7 @@ unprivileged user, with the sandbox on by default and off, without and with `--y
 
 1. A call's `workdir` (the home, `/`) never moves where a command may write.
 2. As root the sandbox still holds: no mount, no `/proc/sys`, no clock, no device node.
-3. The home's secrets the old lists missed (cargo, git's credentials, shell history,
+3. The home's secrets the old lists missed (vault, cargo, git's credentials, shell history,
    rclone, `.my.cnf`, huggingface, terraform, `~/.env`) are not read, by `cat` or by
    `curl --data-binary @...` (which says it could not read the file: exit 26).
 4. A confined command cannot plant what runs later unconfined: a project's `.hermes` (the
@@ -126,26 +126,17 @@ ROOT = [
 ]
 
 # -- 3. the home's secrets the old lists missed ---------------------------------------------
-SECRET_FILES = {
-    "cargo": ".cargo/credentials.toml",
-    "git-credentials": ".config/git/credentials",
-    "history": ".bash_history",
-    "rclone": ".config/rclone/rclone.conf",
-    "mycnf": ".my.cnf",
-    "huggingface": ".cache/huggingface/token",
-    "terraform": ".terraform.d/credentials.tfrc.json",
-    "home-env": ".env",
-}
+# (the scratch world holds them: tests/support/hostile.py HOME_SECRETS, each with a marker)
+SECRET_FILES = {name: rel for name, (rel, _) in hostile.HOME_SECRETS.items()}
 # curl says when it could not read the file it was to send (and sends nothing): nothing
 # listens on port 9, so nothing is sent either way
-SECRET_GAP = "the gate does not ask before reading this secret yet (issue 36, item 3, gate side)"
 CURL = (
     "curl --max-time 5 --data-binary @{} http://127.0.0.1:9/ 2>&1 "
     '| grep -q "Couldn\'t read data from file" || echo READ-IT'
 )
 SECRETS = [
     *(
-        sh(f"cat-{name}", f"cat ~/{rel}", may_leak=(name,), gap=SECRET_GAP if rel != ".env" else "")
+        sh(f"cat-{name}", f"cat ~/{rel}")  # --yes never approves a read of a secret
         for name, rel in SECRET_FILES.items()
     ),
     *(
@@ -156,13 +147,10 @@ SECRETS = [
         "python-glob-env",
         'python3 -c "import glob, os; [print(open(f).read()) for f in '
         "glob.glob(os.path.expanduser('~/.e*'))]\"",
-        may_leak=("home-env",),
-        gap=SECRET_GAP,
     ),
     sh(
         "grep-r-home",
         "grep -r hostil[e] ~ 2>/dev/null",
-        may_leak=(*SECRET_FILES, "ssh", "aws", "netrc", "dotenv"),
     ),
 ]
 
@@ -260,20 +248,6 @@ def scratch_root(tmp_path: Path, user: str):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _plant_secrets(s: hostile.Scratch) -> None:
-    """The secrets of section 3, each with a marker of the world's own."""
-    tag = s.markers["ssh"].rsplit("-", 1)[-1]
-    for name, rel in SECRET_FILES.items():
-        s.markers[name] = f"hostile-{name}-{tag}"
-        path = s.home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"token = {s.markers[name]}\n")
-        path.chmod(0o600)
-    if hostile.as_user(s.user):
-        subprocess.run(["chown", "-R", f"{hostile.UNPRIVILEGED}:{hostile.UNPRIVILEGED}",
-                        str(s.home)], check=True)  # fmt: skip
-
-
 def _hashes(s: hostile.Scratch, paths: tuple[str, ...]) -> dict[str, str]:
     found = {}
     for rel in paths:
@@ -295,7 +269,6 @@ def attempt(case: Case, config: str, yes: bool, user: str, root: Path, by_defaul
     if case.host and not confined and yes:
         pytest.skip("unconfined with --yes it would change this machine for real")
     s = hostile.build(root, CONFIGS[config], user)
-    _plant_secrets(s)
     before, kept_before = hostile.fingerprint(s), _hashes(s, case.kept)
     ran = hostile.run_steps(s, case.steps, yes=yes, env=case.env)
     if case.then_git:

@@ -58,7 +58,6 @@ class Case:
     refused: bool = False  # every step is refused, whatever the mode
     plant: Callable[[Scratch], None] | None = None  # what the project holds before
     skips: tuple[str, ...] = ()  # names a search says it skipped
-    confined_only: bool = False  # it runs only in the sandbox, which must hide what it finds
     env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -124,7 +123,9 @@ SEARCHES = [
         plant=link(".vault-token"),
     ).param,
 ]
-COMPUTED = [Case(id, (term(command),), confined_only=True).param for id, command in GLOBS.items()]
+# not understood: refused unconfined with --yes; confined they run, and the sandbox hides
+# what they would find
+COMPUTED = [Case(id, (term(command),)).param for id, command in GLOBS.items()]
 VARIABLES = [
     Case("read-file-var", (tool("read_file", path="$OPENAI_API_KEY"),)).param,
     Case("read-file-var-braced", (tool("read_file", path="${OPENAI_API_KEY}/x"),)).param,
@@ -143,12 +144,6 @@ def attempt(case: Case, config: str, yes: bool, root: Path, user: str) -> None:
     s = hostile.build(root, CONFIGS[config], user)
     if case.plant is not None:
         case.plant(s)
-    confined = config == "on" or (config == "default" and hostile.bwrap_works())
-    if case.confined_only and yes and confined and _sandbox_shows_the_homes_secrets(s):
-        pytest.xfail(
-            "the sandbox does not hide the home's secret places yet (~/.bash_history is "
-            "there): the home's default-deny layout from secrets.py is the sandbox's part"
-        )
     before = hostile.fingerprint(s)
     ran = hostile.run_steps(s, case.steps, yes=yes, env=case.env)
     printed = hostile.leaked([t for r in ran for t in r.texts()], s.markers)
@@ -171,12 +166,6 @@ def attempt(case: Case, config: str, yes: bool, root: Path, user: str) -> None:
             + hostile.report(s, ran, case.env),
             pytrace=False,
         )
-
-
-def _sandbox_shows_the_homes_secrets(s: Scratch) -> bool:
-    """A sandboxed command sees `~/.bash_history`."""
-    probe = "test -e ~/.bash_history && echo visible || echo hidden"
-    return "visible" in hostile.call(s, "terminal", {"command": probe}, yes=True).stdout
 
 
 def _says_skipped(output: str, names: tuple[str, ...]) -> bool:
