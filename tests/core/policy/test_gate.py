@@ -115,6 +115,33 @@ def test_the_state_is_read_only_with_a_persons_approval(scratch, capsys) -> None
     assert out.ran and "config.yaml" in out.stdout
 
 
+@pytest.mark.parametrize("sandbox", ["true", "false"])
+def test_what_the_user_hides_is_read_only_with_a_persons_approval(
+    scratch, capsys, sandbox: str
+) -> None:
+    """`terminal.bubblewrap_hide` is secret for the gate and the file tools too, sandbox or
+    not: the file tools, which run outside it, must not show what it covers."""
+    if sandbox == "true" and not bwrap_status()[0]:
+        pytest.skip("bubblewrap does not work here")
+    keys = scratch.root / "docs" / "keys"
+    keys.mkdir(parents=True)
+    (keys / "k.txt").write_text("HIDDEN-KEY\n")
+    (scratch.project / "k.txt").symlink_to(keys / "k.txt")
+    (scratch.hermes / "config.yaml").write_text(
+        f"terminal:\n  sandbox: {sandbox}\n  bubblewrap_hide: [{keys}]\n"
+    )
+    for tool, args in (
+        ("read_file", {"path": str(keys / "k.txt")}),
+        ("read_file", {"path": "k.txt"}),
+        ("terminal", {"command": f"cat {keys}/k.txt"}),
+        ("search_files", {"pattern": "HIDDEN", "path": str(keys.parent)}),
+    ):
+        out = call(capsys, tool, args, scratch.project, yes=True)
+        assert out.status == "denied" and "HIDDEN-KEY" not in out.stdout, (tool, out.stdout)
+    out = call(capsys, "search_files", {"pattern": "HIDDEN"}, scratch.project, yes=True)
+    assert "HIDDEN-KEY" not in out.stdout and "bubblewrap_hide" in out.stdout, out.stdout
+
+
 def test_a_link_planted_in_the_results_folder_is_refused(scratch, capsys) -> None:
     victim = scratch.root / "some-project"
     (victim / "src").mkdir(parents=True)

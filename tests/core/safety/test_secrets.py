@@ -126,3 +126,29 @@ def test_the_secret_places_of_a_home(home: Path) -> None:
         ".vault-token",
     ]
     assert all(store.startswith(".") for store in secrets.CREDENTIAL_STORES)  # the fast path's
+
+
+def test_what_the_user_hides_is_secret_too(home: Path, tmp_path: Path) -> None:
+    keys = tmp_path / "Documents" / "keys"
+    keys.mkdir(parents=True)
+    assert secrets.secret_place(str(keys / "k")) is None
+    secrets.hide_also([str(keys)])
+    try:
+        assert "bubblewrap_hide" in (secrets.secret_place(str(keys / "k")) or "")
+        assert secrets.holds_secrets(str(tmp_path / "Documents"))
+    finally:
+        secrets.hide_also([])
+
+
+def test_where_a_hidden_entry_leads_is_secret(home: Path, tmp_path: Path) -> None:
+    """`~/.password-store -> /data/pass`: a command reading the target reads the store."""
+    store = tmp_path / "data" / "pass"
+    store.mkdir(parents=True)
+    (home / ".password-store").symlink_to(store)
+    (home / ".zz-usr").symlink_to("/usr")  # too shallow: the system stays readable
+    (home / ".bashrc").symlink_to(tmp_path / "dotfiles-bashrc")  # shown: not hidden
+    secrets._linked.cache_clear()
+    assert secrets.secret_place(str(store / "github.gpg"))
+    assert secrets.secret_place("/usr/bin/env") is None
+    assert secrets.secret_place(str(tmp_path / "dotfiles-bashrc")) is None
+    assert str(store) in secrets.secret_places(str(home))

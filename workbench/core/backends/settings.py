@@ -106,15 +106,17 @@ def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[st
         network=network is True,
         hermes_home=home.absolute(),
         write_roots=write_roots(get("approvals.write_roots")),
-        hide=_paths(get, "terminal.bubblewrap_hide", problems),
+        hide=secrets.user_hidden(),  # terminal.bubblewrap_hide, as _home_allow read it
     )
 
 
 def _home_allow(get: Any) -> list[str]:
-    """What the home shows besides the defaults (the gate and the file tools read it too):
-    set on every read of the config; what cannot be shown is said."""
+    """What the home shows besides the defaults, and what the user hides besides them (the
+    gate and the file tools read both too, sandbox or not): set on every read of the
+    config; what cannot be shown is said."""
     problems: list[str] = []
     units = [unit for key in HOME_ALLOW for unit in _paths(get, key, problems)]
+    secrets.hide_also(_paths(get, "terminal.bubblewrap_hide", problems))
     return [*problems, *secrets.show_also(units)]
 
 

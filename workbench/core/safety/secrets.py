@@ -203,6 +203,27 @@ def user_shown() -> tuple[str, ...]:
     return _user_shown
 
 
+# Places the user hid besides the defaults (`terminal.bubblewrap_hide`), as written and
+# resolved: set once when the config is read.
+_user_hidden: tuple[str, ...] = ()
+
+
+def hide_also(places: Iterable[str]) -> None:
+    """Take the user's `terminal.bubblewrap_hide`: secret as a whole, so the gate and the
+    file tools ask before reading them as the sandbox covers them, sandbox or not."""
+    global _user_hidden
+    found: dict[str, None] = {}
+    for place in places:
+        written = posixpath.normpath(os.path.abspath(os.path.expanduser(str(place))))
+        found.setdefault(written, None)
+        found.setdefault(_real(written), None)
+    _user_hidden = tuple(p for p in found if p != "/")
+
+
+def user_hidden() -> tuple[str, ...]:
+    return _user_hidden
+
+
 def allow_unit(rel: str) -> str | None:
     """The smallest unit that holds `rel` (a path relative to a home), or None when it is
     not under a dot entry (or names a default-deny folder itself, or leaves the home)."""
@@ -308,6 +329,12 @@ def _secret_name(path: str, state: tuple[str, ...]) -> str | None:
         return "hermes-tui's own state (HERMES_HOME)"
     if path in SYSTEM_SECRETS:
         return "the system's password hashes"
+    hid = next((p for p in _user_hidden if within(path, p)), None)
+    if hid is not None:
+        return f"a place terminal.bubblewrap_hide hides ({hid})"
+    led = next((t for t in linked_places() if within(path, t)), None)
+    if led is not None:
+        return f"where a hidden entry of the home leads ({led})"
     for home in homes():
         rel = _rest(path, home)
         if rel is None or not rel.startswith("."):  # every store and unit is a dot entry
@@ -333,7 +360,8 @@ def holds_secrets(folder: str, state: Iterable[str] = ()) -> bool:
     for name in names:
         if _secret_name(name, state) and not _ENV_FILE.search(name):
             return True
-        if any(within(root, name) for root in (*homes(), *state) if root):
+        roots = (*homes(), *state, *_user_hidden, *linked_places())
+        if any(within(root, name) for root in roots if root):
             return True
         for home in homes():
             rel = _rest(name, home)
@@ -359,7 +387,29 @@ def secret_places(home: str) -> list[str]:
         place = posixpath.join(home, store)
         if not any(within(place, f) for f in found) and os.path.lexists(place):
             found.append(place)
-    return found
+    return found + [t for t in linked_places() if t not in found]
+
+
+def linked_places() -> tuple[str, ...]:
+    """Where the hidden entries of our homes that are links lead (`~/.password-store ->
+    /data/pass`): secret like the entry, since a command reading the target reads it. A
+    target that holds a home, or lies less than two folders deep (`/usr`), is left out: it
+    would take the system away."""
+    epoch = int(time.monotonic() // HOMES_TTL)
+    return _linked(os.environ.get("HOME") or "", os.geteuid(), _user_shown, epoch)
+
+
+@functools.lru_cache(maxsize=4)
+def _linked(_home: str, _uid: int, _shown: tuple[str, ...], _epoch: int) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    for home in our_homes():
+        for unit in _hidden_units(home, ""):
+            place = posixpath.join(home, unit)
+            target = _real(place) if os.path.islink(place) else ""
+            deep = target.rstrip("/").count("/") >= 2
+            if deep and not any(within(h, target) for h in homes()):
+                found.setdefault(target, None)
+    return tuple(found)
 
 
 def _hidden_units(home: str, rel: str) -> list[str]:
