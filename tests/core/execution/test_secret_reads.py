@@ -142,12 +142,17 @@ async def test_code_that_reads_paths_built_from_the_home_is_not_understood(world
     assert confined.approved  # the sandbox hides what it would find
 
 
-def test_an_mcp_tool_given_a_secret_place_asks_as_a_read(world: Path) -> None:
+async def test_an_mcp_tool_given_a_secret_place_asks_as_a_read(world: Path) -> None:
     server = SimpleNamespace(source=ToolSource.MCP, annotations={}, owner="fs", toolset="mcp")
     tools = SimpleNamespace(get_entry={"mcp__fs__move_file": server}.get)
     args = {"source": "../.config/rclone/rclone.conf", "destination": "x.txt"}
-    _, check = assess(tools, "mcp__fs__move_file", args, world)
+    facts, check = assess(tools, "mcp__fs__move_file", args, world)
     assert check is not None and check.verdict.rules == {"credential-read"}
+    broker = ApprovalBroker(mode="off")
+    decision = await broker.decide(
+        "mcp__fs__move_file", check.shown, check.verdict, facts=facts, cwd=str(world)
+    )
+    assert not decision.approved and "only a person may allow it" in decision.reason
     # a name taken from the home is read only where something is there
     _, nothing = assess(tools, "mcp__fs__move_file", {"source": ".github/ci.yml"}, world)
     assert nothing is None
