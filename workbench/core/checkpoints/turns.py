@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.checkpoints.events import CheckpointSkipped, CheckpointTaken
+from workbench.core.checkpoints.scan import Scan
 from workbench.core.checkpoints.store import CheckpointStore
 from workbench.core.policy.gate import check_call, coverable
 from workbench.core.safety import analyze_command
@@ -86,6 +87,7 @@ class Coverage:
     cwd: str
     commit: str | None  # None: no checkpoint holds this turn's state
     why: str = ""  # why none does ("checkpoints are off", "skipped: …", "failed: …")
+    failed: bool = False  # the snapshot was to be taken and could not be
 
     def holds(self, paths: Collection[str]) -> set[str]:
         if self.store is None or self.commit is None or not paths:
@@ -97,6 +99,22 @@ class Coverage:
         if self.commit is None:
             return self.why or "no checkpoint was taken"
         return "it is left out of checkpoints (excluded, over the size cap, or unreadable)"
+
+    def lost(self) -> str:
+        """Why no checkpoint holds this turn although one was to ("" when one does, or
+        when none was to: checkpoints off, a project past the caps): then whatever a
+        command changes asks first (see `gate.with_coverage`)."""
+        if not self.failed or self.commit is not None:
+            return ""
+        return self.why or "the snapshot failed"
+
+
+@dataclass(frozen=True)
+class Watch:
+    """The files as they were just before a command ran, in a turn with a checkpoint."""
+
+    coverage: Coverage
+    before: Scan
 
 
 @dataclass(frozen=True)
@@ -178,7 +196,7 @@ class TurnCheckpoints:
             cwd, reason=_reason(name, args), session=self.session or None, turn=self.turn
         )
         snap = taken.snapshot
-        coverage = Coverage(self.store, cwd, taken.commit, snap.note)
+        coverage = Coverage(self.store, cwd, taken.commit, snap.note, failed=snap.failed)
         if snap.checkpoint is not None:
             event: object = CheckpointTaken(snap.checkpoint)
         else:
@@ -188,13 +206,26 @@ class TurnCheckpoints:
             refusal = f"the snapshot before it {snap.note} (checkpoints.required is on)"
         return coverage, event, refusal
 
-    def record_changes(self, coverage: Coverage | None) -> None:
-        """After a terminal command that may change files, in a turn with a checkpoint:
-        whatever differs from it now is the agent's in the ledger (a restore must not take
-        the changes of a program the gate could not follow for hand edits)."""
+    def watch(self, coverage: Coverage | None) -> Watch | None:
+        """Before a terminal command that may change files, in a turn with a checkpoint:
+        the stat of every file, so that afterwards only what changed while it ran is taken
+        for the agent's (see `record_changes`)."""
         if coverage is None or coverage.commit is None or coverage.store is None:
+            return None
+        before = coverage.store.watch(coverage.cwd)
+        return Watch(coverage, before) if before is not None else None
+
+    def record_changes(self, watch: Watch | None) -> None:
+        """After the command: every file whose stat changed while it ran is the agent's in
+        the ledger (a restore must not take the changes of a program the gate could not
+        follow for hand edits). What the person changed before it ran, or between two
+        calls, stays theirs; what they change while it runs cannot be told from what the
+        command did, and is taken for the agent's (the restore's backup still holds it)."""
+        if watch is None:
             return
-        coverage.store.record_changed_since(coverage.cwd, coverage.commit)
+        store, commit = watch.coverage.store, watch.coverage.commit
+        if store is not None and commit is not None:
+            store.changed_since(watch.coverage.cwd, watch.before, commit)
 
     def record(self, cwd: str, paths: Collection[str]) -> None:
         """The files a call wrote, into the ledger (those inside the working directory)."""

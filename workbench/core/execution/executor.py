@@ -32,7 +32,7 @@ from typing import Any
 
 from workbench.core.backends import Backend
 from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
-from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
+from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints, Watch
 from workbench.core.edits import diffs
 from workbench.core.execution.approval import (
     ApprovalBroker,
@@ -361,16 +361,17 @@ class Executor:
         old = None  # the file a write changes, as it was, for the diff shown with the result
         if call.name in diffs.DIFFED and self._files_here():
             old = await asyncio.to_thread(diffs.before, call.name, args, self.cwd)
+        watch = await self._watch(call.name, prepared)
         self._stops.add(stop)
         try:
             result = await self._dispatch(planned, args, context, outcome, hooks, meta)
         finally:
             self._stops.discard(stop)
             if call.name == "terminal":  # its writes count even if it was stopped midway
-                self._remember_writes(call.name, args, prepared)
+                self._remember_writes(call.name, args, watch)
         if call.name == "terminal" and outcome.status not in ("timeout", "cancelled", "blocked"):
             result = await self._sandbox_refused(
-                planned, args, context, outcome, result, hooks, meta
+                planned, args, context, outcome, result, hooks, meta, prepared
             )
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
@@ -397,6 +398,7 @@ class Executor:
         result: Any,
         hooks: HookRegistry | None,
         meta: dict[str, Any],
+        prepared: Prepared | None = None,
     ) -> Any:
         """A sandboxed command that failed because of the sandbox: a person may let that one
         command out (`x`), and its result is then the one from outside. Headless, --yes and
@@ -426,25 +428,24 @@ class Executor:
         context["outside_sandbox"] = True
         context["approved_command"] = command  # the person approved this exact command
         stop = context["cancel_event"]
+        watch = await self._watch(planned.call.name, prepared)
         self._stops.add(stop)
         try:
             again = await self._dispatch(planned, args, context, outcome, hooks, meta)
         finally:
             self._stops.discard(stop)
-            self._remember_writes(planned.call.name, args)
+            self._remember_writes(planned.call.name, args, watch)
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return again
         return with_sandbox_note(
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
         )
 
-    def _remember_writes(
-        self, name: str, args: dict[str, Any], prepared: Prepared | None = None
-    ) -> None:
+    def _remember_writes(self, name: str, args: dict[str, Any], watch: Watch | None = None) -> None:
         """The files this call wrote: running one later asks (see `written_by`); the
         checkpoint ledger notes them as the agent's (a restore tells them from hand edits),
-        and after a command that may change files (it has the turn's coverage), every file
-        changed since the turn's checkpoint, which the gate could not name."""
+        and after a command that may change files (watched: it has the turn's coverage),
+        every file changed while it ran, which the gate could not name."""
         try:
             found = written_by(self.registry, name, args, self.cwd)
         except Exception:  # the call already ran: a failure here must not fail it
@@ -454,10 +455,20 @@ class Executor:
         if self.checkpoints is not None and self._files_here():
             try:
                 self.checkpoints.record(self.cwd, found)
-                if prepared is not None:
-                    self.checkpoints.record_changes(prepared.coverage)
+                self.checkpoints.record_changes(watch)
             except Exception:
                 logger.exception("could not note %s's writes in the checkpoint ledger", name)
+
+    async def _watch(self, name: str, prepared: Prepared | None) -> Watch | None:
+        """Before a terminal command in a turn with a checkpoint: the files' stat, to tell
+        afterwards what changed while it ran (see `TurnCheckpoints.watch`)."""
+        if name != "terminal" or prepared is None or self.checkpoints is None:
+            return None
+        try:
+            return await asyncio.to_thread(self.checkpoints.watch, prepared.coverage)
+        except Exception:  # the ledger is a help to the restore: it never stops the call
+            logger.exception("could not watch the files before %s", name)
+            return None
 
     async def _checkpoint(self, name: str, args: dict[str, Any]) -> Prepared:
         """Before a call that may change files, this turn's snapshot (the first such call
