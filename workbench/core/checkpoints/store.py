@@ -412,25 +412,22 @@ class CheckpointStore:
             logger.debug("no watch of %s: %s", cwd, exc)
             return None
 
-    def changed_since(self, cwd: str | os.PathLike[str], before: Scan, commit: str) -> int:
+    def changed_since(self, cwd: str | os.PathLike[str], before: Scan) -> int:
         """Every file whose stat changed since `before` (taken just before a command ran)
         goes in the ledger as the agent's: what a program the gate could not follow left is
-        not a hand edit. Files changed before the command, by the person, are not. A file
-        the checkpoint `commit` holds as it is now needs no entry. The count; never raises."""
+        not a hand edit. Files changed before the command, by the person, are not. The
+        count; never raises."""
         try:
             project = self._project(cwd)
             after = self._scan(project, capped=False)
-            moved = [r for r, stamp in after.entries.items() if before.entries.get(r) != stamp]
-            held = compare.listing(project, commit, moved) if moved else {}
             left: dict[str, str | None] = {
                 r: None for r in before.entries if r not in after.entries
             }
-            for rel in moved:
-                seen = ledger.now(os.path.join(project.cwd, rel))
-                if seen is not None and held.get(rel, ("", ""))[1] != seen.split(" ")[0]:
-                    left[rel] = seen
+            for rel, stamp in after.entries.items():
+                if before.entries.get(rel) != stamp:
+                    left[rel] = ledger.now(os.path.join(project.cwd, rel))
             ledger.record(project.ledger_path, left)
-        except (CheckpointError, GitFailed, OSError) as exc:
+        except (CheckpointError, OSError) as exc:
             logger.debug("changes since the watch of %s not recorded: %s", cwd, exc)
             return 0
         return len(left)

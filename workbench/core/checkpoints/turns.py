@@ -223,9 +223,8 @@ class TurnCheckpoints:
         command did, and is taken for the agent's (the restore's backup still holds it)."""
         if watch is None:
             return
-        store, commit = watch.coverage.store, watch.coverage.commit
-        if store is not None and commit is not None:
-            store.changed_since(watch.coverage.cwd, watch.before, commit)
+        if watch.coverage.store is not None:
+            watch.coverage.store.changed_since(watch.coverage.cwd, watch.before)
 
     def record(self, cwd: str, paths: Collection[str]) -> None:
         """The files a call wrote, into the ledger (those inside the working directory)."""
