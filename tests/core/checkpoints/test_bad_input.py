@@ -137,3 +137,24 @@ def test_a_ref_pointing_nowhere_is_dropped_not_the_whole_store(
     again = store.snapshot(str(project), reason="again")
     assert again.checkpoint is not None and "set aside" not in again.note
     assert not list((home / "checkpoints").glob("*.damaged-*"))
+
+
+@pytest.mark.parametrize("lost", ["files.json", "index", "both", "garbage"])
+def test_a_stat_cache_that_does_not_match_its_index_is_rebuilt(
+    home: Path, project: Path, lost: str
+) -> None:
+    """The stat cache names the index it describes: one lost, damaged or left behind by a
+    crash between the two writes is started anew, never trusted."""
+    store = make_store(home)
+    first = store.snapshot(project, reason="first").checkpoint
+    where = store.location(project)
+    (project / "README.md").write_text("# demo!\n")
+    if lost == "garbage":
+        (where / "files.json").write_text("{not json")
+    for name in {"both": ("files.json", "index")}.get(lost, (lost,)):
+        if name != "garbage":
+            (where / name).unlink()
+    second = store.snapshot(project, reason="second").checkpoint
+    assert second is not None and second.files == first.files
+    assert [c.path for c in store.changes(project, first.id)] == ["README.md"]
+    assert store.changes(project, second.id) == []

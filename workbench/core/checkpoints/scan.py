@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -44,13 +44,17 @@ EXCLUDED_PREFIXES = (".env.",)  # .env.local, .env.production: secrets
 
 def excluded_dir(name: str) -> bool:
     # `.GIT` too: git refuses a path through any spelling of `.git`
-    return name in EXCLUDED_DIRS or name.endswith(".egg-info") or name.lower() == ".git"
+    return name in EXCLUDED_DIRS or name.endswith(".egg-info") or _is_git(name)
+
+
+def _is_git(name: str) -> bool:
+    return len(name) == 4 and name.lower() == ".git"
 
 
 def excluded_file(name: str) -> bool:
     return (
         name in EXCLUDED_NAMES
-        or name.lower() == ".git"  # a submodule's or a worktree's link to its git folder
+        or _is_git(name)  # a submodule's or a worktree's link to its git folder
         or name.endswith(EXCLUDED_SUFFIXES)
         or name.startswith(EXCLUDED_PREFIXES)
         or name.endswith(".egg-info")
@@ -100,6 +104,8 @@ class Scan:
     # leave its stat as it is, so neither the signature nor the stat cache may be trusted
     racy: bool = False
     trusted_ns: int = 0  # a file last changed before this has a stat that can be trusted
+    newest_ns: int = 0  # the last change to any file (its mtime or ctime)
+    fine: bool = False  # some file's times have sub-second parts (else: whole seconds)
 
 
 def scan(
@@ -135,10 +141,9 @@ def scan(
                 f"over {max_total // (1024 * 1024):,} MB of files (checkpoints.max_total_size_mb)"
             )
             return result
-    result.trusted_ns = _trusted(result.entries.values(), started)
-    result.racy = any(
-        max(s.mtime_ns, s.ctime_ns) >= result.trusted_ns for s in result.entries.values()
-    )
+    # a file changed this close to the walk may change again in the same clock tick, unseen
+    result.trusted_ns = started - (RACY_NS if result.fine else COARSE_NS)
+    result.racy = result.newest_ns >= result.trusted_ns
     stamps = (tuple(result.entries.items()), tuple(result.large))
     result.signature = f"{os.getpid()}:{hash(stamps) & (2**64 - 1):016x}"
     return result
@@ -151,6 +156,7 @@ def _folder(
     """One folder's entries: folders to walk, files to take. (One loop, no call per
     entry: a turn's walk of thousands of files is most of what an unchanged tree costs.)"""
     found = result.entries
+    newest, fine = result.newest_ns, result.fine
     for entry in entries:
         name = entry.name
         try:
@@ -168,23 +174,18 @@ def _folder(
         if not (regular or stat.S_ISLNK(mode)) or excluded_file(name):
             continue  # FIFOs, sockets, devices: git holds none of them
         rel = entry.path[cut:]
-        if regular and info.st_size > max_bytes:
+        size, mtime, ctime = info.st_size, info.st_mtime_ns, info.st_ctime_ns
+        if regular and size > max_bytes:
             result.large.append(rel)  # leaving the snapshots is a change (in the signature)
             continue
         result.files += 1
-        result.size += info.st_size
+        result.size += size
+        newest = max(newest, mtime, ctime)
+        fine = fine or mtime % 1_000_000_000 != 0
         found[rel] = _stamp(
-            Stamp, (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, mode,
-                    info.st_uid, info.st_gid),
-        )  # fmt: skip
-
-
-def _trusted(stamps: Iterable[Stamp], started: int) -> int:
-    """Before when a file's last change must be for a change in the same clock tick to be
-    impossible unseen: RACY_NS before the walk where times have nanoseconds, COARSE_NS
-    where they are whole seconds (FAT, some network file systems)."""
-    fine = any(s.mtime_ns % 1_000_000_000 for s in stamps)
-    return started - (RACY_NS if fine else COARSE_NS)
+            Stamp, (size, mtime, ctime, info.st_ino, mode, info.st_uid, info.st_gid)
+        )
+    result.newest_ns, result.fine = newest, fine
 
 
 _stamp = tuple.__new__  # a Stamp from a tuple, without NamedTuple's slower constructor

@@ -37,6 +37,8 @@ LINK, PLAIN, EXECUTABLE = "120000", "100644", "100755"
 NO_OID = "0" * 40
 # [size, mtime_ns, ctime_ns, inode, st_mode, blob id]: a cached file's stat and its blob
 Cached = list[Any]
+KEPT_IN_MEMORY = 16  # stat caches (projects) kept parsed
+_read: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
 
 @dataclass
@@ -64,9 +66,18 @@ def git_mode(st_mode: int) -> str:
 def load_cache(project: Project, *, keep: bool = False) -> Cache:
     """The stat cache of the project's index; an empty one when it does not describe the
     index there now (and the index is removed, to be written anew, unless `keep`: a
-    reader that does not hold the project's lock leaves both alone)."""
+    reader that does not hold the project's lock leaves both alone). The one read last is
+    kept in memory while its file is unchanged (a turn then parses no JSON)."""
     try:
-        data = json.loads(project.cache_path.read_text(encoding="utf-8"))
+        seen = _file_stamp(project.cache_path)
+        known = _read.get(project.cache_path)
+        if known is not None and known[0] == seen:
+            data = known[1]
+        else:
+            data = json.loads(project.cache_path.read_text(encoding="utf-8"))
+            if len(_read) >= KEPT_IN_MEMORY:
+                _read.clear()
+            _read[project.cache_path] = (seen, data)
         if data["index"] == _index_stamp(project.index) and isinstance(data["files"], dict):
             return Cache(data["files"], str(data["tree"]))
     except (OSError, ValueError, KeyError, TypeError):
@@ -145,7 +156,9 @@ def write_index(project: Project, cache: Cache, state: State) -> str:
         tree = git.text("write-tree").strip()
     if lines or tree != cache.tree or state.cache != cache.files:
         data = {"index": _index_stamp(project.index), "tree": tree, "files": state.cache}
-        atomic_write_text(project.cache_path, json.dumps(data), mode=0o600)
+        # lost, it costs one read of every file: no fsync on a turn's path for it
+        atomic_write_text(project.cache_path, json.dumps(data), mode=0o600, sync=False)
+        _read[project.cache_path] = (_file_stamp(project.cache_path), data)
     return tree
 
 
@@ -160,6 +173,11 @@ def _move_refused(project: Project, state: State) -> None:
 
 def _stat_of(stamp: Stamp) -> list[int]:
     return [stamp.size, stamp.mtime_ns, stamp.ctime_ns, stamp.ino, stamp.mode]
+
+
+def _file_stamp(path: Path) -> tuple[int, int, int]:
+    info = path.stat()
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _index_stamp(index: Path) -> list[int] | None:
