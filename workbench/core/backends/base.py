@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from workbench.core.backends.environment import scrubbed_env
 
 if TYPE_CHECKING:
+    from workbench.core.backends.sandbox_cause import Layout
     from workbench.core.backends.ssh import RemoteFiles
 
 
@@ -69,8 +70,14 @@ class Backend:
         """The same place without the sandbox, for a command the user let out (None: none)."""
         return None
 
-    def failed_because(self, result: str) -> str | None:
-        """Why the sandbox made this terminal result's command fail (None: it did not)."""
+    def layout(self, cwd: str) -> Layout | None:
+        """What a command run in `cwd` may write and see, from the sandbox's own settings
+        (None: no sandbox, nothing is laid out)."""
+        return None
+
+    def output_suggests(self, result: str) -> str | None:
+        """What a failed command's output reads like when it reads like the sandbox's
+        refusal: a possibility only, since the command printed it (None: it does not)."""
         return None
 
 

@@ -16,11 +16,12 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.backends.base import Backend, BackendError, LocalBackend, Spawn
-from workbench.core.backends.sandbox_cause import failed_output, sandbox_cause
+from workbench.core.backends.sandbox_cause import Layout, failed_output, output_suggests
 
 # Relative to the user's home: hidden from every sandboxed command, whether read or written.
 HIDDEN_IN_HOME = (
@@ -81,7 +82,7 @@ def hidden_paths(hermes_home: Path, user_home: str) -> list[str]:
     return [p for p in found if os.path.lexists(p)]
 
 
-def inside(path: str, places: list[str]) -> str | None:
+def inside(path: str, places: Iterable[str]) -> str | None:
     """The first of `places` that `path` is or lies under."""
     for place in places:
         if path == place or path.startswith(place.rstrip("/") + "/"):
@@ -180,23 +181,22 @@ class SandboxBackend(Backend):
         works, bwrap = bwrap_status()
         if not works:
             raise BackendError(f"terminal.sandbox is on, and {bwrap}; nothing was run")
-        real = os.path.realpath(cwd)
-        hidden = self.hidden()
+        layout = self.layout(cwd)
+        real, hidden = layout.writable[0], list(layout.hidden)
         place = inside(real, hidden)
         if place is not None:
             raise BackendError(
                 f"the working directory {cwd} is inside {place}, which the sandbox hides; "
                 "nothing was run"
             )
-        writable = writable_roots(self.write_roots, real, hidden)
         argv = bwrap_argv(
             bwrap,
             real,
             hidden,
             network=self.network,
             keep=(real,),
-            writable=writable,
-            read_only=project_state([real, *writable]),
+            writable=layout.writable[1:],
+            read_only=layout.read_only,
         )
         # The home is read-only in here: npm's cache goes to the private /tmp (empty each
         # command) so installs work; one the user set explicitly is kept.
@@ -217,11 +217,20 @@ class SandboxBackend(Backend):
             return "terminal: sandbox NOT WORKING"
         return "terminal: sandboxed" + ("" if self.network else ", no network")
 
-    def failed_because(self, result: str) -> str | None:
+    def layout(self, cwd: str) -> Layout:
+        """What a command run in `cwd` may write, what it cannot see, its network."""
+        real = os.path.realpath(cwd)
+        hidden = self.hidden()
+        writable = writable_roots(self.write_roots, real, hidden)
+        read_only = project_state([real, *writable])
+        home = os.path.expanduser("~")
+        return Layout((real, *writable), tuple(read_only), tuple(hidden), self.network, home)
+
+    def output_suggests(self, result: str) -> str | None:
         output = failed_output(result)
         if not output:
             return None
-        return sandbox_cause(output, network=self.network, hidden=self.hidden())
+        return output_suggests(output, network=self.network, hidden=self.hidden())
 
     def outside(self) -> Backend | None:
         return LocalBackend(

@@ -30,6 +30,7 @@ from workbench.core.asking import ANSWERED, NO_ANSWER, Ask, Asker, AskKind
 from workbench.core.config import Config, ConfigError
 from workbench.core.edits.diffs import FileDiff
 from workbench.core.execution.events import ApprovalAnswered
+from workbench.core.execution.scripts import Script
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers
 from workbench.core.safety import Finding, Verdict
@@ -117,6 +118,7 @@ class ApprovalRequest:
     deny_offers: list[Offer] = field(default_factory=list)  # what never would save
     scopes: tuple[Scope, ...] = (Scope.EVERYWHERE,)  # where always/never may save
     diff: FileDiff | None = None  # a file write: the change it would make
+    scripts: tuple[Script, ...] = ()  # what a command let out of the sandbox would run
     chosen: Rule | None = field(default=None, repr=False)  # the offer the person picked
 
     @property
@@ -287,10 +289,12 @@ class ApprovalBroker:
         label: str = "",
         where: str = "",
         call_id: str = "",
+        scripts: tuple[Script, ...] = (),
     ) -> Decision:
         """A sandboxed command failed because of the sandbox: may it run once outside?
         Rules never answer this (an allow rule approved running it, not leaving), nor does
-        --yes; only a person's `x` does. Never raises but CancelledError."""
+        --yes; only a person's `x` does. `scripts`: what the command runs, shown with it.
+        Never raises but CancelledError."""
         if not self.can_ask:
             return Decision(Choice.DENY, "it stays in the sandbox: no one can be asked")
         verdict = Verdict(command, (Finding(SANDBOX_REFUSED, reason, (0, len(command))),))
@@ -306,6 +310,7 @@ class ApprovalBroker:
             can_leave=True,
             only_leave=True,
             call_id=call_id,
+            scripts=scripts,
         )
         return await self._ask(request)
 

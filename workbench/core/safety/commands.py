@@ -1396,7 +1396,7 @@ def _unpacked(ctx: Context, cmd: Cmd, archive: str, folder: str) -> None:
     """Each member of an archive there to read, judged where unpacking puts it."""
     path = ctx.resolve(archive)
     found = archives.members(path) if path is not None and os.path.isfile(path) else None
-    written_here = ctx.ran_written_file(archive)[0]
+    written_here = ctx.written_earlier(archive)[0]
     if written_here or (found is None and path is not None and os.path.lexists(path)):
         # made earlier in this command, or in a form not read here: its members are not known
         reason = f"{cmd.name} unpacks {archive}, whose members cannot be read here"

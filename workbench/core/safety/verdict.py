@@ -38,6 +38,9 @@ class Verdict:
     # every simple command it runs, wrappers peeled, also those inside payloads and inline
     # code (`os.system("git push")`): what deny and ask rules look at besides its own words
     ran: tuple[tuple[str | None, ...], ...] = ()
+    # every file it runs as code (`./x.sh`, `bash x.sh`, `python x.py`, make's makefile),
+    # resolved where it can be: what a person is shown before it runs outside the sandbox
+    runs: tuple[str, ...] = ()
 
     @property
     def dangerous(self) -> bool:
