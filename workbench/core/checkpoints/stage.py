@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.checkpoints import objects
-from workbench.core.checkpoints.scan import Scan, Stamp
+from workbench.core.checkpoints.scan import Scan
 from workbench.core.checkpoints.shadow import Project
 from workbench.core.storage.atomic import atomic_write_text
 
 LINK, PLAIN, EXECUTABLE = "120000", "100644", "100755"
 NO_OID = "0" * 40
-# [size, mtime_ns, ctime_ns, inode, st_mode, blob id]: a cached file's stat and its blob
-Cached = list[Any]
+# (size, mtime_ns, ctime_ns, inode, st_mode, blob id): a cached file's stat and its blob
+Cached = tuple[Any, ...]
 KEPT_IN_MEMORY = 16  # stat caches (projects) kept parsed
 _read: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
@@ -75,6 +75,7 @@ def load_cache(project: Project, *, keep: bool = False) -> Cache:
             data = known[1]
         else:
             data = json.loads(project.cache_path.read_text(encoding="utf-8"))
+            data["files"] = {rel: tuple(entry) for rel, entry in data["files"].items()}
             if len(_read) >= KEPT_IN_MEMORY:
                 _read.clear()
             _read[project.cache_path] = (seen, data)
@@ -100,7 +101,7 @@ def current(project: Project, found: Scan, cache: Cache, *, limit: int, write: b
         if rel in ignored:
             continue
         old = cache.files.get(rel)
-        if old is not None and old[:5] == _stat_of(stamp):
+        if old is not None and old[:5] == stamp[:5]:
             state.files[rel] = (git_mode(stamp.mode), old[5])
             state.cache[rel] = old
             continue
@@ -113,10 +114,10 @@ def current(project: Project, found: Scan, cache: Cache, *, limit: int, write: b
         mode = LINK if is_link else git_mode(stamp.mode)
         state.files[rel] = (mode, oid)
         if max(stamp.mtime_ns, stamp.ctime_ns) < trusted and mode == git_mode(stamp.mode):
-            state.cache[rel] = [*_stat_of(stamp), oid]
+            state.cache[rel] = (*stamp[:5], oid)
         else:  # no stat the next walk could match: it reads the file again
             st_mode = stat.S_IFLNK | 0o777 if is_link else stamp.mode
-            state.cache[rel] = [-1, -1, -1, -1, st_mode, oid]
+            state.cache[rel] = (-1, -1, -1, -1, st_mode, oid)
     return state
 
 
@@ -158,7 +159,7 @@ def write_index(project: Project, cache: Cache, state: State) -> str:
         data = {"index": _index_stamp(project.index), "tree": tree, "files": state.cache}
         # lost, it costs one read of every file: no fsync on a turn's path for it
         atomic_write_text(project.cache_path, json.dumps(data), mode=0o600, sync=False)
-        _read[project.cache_path] = (_file_stamp(project.cache_path), data)
+        _read[project.cache_path] = (_file_stamp(project.cache_path), data)  # tuples, as read
     return tree
 
 
@@ -169,10 +170,6 @@ def _move_refused(project: Project, state: State) -> None:
         del state.files[rel]
         state.cache.pop(rel, None)
         state.refused.append(rel)
-
-
-def _stat_of(stamp: Stamp) -> list[int]:
-    return [stamp.size, stamp.mtime_ns, stamp.ctime_ns, stamp.ino, stamp.mode]
 
 
 def _file_stamp(path: Path) -> tuple[int, int, int]:
