@@ -125,9 +125,12 @@ class CheckpointStore:
         with locked(project.meta_path):
             _drop_stale_lock(project.index)
             meta = project.meta()
-            notes.append(meta.pop(migrate.NOTE, ""))
+            moved = meta.pop(migrate.NOTE, "")
+            if moved:  # said once
+                notes.append(moved)
+                project.save_meta(meta)
             head = meta.get("head")
-            if head and meta.get("signature") == found.signature:
+            if head and _SEEN.get(project.store) == (found.signature, head):
                 return Taken(Snapshot(None, f"no change since {head[:12]}"), head)
             cache = stage.load_cache(project)
             state = stage.current(
@@ -136,11 +139,9 @@ class CheckpointStore:
             tree = stage.write_index(project, cache, state)
             data = side.encode(side.from_stamps({r: found.entries[r] for r in state.files}))
             parent = self._side_commit(project, meta, data)
-            # a racy tree's signature is not kept: a change in the same tick would match it
-            signature = "" if found.racy else found.signature
-            meta.update(cwd=project.cwd, signature=signature, last_touch=time.time())
+            meta["cwd"] = project.cwd
             if head and meta.get("tree") == tree and meta.get("side") == parent:
-                project.save_meta(meta)
+                _seen(project, found, head)
                 return Taken(Snapshot(None, f"no change since {head[:12]}"), head)
             checkpoint = self._commit(
                 project, meta, tree, parent, reason, session, turn, len(state.files)
@@ -148,6 +149,7 @@ class CheckpointStore:
             meta.update(head=meta["ids"][-1][0], tree=tree, side=parent)
             dropped = prune.retain(project, meta, self.settings, checkpoint.created)
             project.save_meta(meta)
+            _seen(project, found, meta["head"])
         left = [*state.unreadable, *found.unreadable]
         if left:
             notes.append(f"taken without {len(left)} unreadable: " + ", ".join(left[:5]))
@@ -512,6 +514,20 @@ class CheckpointStore:
         if exc.disk_full:
             return f"the disk is full ({exc.line})", False
         return exc.line, False
+
+
+# The walk's signature of each project's tree as its last snapshot found it, with the
+# checkpoint that holds that tree: the same signature again (only this process's walks
+# make it) needs no other look. A racy walk's is not kept: a change in the same clock tick
+# would leave the signature as it was.
+_SEEN: dict[Path, tuple[str, str]] = {}
+
+
+def _seen(project: Project, found: Scan, head: str) -> None:
+    if found.racy:
+        _SEEN.pop(project.store, None)
+    else:
+        _SEEN[project.store] = (found.signature, head)
 
 
 class Taken:
