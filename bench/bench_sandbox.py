@@ -24,9 +24,13 @@ def median_seconds(backend, command: str, cwd: Path) -> float:
     from workbench.builtins.terminal.terminal_tool import run_process
 
     def once() -> float:
-        spawn = backend.shell(command, str(cwd), 30)
-        start = time.perf_counter()
-        run_process(spawn.argv, Path(spawn.cwd), 30, env=spawn.env)
+        start = time.perf_counter()  # laying the sandbox out is part of each command's cost
+        spawn = backend.shell(command, str(cwd), 30, session=str(cwd))
+        try:
+            run_process(spawn.argv, Path(spawn.cwd), 30, env=spawn.env)
+        finally:
+            if spawn.release is not None:
+                spawn.release()
         return time.perf_counter() - start
 
     once()  # warm-up: page cache, bwrap's first start

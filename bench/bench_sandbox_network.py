@@ -172,9 +172,13 @@ def run_one(backend, command: str, cwd: Path) -> tuple[bool, float, str]:
         source = cwd.parent.parent / "remote" / "repo.git"
         subprocess.run(["git", "clone", "-q", str(source), str(cwd / "repo")], check=True)
         cwd = cwd / "repo"
-    spawn = backend.shell(command, str(cwd), TIMEOUT)
+    spawn = backend.shell(command, str(cwd), TIMEOUT, session=str(cwd))
     start = time.perf_counter()
-    result = json.loads(run_process(spawn.argv, Path(spawn.cwd), TIMEOUT, env=spawn.env))
+    try:
+        result = json.loads(run_process(spawn.argv, Path(spawn.cwd), TIMEOUT, env=spawn.env))
+    finally:
+        if spawn.release is not None:
+            spawn.release()
     took = time.perf_counter() - start
     lines = [line for line in (result.get("output") or "").splitlines() if line.strip()]
     telling = [line for line in lines if WHY.search(line)] or lines[-1:]

@@ -83,8 +83,10 @@ TERMINAL_SCHEMA = {
 
 def terminal(args: dict[str, Any], **kw: Any) -> str:
     command = args["command"]
-    cwd = resolve_path(args["workdir"], kw.get("cwd")) if args.get("workdir") else None
-    cwd = cwd or Path(kw.get("cwd") or os.getcwd())
+    # the session's working directory is where a sandbox lets the command write; a
+    # `workdir` only says where it starts
+    session = str(kw.get("cwd") or os.getcwd())
+    cwd = resolve_path(args["workdir"], session) if args.get("workdir") else Path(session)
     verdict = analyze_command(command, cwd=cwd)
     if verdict.hardline:
         return _blocked(f"blocked (hardline): {'; '.join(verdict.reasons)}", "blocked")
@@ -94,21 +96,25 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
         )
     timeout = min(int(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     backend = backend_for(kw)  # where it runs: here, in the sandbox or over ssh; never elsewhere
+    place = backend.place(args.get("workdir"), str(cwd))
     try:
-        spawn = backend.shell(command, backend.place(args.get("workdir"), str(cwd)), timeout)
+        spawn = backend.shell(command, place, timeout, session=session)
     except BackendError as exc:
         return _blocked(str(exc), "refused")
-    if spawn.cwd is not None and not Path(spawn.cwd).is_dir():
-        return tool_error(f"Working directory does not exist: {cwd}")
-    local_cwd = Path(spawn.cwd) if spawn.cwd is not None else None
-    return run_process(
-        spawn.argv,
-        local_cwd,
-        timeout,
-        spill=kw.get("spill"),
-        env=spawn.env,
-        cancel=kw.get("cancel_event"),
-    )
+    try:
+        if spawn.cwd is not None and not Path(spawn.cwd).is_dir():
+            return tool_error(f"Working directory does not exist: {cwd}")
+        return run_process(
+            spawn.argv,
+            Path(spawn.cwd) if spawn.cwd is not None else None,
+            timeout,
+            spill=kw.get("spill"),
+            env=spawn.env,
+            cancel=kw.get("cancel_event"),
+        )
+    finally:
+        if spawn.release is not None:
+            spawn.release()
 
 
 def _blocked(reason: str, status: str) -> str:

@@ -6,6 +6,9 @@ terminal:
   sandbox: auto             # auto (default): bubblewrap where it works, else unconfined and
                             # said so; true: bubblewrap or refuse; false: unconfined
   sandbox_network: true     # false: the sandbox takes the network away (loopback too)
+  home_allow: [.config/nvim]      # dot entries of the home commands may read (Hermes's
+                                  # bubblewrap_home_allow too); credential stores never
+  bubblewrap_hide: [~/Documents/keys]   # covered in the sandbox besides the defaults
   env_passthrough: [GITHUB_TOKEN]   # variables the terminal gets besides the allowlist
   ssh_host: build.example.org
   ssh_user: me
@@ -26,6 +29,7 @@ from workbench.core.backends.base import Backend, LocalBackend, RefusedBackend
 from workbench.core.backends.environment import passthrough_names
 from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.config import Config, hermes_home
+from workbench.core.safety import secrets
 
 KNOWN_ELSEWHERE = ("docker", "singularity", "modal", "daytona", "podman", "kubernetes", "e2b")
 _DEFAULT = LocalBackend()
@@ -42,13 +46,20 @@ def backend_for(kw: dict[str, Any]) -> Backend:
 
 # Settings that widen what a command may reach: an untrusted config.yaml (a second hard
 # link, another owner: see `Config.untrusted`) may have been written by the agent itself.
-_WIDENING = ("terminal.sandbox", "terminal.env_passthrough", "approvals.write_roots")
+_WIDENING = (
+    "terminal.sandbox",
+    "terminal.env_passthrough",
+    "approvals.write_roots",
+    "terminal.home_allow",
+    "terminal.bubblewrap_home_allow",
+)
+HOME_ALLOW = ("terminal.home_allow", "terminal.bubblewrap_home_allow")
 
 
 def backend_from_config(config: Config, home: Path | None = None) -> Backend:
     get, untrusted = _trusted_get(config)
     names, problems = passthrough_names(get("terminal.env_passthrough"))
-    problems = [*untrusted, *problems]
+    problems = [*untrusted, *problems, *_home_allow(get)]
     passthrough = tuple(names)
     name = str(_setting(get, "backend", "TERMINAL_ENV") or "local").strip().lower()
     if name == "ssh":
@@ -95,7 +106,28 @@ def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[st
         network=network is True,
         hermes_home=home.absolute(),
         write_roots=write_roots(get("approvals.write_roots")),
+        hide=_paths(get, "terminal.bubblewrap_hide", problems),
     )
+
+
+def _home_allow(get: Any) -> list[str]:
+    """What the home shows besides the defaults (the gate and the file tools read it too):
+    set on every read of the config; what cannot be shown is said."""
+    problems: list[str] = []
+    units = [unit for key in HOME_ALLOW for unit in _paths(get, key, problems)]
+    return [*problems, *secrets.show_also(units)]
+
+
+def _paths(get: Any, key: str, problems: list[str]) -> tuple[str, ...]:
+    value = get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        problems.append(f"{key} must be a list of paths; it is not read")
+        return ()
+    return tuple(value)
 
 
 def write_roots(value: Any) -> tuple[str, ...]:

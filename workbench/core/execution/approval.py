@@ -252,7 +252,10 @@ class ApprovalBroker:
                 Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
             )
         fail_closed = self.book.policy.fail_closed
-        unread = "; ".join(filter(None, (not_understood(verdict, ruling, confined), leaves)))
+        personal = "; ".join(verdict.in_person_reasons) if verdict is not None else ""
+        unread = "; ".join(
+            filter(None, (not_understood(verdict, ruling, confined), leaves, personal))
+        )
         if self.mode == "off" and not fail_closed and not unread:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         if not self._someone and fail_closed:  # --yes answers for rules it can read only
@@ -261,6 +264,8 @@ class ApprovalBroker:
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
             if leaves:
                 return Decision(Choice.DENY, leaving_denial(leaves))
+            if personal:
+                return Decision(Choice.DENY, in_person_denial(personal))
             return Decision(Choice.DENY, unread_denial(unread, tool, confining, where))
         reason = ruling.reason if ruling.rule or not reason else reason
         reason = told(reason, verdict, ruling)
@@ -487,6 +492,14 @@ def leaving_denial(leaves: str) -> str:
         f"denied: {leaves}. The file tools run outside the sandbox, so --yes "
         "(approvals.mode: off) does not approve what it would refuse: approve it in "
         f"person{roots}, or set terminal.sandbox: false"
+    )
+
+
+def in_person_denial(reason: str) -> str:
+    """Why `--yes` did not approve what only a person may."""
+    return (
+        f"denied: {reason}. --yes (approvals.mode: off) never approves this, sandbox or "
+        "not: approve it in person"
     )
 
 

@@ -472,7 +472,8 @@ class Executor:
     def _refusal(self, command: str, place: str, result: str) -> str | None:
         """What the sandbox refused this failed command, as its analysis and the sandbox's
         layout tell (None: nothing known, or it did not fail)."""
-        layout = self.backend.layout(place) if self.backend is not None else None
+        # the places are the session's, whatever folder the command started in
+        layout = self.backend.layout(self.cwd) if self.backend is not None else None
         if layout is None or failed_output(result) is None:
             return None
         return known_cause(analyze_command(command, cwd=place), place, layout)
