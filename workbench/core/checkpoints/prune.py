@@ -78,7 +78,10 @@ def maybe_maintain(root: Path, settings: Settings) -> None:
 
 
 def stores(root: Path) -> list[Path]:
-    """Every project's store under `root` (`$HERMES_HOME/checkpoints`)."""
+    """Every project's store under `root` (`$HERMES_HOME/checkpoints`), and the shared one
+    of earlier versions while it is there (not those set aside, nor one being built)."""
+    if not root.is_dir():
+        return []
     return sorted(p for p in root.iterdir() if "." not in p.name and is_store(p))
 
 

@@ -106,10 +106,6 @@ class Project:
     def ledger_path(self) -> Path:
         return self.store / "ledger.json"
 
-    @property
-    def refs(self) -> str:
-        return REFS
-
     def git(self, index: Path | None = None) -> Git:
         return Git(self.store, self.cwd, index or self.index)
 
