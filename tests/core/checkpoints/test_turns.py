@@ -201,15 +201,42 @@ async def test_a_persons_edit_between_two_calls_of_a_turn_stays_theirs(
     executor.shutdown()
 
 
-async def test_an_edit_made_while_a_command_runs_is_the_agents_and_its_backup_holds_it(
+async def test_an_edit_made_while_a_command_that_names_its_writes_runs_stays_the_persons(
     home: Path, workdir: Path
 ) -> None:
-    """What changes while a command runs cannot be told from what the command did: it is
-    taken for the agent's (so what a program the gate cannot follow did is undone), and the
-    restore's backup holds it, so restoring the backup brings it back."""
+    """A command whose reading names every place it changes (readers and exact writers:
+    `touch`, `echo > a.txt`): a file that changed while it ran and that it does not name is
+    the person's, so a restore keeps it and names it, while the command's own change is
+    undone."""
     executor, _, _ = _executor(home, workdir)
     command = "touch started; while [ ! -e go ]; do sleep 0.02; done; echo agent > a.txt"
     running = asyncio.create_task(executor.run([_call("terminal", 0, command=command)]))
+    await until(lambda: (workdir / "started").exists(), what="the command started")
+    (workdir / "b.txt").write_text("typed while it ran\n")
+    (workdir / "go").touch()
+    (outcome,) = await running
+    assert outcome.status == "ok"
+    store = CheckpointStore(home)
+    plan = store.plan_restore(workdir)
+    # `go` the test made too: the person's, like b.txt; `started` is the command's
+    assert sorted(Path(p).name for p in plan.hand_edited) == ["b.txt", "go"]
+    store.restore(plan)
+    assert not (workdir / "started").exists()
+    assert (workdir / "b.txt").read_text() == "typed while it ran\n"
+    assert (workdir / "a.txt").read_text() == "a\n"
+    executor.shutdown()
+
+
+async def test_an_edit_made_while_a_program_of_unknown_writes_runs_is_held_by_the_backup(
+    home: Path, workdir: Path
+) -> None:
+    """Beside a program whose writes are not known (here a script), what changes while it
+    runs cannot be told from what it did: it is taken for the agent's (so what the program
+    did is undone), and the restore's backup holds it, so restoring the backup brings it
+    back."""
+    (workdir / "run.sh").write_text("touch started; while [ ! -e go ]; do sleep 0.02; done\n")
+    executor, _, _ = _executor(home, workdir)
+    running = asyncio.create_task(executor.run([_call("terminal", 0, command="bash run.sh")]))
     await until(lambda: (workdir / "started").exists(), what="the command started")
     (workdir / "b.txt").write_text("typed while it ran\n")
     (workdir / "go").touch()

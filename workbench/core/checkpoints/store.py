@@ -414,19 +414,33 @@ class CheckpointStore:
             logger.debug("no watch of %s: %s", cwd, exc)
             return None
 
-    def changed_since(self, cwd: str | os.PathLike[str], before: Scan) -> int:
+    def changed_since(
+        self,
+        cwd: str | os.PathLike[str],
+        before: Scan,
+        only: Collection[str] | None = None,
+    ) -> int:
         """Every file whose stat changed since `before` (taken just before a command ran)
         goes in the ledger as the agent's: what a program the gate could not follow left is
-        not a hand edit. Files changed before the command, by the person, are not. The
-        count; never raises."""
+        not a hand edit. Files changed before the command, by the person, are not; nor, with
+        `only` (the real places the command names, when they are all it may change), those
+        that are not, or lie under, one of them. The count; never raises."""
         try:
             project = self._project(cwd)
             after = self._scan(project, capped=False)
+            named = tuple(only) if only is not None else None
+
+            def its(rel: str) -> bool:
+                if named is None:
+                    return True
+                path = os.path.join(project.cwd, rel)
+                return any(path == p or path.startswith(p.rstrip("/") + "/") for p in named)
+
             left: dict[str, str | None] = {
-                r: None for r in before.entries if r not in after.entries
+                r: None for r in before.entries if r not in after.entries and its(r)
             }
             for rel, stamp in after.entries.items():
-                if before.entries.get(rel) != stamp:
+                if before.entries.get(rel) != stamp and its(rel):
                     left[rel] = ledger.now(os.path.join(project.cwd, rel))
             ledger.record(project.ledger_path, left)
         except (CheckpointError, OSError) as exc:

@@ -373,7 +373,7 @@ class Executor:
         if call.name in diffs.DIFFED and self._files_here():
             old = await asyncio.to_thread(diffs.before, call.name, args, self.cwd)
         watch = await asyncio.to_thread(self._watch_venvs, call.name, args)
-        files = await self._watch(call.name, prepared)
+        files = await self._watch(call.name, args, prepared)
         self._stops.add(stop)
         try:
             result = await self._dispatch(planned, args, context, outcome, hooks, meta)
@@ -456,7 +456,7 @@ class Executor:
         context["outside_sandbox"] = True
         context["approved_command"] = command  # the person approved this exact command
         stop = context["cancel_event"]
-        files = await self._watch(planned.call.name, prepared)
+        files = await self._watch(planned.call.name, args, prepared)
         self._stops.add(stop)
         try:
             again = await self._dispatch(planned, args, context, outcome, hooks, meta)
@@ -534,13 +534,18 @@ class Executor:
             except Exception:
                 logger.exception("could not note %s's writes in the checkpoint ledger", name)
 
-    async def _watch(self, name: str, prepared: Prepared | None) -> Watch | None:
+    async def _watch(
+        self, name: str, args: dict[str, Any], prepared: Prepared | None
+    ) -> Watch | None:
         """Before a terminal command in a turn with a checkpoint: the files' stat, to tell
         afterwards what changed while it ran (see `TurnCheckpoints.watch`)."""
         if name != "terminal" or prepared is None or self.checkpoints is None:
             return None
         try:
-            return await asyncio.to_thread(self.checkpoints.watch, prepared.coverage)
+            command = str(args.get("command", ""))
+            return await asyncio.to_thread(
+                self.checkpoints.watch, prepared.coverage, command, self._place(args)
+            )
         except Exception:  # the ledger is a help to the restore: it never stops the call
             logger.exception("could not watch the files before %s", name)
             return None
