@@ -110,9 +110,9 @@ def ours(project: Path, home: Path) -> dict[str, float]:
         assert snap.checkpoint is None, snap.note
     figures["edit"] = statistics.median(edits)
     figures["same"] = statistics.median(same)
-    figures["size_before_gc"] = disk_bytes(store.store)[1]
-    maintain(store.store, store.settings)  # the daily maintenance: gc packs the store
-    figures["size"] = disk_bytes(store.store)[1]
+    figures["size_before_gc"] = disk_bytes(store.root)[1]
+    maintain(store.root, store.settings)  # the daily maintenance: gc packs the store
+    figures["size"] = disk_bytes(store.root)[1]
     restores = []
     target, latest = smalls[3], store.get(project).id
     for n in range(RUNS):

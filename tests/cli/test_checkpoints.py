@@ -286,7 +286,7 @@ def test_a_damaged_store(
 ) -> None:
     agent_turn(store, project)
     before = files(project)
-    shadow = home / "checkpoints" / "store"
+    shadow = store.location(project)
     if damage == "no HEAD":
         (shadow / "HEAD").unlink()
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,3 +32,15 @@ def make_store(home: Path, **settings: object) -> CheckpointStore:
 @pytest.fixture
 def store(home: Path) -> CheckpointStore:
     return make_store(home)
+
+
+def git(repo: Path, *args: str) -> str:
+    """The person's own git in `repo`, with none of the machine's configuration."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1"}
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # our own `git status` must not refresh the index
+    ident = ["-c", "user.name=me", "-c", "user.email=me@example.com"]
+    ident += ["-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main"]
+    done = subprocess.run(
+        ["git", *ident, *args], cwd=repo, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout

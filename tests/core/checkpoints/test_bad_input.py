@@ -82,12 +82,12 @@ def test_a_restore_on_a_full_disk_changes_nothing(small_disk: Path, project: Pat
     store = make_store(small_disk / "home")
     taken = store.snapshot(project, reason="x").checkpoint
     assert taken is not None
-    (project / "src" / "app.py").write_text("changed\n")
-    (project / "data.bin").write_bytes(os.urandom(3 << 20))  # the backup will not fit
+    changed = os.urandom(3 << 20)  # what the restore replaces: its backup will not fit
+    (project / "src" / "app.py").write_bytes(changed)
     plan = store.plan_restore(project, taken.id, files=["src/app.py"])
-    with pytest.raises(CheckpointError, match=r"disk full.*nothing was restored"):
+    with pytest.raises(CheckpointError, match=r"disk is full.*nothing was restored"):
         store.restore(plan, overwrite=["src/app.py"])
-    assert (project / "src" / "app.py").read_text() == "changed\n"
+    assert (project / "src" / "app.py").read_bytes() == changed
 
 
 def test_a_read_only_home_fails_the_snapshot_with_a_message(
@@ -99,17 +99,16 @@ def test_a_read_only_home_fails_the_snapshot_with_a_message(
     assert snap.failed and snap.checkpoint is None and snap.note.startswith("failed: ")
 
 
-def test_a_snapshot_killed_during_git_add_does_not_block_the_next(
+def test_a_snapshot_killed_while_it_changed_the_index_does_not_block_the_next(
     home: Path, project: Path
 ) -> None:
-    """A process killed while `git add` runs leaves git's `<index>.lock` behind (seen for
-    real with SIGKILL): every later snapshot, and so every restore (its backup), failed."""
+    """A process killed while git changes the index leaves git's `<index>.lock` behind
+    (seen for real with SIGKILL): every later snapshot failed."""
     store = make_store(home)
     first = store.snapshot(str(project), reason="first")
     assert first.checkpoint is not None
-    index = home / "checkpoints" / "store" / "indexes"
-    (lock,) = [p for p in index.iterdir() if "." not in p.name]
-    Path(f"{lock}.lock").write_bytes(b"")  # what the killed git add left
+    index = store.location(project) / "index"
+    Path(f"{index}.lock").write_bytes(b"")  # what the killed git process left
     (project / "README.md").write_text("# changed\n")
     after = store.snapshot(str(project), reason="after the kill")
     assert after.checkpoint is not None and not after.failed, after.note
@@ -130,12 +129,32 @@ def test_a_ref_pointing_nowhere_is_dropped_not_the_whole_store(
     kept = store.snapshot(str(other), reason="other project").checkpoint
     first = store.snapshot(str(project), reason="first").checkpoint
     assert kept is not None and first is not None
-    refs = home / "checkpoints" / "store" / "refs" / "hermes"
-    (folder,) = [p for p in refs.iterdir() if any(c.name.startswith(first.id) for c in p.iterdir())]
-    (folder / ("0123abcd" * 5)).write_text("0123abcd" * 5 + "\n")
+    refs = store.location(project) / "refs" / "checkpoints"
+    (refs / ("0123abcd" * 5)).write_text("0123abcd" * 5 + "\n")
     assert [c.id for c in store.list(str(project))] == [first.id]
     assert [c.id for c in store.list(str(other))] == [kept.id]
     (project / "README.md").write_text("# changed\n")
     again = store.snapshot(str(project), reason="again")
     assert again.checkpoint is not None and "set aside" not in again.note
-    assert not list((home / "checkpoints").glob("store.damaged-*"))
+    assert not list((home / "checkpoints").glob("*.damaged-*"))
+
+
+@pytest.mark.parametrize("lost", ["files.json", "index", "both", "garbage"])
+def test_a_stat_cache_that_does_not_match_its_index_is_rebuilt(
+    home: Path, project: Path, lost: str
+) -> None:
+    """The stat cache names the index it describes: one lost, damaged or left behind by a
+    crash between the two writes is started anew, never trusted."""
+    store = make_store(home)
+    first = store.snapshot(project, reason="first").checkpoint
+    where = store.location(project)
+    (project / "README.md").write_text("# demo!\n")
+    if lost == "garbage":
+        (where / "files.json").write_text("{not json")
+    for name in {"both": ("files.json", "index")}.get(lost, (lost,)):
+        if name != "garbage":
+            (where / name).unlink()
+    second = store.snapshot(project, reason="second").checkpoint
+    assert second is not None and second.files == first.files
+    assert [c.path for c in store.changes(project, first.id)] == ["README.md"]
+    assert store.changes(project, second.id) == []

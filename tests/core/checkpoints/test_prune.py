@@ -8,7 +8,6 @@ from pathlib import Path
 
 from tests.core.checkpoints.conftest import make_store
 from workbench.core.checkpoints.prune import maintain
-from workbench.core.checkpoints.shadow import project_key
 
 
 def test_checkpoints_older_than_retention_days_go_but_the_newest_stays(
@@ -18,9 +17,7 @@ def test_checkpoints_older_than_retention_days_go_but_the_newest_stays(
     for n in range(3):
         (project / "README.md").write_text(f"v{n}\n")
         store.snapshot(project, reason=f"turn {n}")
-    meta_path = (
-        home / "checkpoints" / "store" / "projects" / f"{project_key(str(project.resolve()))}.json"
-    )
+    meta_path = store.location(project) / "project.json"
     meta = json.loads(meta_path.read_text())
     meta["ids"] = [[commit, at - 3 * 86400] for commit, at in meta["ids"]]  # three days ago
     meta_path.write_text(json.dumps(meta))
@@ -40,7 +37,7 @@ def test_the_size_cap_drops_the_oldest_of_every_project(
             (root / "data.bin").write_bytes(os.urandom(300_000))  # does not compress
             store.snapshot(root, reason=f"turn {n}")
     capped = make_store(home, max_total_size_mb=1)
-    done = maintain(capped.store, capped.settings)
+    done = maintain(capped.root, capped.settings)
     # (the objects they alone held go at a gc an hour later: a snapshot running meanwhile
     # may not have referenced its new objects yet)
     assert done["dropped"] >= 1

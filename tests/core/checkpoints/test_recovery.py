@@ -207,3 +207,20 @@ def test_a_failed_snapshot_does_not_block_the_call(
     out = call(capsys, "write_file", {"path": "victim.txt", "content": "x"}, scratch.project)
     assert out.status == "denied"
     assert (scratch.project / "victim.txt").read_text() == VICTIM
+
+
+def test_after_a_failed_snapshot_a_command_without_a_rule_asks(
+    scratch: Scratch, capsys, make_read_only
+) -> None:
+    """`xz victim.txt` has no rule of its own: it ran unasked because a checkpoint would
+    hold what it changes. When the turn's snapshot failed, none does: it asks, and headless
+    that is a denial that says why."""
+    _project(scratch)
+    assert call(capsys, "write_file", {"path": "new.txt", "content": "x"}, scratch.project).ran
+    make_read_only(_store(scratch).location(scratch.project) / "refs" / "checkpoints")
+    (scratch.project / "src" / "app.py").write_text("changed by hand\n")  # a new state
+    out = terminal(capsys, "xz victim.txt", scratch.project, yes=False)
+    assert out.status == "denied", out.stdout
+    assert "no checkpoint holds this turn (failed: " in out.stdout
+    assert (scratch.project / "victim.txt").read_text() == VICTIM
+    assert terminal(capsys, "cat victim.txt", scratch.project).ran  # reading never asks

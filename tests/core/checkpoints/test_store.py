@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.core.checkpoints.conftest import make_store
+from tests.core.checkpoints.conftest import git, make_store
 from workbench.core.checkpoints import CheckpointError, CheckpointStore, FileChange
 
 
@@ -232,7 +231,7 @@ def test_bad_settings_fall_back_with_a_message(home: Path) -> None:
 
 def test_the_store_is_private(store: CheckpointStore, project: Path, home: Path) -> None:
     store.snapshot(project, reason="x")
-    for path in (home / "checkpoints", home / "checkpoints" / "store"):
+    for path in (home / "checkpoints", store.location(project)):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700
 
 
@@ -288,15 +287,13 @@ def test_a_damaged_store_is_reported_then_set_aside(
     store: CheckpointStore, project: Path, home: Path
 ) -> None:
     taken = store.snapshot(project, reason="x").checkpoint
-    (home / "checkpoints" / "store" / "HEAD").unlink()
+    (store.location(project) / "HEAD").unlink()
     with pytest.raises(CheckpointError, match="damaged"):
         store.list(project)
     (project / "README.md").write_text("changed\n")
     fresh = store.snapshot(project, reason="y")
     assert fresh.checkpoint is not None and fresh.checkpoint.id != taken.id
-    assert [p.name.startswith("store.damaged-") for p in (home / "checkpoints").iterdir()].count(
-        True
-    ) == 1
+    assert len(list((home / "checkpoints").glob("*.damaged-*"))) == 1
     assert [c.reason for c in store.list(project)] == ["y"]
 
 
@@ -304,7 +301,7 @@ def test_corrupt_objects_are_reported_then_the_store_is_set_aside(
     store: CheckpointStore, project: Path, home: Path
 ) -> None:
     store.snapshot(project, reason="x")
-    objects = home / "checkpoints" / "store" / "objects"
+    objects = store.location(project) / "objects"
     for path in objects.rglob("*"):
         if path.is_file() and len(path.parent.name) == 2:
             path.chmod(0o644)
@@ -323,41 +320,30 @@ def test_corrupt_objects_are_reported_then_the_store_is_set_aside(
 # -- the user's own repository ---------------------------------------------------------
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {"PATH": os.environ["PATH"], "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1"}
-    env["GIT_OPTIONAL_LOCKS"] = "0"  # our own `git status` must not refresh the index
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
 def test_the_users_repository_is_untouched(store: CheckpointStore, project: Path) -> None:
-    _git(project, "init", "-q")
-    _git(project, "config", "user.email", "me@example.com")
-    _git(project, "config", "user.name", "me")
-    _git(project, "add", "README.md")
-    _git(project, "commit", "-q", "-m", "first")
+    git(project, "init", "-q")
+    git(project, "add", "README.md")
+    git(project, "commit", "-q", "-m", "first")
     hook = project / ".git" / "hooks" / "pre-commit"
     hook.write_text(f"#!/bin/sh\ntouch {project}/HOOK-RAN\n")
     hook.chmod(0o755)
     (project / "src" / "app.py").write_text("edited\n")
-    _git(project, "add", "src/app.py")  # something staged
+    git(project, "add", "src/app.py")  # something staged
     before = {
-        "status": _git(project, "status", "--porcelain=v2", "--branch"),
+        "status": git(project, "status", "--porcelain=v2", "--branch"),
         "index": (project / ".git" / "index").read_bytes(),
         "config": (project / ".git" / "config").read_bytes(),
-        "refs": _git(project, "for-each-ref"),
+        "refs": git(project, "for-each-ref"),
         "tree": sorted(str(p) for p in (project / ".git").rglob("*")),
     }
     taken = store.snapshot(project, reason="x").checkpoint
     (project / "README.md").write_text("agent\n")
     store.restore(store.plan_restore(project, taken.id), overwrite=["README.md"])
     after = {
-        "status": _git(project, "status", "--porcelain=v2", "--branch"),
+        "status": git(project, "status", "--porcelain=v2", "--branch"),
         "index": (project / ".git" / "index").read_bytes(),
         "config": (project / ".git" / "config").read_bytes(),
-        "refs": _git(project, "for-each-ref"),
+        "refs": git(project, "for-each-ref"),
         "tree": sorted(str(p) for p in (project / ".git").rglob("*")),
     }
     assert after == before

@@ -3,6 +3,7 @@ the events, the ledger, and the write policy's question."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI, text, tools
+from tests.support.waiting import until
 from workbench.core.checkpoints import CheckpointSkipped, CheckpointStore, CheckpointTaken
 from workbench.core.checkpoints.turns import may_change, reads_only
 from workbench.core.execution.approval import ApprovalBroker
@@ -172,6 +174,81 @@ async def test_what_an_unknown_program_left_is_the_agents(home: Path, workdir: P
     assert plan.hand_edited == ()
     store.restore(plan)
     assert (workdir / "a.txt").read_text() == "a\n"
+    executor.shutdown()
+
+
+async def test_a_persons_edit_between_two_calls_of_a_turn_stays_theirs(
+    home: Path, workdir: Path
+) -> None:
+    """Only what changed while a command ran is the agent's: an edit the person made while
+    the model was thinking (after the turn's snapshot, before the command) was taken for the
+    agent's, and `restore --yes` overwrote it."""
+    executor, events, _ = _executor(home, workdir)
+    executor.checkpoints.begin_turn()
+    await executor.run([_call("write_file", 0, path="a.txt", content="agent\n")])
+    (workdir / "b.txt").write_text("typed by the person meanwhile\n")
+    (outcome,) = await executor.run([_call("terminal", 1, command="touch c.txt")])
+    executor.checkpoints.end_turn()
+    assert outcome.status == "ok", outcome.content
+    (taken,) = _checkpoint_events(events)
+    store = CheckpointStore(home)
+    plan = store.plan_restore(workdir, taken.checkpoint.id)
+    assert plan.hand_edited == ("b.txt",)
+    result = store.restore(plan)  # what --yes does: hand edits kept
+    assert result.kept == ("b.txt",) and not (workdir / "c.txt").exists()
+    assert (workdir / "a.txt").read_text() == "a\n"
+    assert (workdir / "b.txt").read_text() == "typed by the person meanwhile\n"
+    executor.shutdown()
+
+
+async def test_an_edit_made_while_a_command_that_names_its_writes_runs_stays_the_persons(
+    home: Path, workdir: Path
+) -> None:
+    """A command whose reading names every place it changes (readers and exact writers:
+    `touch`, `echo > a.txt`): a file that changed while it ran and that it does not name is
+    the person's, so a restore keeps it and names it, while the command's own change is
+    undone."""
+    executor, _, _ = _executor(home, workdir)
+    command = "touch started; while [ ! -e go ]; do sleep 0.02; done; echo agent > a.txt"
+    running = asyncio.create_task(executor.run([_call("terminal", 0, command=command)]))
+    await until(lambda: (workdir / "started").exists(), what="the command started")
+    (workdir / "b.txt").write_text("typed while it ran\n")
+    (workdir / "go").touch()
+    (outcome,) = await running
+    assert outcome.status == "ok"
+    store = CheckpointStore(home)
+    plan = store.plan_restore(workdir)
+    # `go` the test made too: the person's, like b.txt; `started` is the command's
+    assert sorted(Path(p).name for p in plan.hand_edited) == ["b.txt", "go"]
+    store.restore(plan)
+    assert not (workdir / "started").exists()
+    assert (workdir / "b.txt").read_text() == "typed while it ran\n"
+    assert (workdir / "a.txt").read_text() == "a\n"
+    executor.shutdown()
+
+
+async def test_an_edit_made_while_a_program_of_unknown_writes_runs_is_held_by_the_backup(
+    home: Path, workdir: Path
+) -> None:
+    """Beside a program whose writes are not known (here a script), what changes while it
+    runs cannot be told from what it did: it is taken for the agent's (so what the program
+    did is undone), and the restore's backup holds it, so restoring the backup brings it
+    back."""
+    (workdir / "run.sh").write_text("touch started; while [ ! -e go ]; do sleep 0.02; done\n")
+    executor, _, _ = _executor(home, workdir)
+    running = asyncio.create_task(executor.run([_call("terminal", 0, command="bash run.sh")]))
+    await until(lambda: (workdir / "started").exists(), what="the command started")
+    (workdir / "b.txt").write_text("typed while it ran\n")
+    (workdir / "go").touch()
+    (outcome,) = await running
+    assert outcome.status == "ok"
+    store = CheckpointStore(home)
+    plan = store.plan_restore(workdir)
+    assert plan.hand_edited == ()
+    result = store.restore(plan)
+    assert (workdir / "b.txt").read_text() == "b\n"
+    store.restore(store.plan_restore(workdir, result.backup.id))
+    assert (workdir / "b.txt").read_text() == "typed while it ran\n"
     executor.shutdown()
 
 

@@ -263,7 +263,7 @@ async def test_o_in_the_modal_overwrites_the_hand_edits_too(home: Path, project:
 
 async def test_a_damaged_store_is_said_in_the_view(home: Path, project: Path) -> None:
     agent_turn(CheckpointStore(home), project)
-    (home / "checkpoints" / "store" / "HEAD").unlink()
+    (CheckpointStore(home).location(project) / "HEAD").unlink()
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, app)

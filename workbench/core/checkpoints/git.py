@@ -16,27 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT = 60.0
+# Only to word the message: whether the store is damaged is never read from git's text (a
+# project's file names appear in it), but from the store itself (`shadow.damage`).
 _DISK_FULL = re.compile(r"no space left on device|disk quota exceeded|file too large", re.I)
-_DAMAGED = re.compile(
-    r"not a git repository|bad object|corrupt|unable to read|invalid object|"
-    r"loose object .* is corrupt|packfile .* cannot be accessed|index file smaller|"
-    r"bad signature|bad index file|unknown index entry format|missing object|"
-    r"did not receive expected object|fatal: bad revision|object file .* is empty",
-    re.I,
-)
 
 
 class GitFailed(Exception):
-    """git exited non-zero; `kind` is "disk-full", "damaged" or "error"."""
+    """git exited non-zero; `disk_full` when its message says the disk is full."""
 
     def __init__(self, args: list[str], code: int, stderr: str) -> None:
         self.args_run, self.code, self.stderr = args, code, stderr.strip()
-        if _DISK_FULL.search(stderr):
-            self.kind = "disk-full"
-        elif _DAMAGED.search(stderr):
-            self.kind = "damaged"
-        else:
-            self.kind = "error"
+        self.disk_full = bool(_DISK_FULL.search(stderr))
         super().__init__(self.line)
 
     @property
@@ -80,6 +70,7 @@ class Git:
         stdin: bytes | None = None,
         ok: tuple[int, ...] = (0,),
         timeout: float = TIMEOUT,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run `git ARGS`; a code outside `ok` raises GitFailed. Output is bytes."""
         command = ["git", *args]
@@ -89,7 +80,7 @@ class Git:
                 input=stdin,
                 stdin=None if stdin is not None else subprocess.DEVNULL,
                 capture_output=True,
-                env=self.env(),
+                env={**self.env(), **(env or {})},
                 cwd=self.work_tree or self.store.parent,
                 timeout=timeout,
                 check=False,
@@ -103,5 +94,8 @@ class Git:
             raise GitFailed(list(args), done.returncode, done.stderr.decode(errors="replace"))
         return done
 
-    def text(self, *args: str, stdin: bytes | None = None) -> str:
-        return self.run(*args, stdin=stdin).stdout.decode("utf-8", errors="surrogateescape")
+    def text(
+        self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+    ) -> str:
+        out = self.run(*args, stdin=stdin, env=env).stdout
+        return out.decode("utf-8", errors="surrogateescape")

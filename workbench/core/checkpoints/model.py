@@ -47,8 +47,8 @@ class RestorePlan:
     checkpoint: Checkpoint
     writes: tuple[str, ...]  # files the restore writes back (changed or deleted since)
     deletes: tuple[str, ...]  # files the restore deletes (added since)
-    # of writes+deletes: changed since by someone other than the agent (not in the ledger,
-    # not in a later checkpoint): ask before overwriting
+    # of writes+deletes: changed since by someone other than the agent (their content and
+    # mode now are not what the agent's calls left, per the ledger): ask before overwriting
     hand_edited: tuple[str, ...]
 
 
@@ -58,3 +58,4 @@ class RestoreResult:
     written: tuple[str, ...]
     deleted: tuple[str, ...]
     kept: tuple[str, ...]  # hand-edited files left alone because the person said so
+    notes: tuple[str, ...] = ()  # what else to say: a setuid bit not set again, and why

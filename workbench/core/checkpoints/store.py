@@ -1,11 +1,17 @@
-"""CheckpointStore: snapshots of a working directory in the shadow store, and what they hold.
+"""CheckpointStore: snapshots of a working directory in its own store, and what they hold.
 
-A snapshot is one commit (no parent) of the project's index, referenced by its own ref
-`refs/hermes/<project>/<commit>`, so pruning one is deleting one ref. A turn pays one walk of
-the tree (see scan.py); when the walk's signature is the last snapshot's, nothing else runs.
-Otherwise: `git add -A` on the project's own index (git's stat cache makes it cheap),
-`git write-tree`, and, when the tree differs from the last one, `git commit-tree` and
-`git update-ref`. Restoring is in restore.py, pruning in prune.py.
+A snapshot is one commit of the project's index, referenced by its own ref
+`refs/checkpoints/<commit>`, so pruning one is deleting one ref; its one parent holds what
+git's trees do not (the files' modes, see side.py). A turn pays one walk of the tree (see
+scan.py); when the walk's signature is the last snapshot's, nothing else runs. Otherwise the
+files whose stat changed are read and their blobs written (stage.py), the index is changed
+for them (`git update-index --index-info`), and when its tree or the modes differ from the
+last snapshot's, `git commit-tree` and `git update-ref` make the checkpoint. Restoring is in
+restore.py, comparing in compare.py, pruning in prune.py.
+
+Whatever fails, the store is damaged only when the store itself says so (`shadow.damage`):
+a failure of the project's making (a file that cannot be read, a name git refuses) is that
+project's failed or partial snapshot, said, and the store is left as it is.
 """
 
 from __future__ import annotations
@@ -15,14 +21,13 @@ import contextlib
 import logging
 import os
 import re
-import shutil
-import struct
-import tempfile
 import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Any
 
-from workbench.core.checkpoints import ledger, prune
+from workbench.core.checkpoints import compare, ledger, migrate, prune, side, stage
+from workbench.core.checkpoints.compare import Change, Now
 from workbench.core.checkpoints.git import GitFailed
 from workbench.core.checkpoints.model import (
     Checkpoint,
@@ -35,8 +40,10 @@ from workbench.core.checkpoints.model import (
 from workbench.core.checkpoints.scan import Scan, scan
 from workbench.core.checkpoints.settings import Settings, settings_from
 from workbench.core.checkpoints.shadow import (
+    DAMAGED,
+    REFS,
     Project,
-    check_store,
+    damage,
     init_store,
     is_store,
     project_key,
@@ -49,9 +56,8 @@ from workbench.core.storage.atomic import atomic_write_text, locked
 logger = logging.getLogger(__name__)
 
 _HEX = re.compile(r"[0-9a-f]{4,40}")
-_UNREADABLE = re.compile(r"unable to index file '?(.+?)'?$", re.M)
 MAX_REASON = 200
-DAMAGED = "damaged"  # a marker: a read found the store damaged
+SIDE_TEXTS = 64  # data of this many checkpoints kept in memory (a commit never changes)
 
 
 class CheckpointStore:
@@ -60,8 +66,8 @@ class CheckpointStore:
         if config is None:
             config = load_config(self.home / "config.yaml")
         self.settings: Settings = settings_from(config)
-        self.root = self.home / "checkpoints"
-        self.store = self.root / "store"
+        self.root = self.home.absolute() / "checkpoints"  # git runs in the project
+        self._side_texts: dict[str, str | None] = {}
 
     @property
     def enabled(self) -> bool:
@@ -71,6 +77,10 @@ class CheckpointStore:
     def problems(self) -> tuple[str, ...]:
         """What was wrong with the `checkpoints:` keys (each fell back to its default)."""
         return self.settings.problems
+
+    def location(self, cwd: str | os.PathLike[str]) -> Path:
+        """The folder of the project's own store (it may not exist yet)."""
+        return self._project(cwd, must_exist=False).store
 
     # -- taking ----------------------------------------------------------------------
 
@@ -87,8 +97,8 @@ class CheckpointStore:
         self, cwd: str | os.PathLike[str], *, reason: str, session: str | None = None,
         turn: int | None = None,
     ) -> Taken:  # fmt: skip
-        """A snapshot whether or not automatic ones are on (a restore's backup), with the
-        commit that holds the state now (a new one, or the unchanged last one)."""
+        """A snapshot whether or not automatic ones are on, with the commit that holds the
+        state now (a new one, or the unchanged last one)."""
         try:
             project = self._project(cwd)
         except CheckpointError as exc:
@@ -98,10 +108,11 @@ class CheckpointStore:
         except CheckpointError as exc:
             return Taken(Snapshot(None, f"skipped: {exc}"))
         except GitFailed as exc:
-            return Taken(Snapshot(None, self._failure(exc), failed=True))
+            return Taken(Snapshot(None, self._failure(project, exc), failed=True))
         except OSError as exc:
             what = "disk full" if exc.errno in (28, 122) else (exc.strerror or str(exc))
-            return Taken(Snapshot(None, f"failed: {what} ({exc.filename or self.store})", True))
+            where = exc.filename or project.store
+            return Taken(Snapshot(None, f"failed: {what} ({where})", True))
         except Exception as exc:  # a snapshot never breaks the call it precedes
             logger.exception("snapshot of %s failed", project.cwd)
             return Taken(Snapshot(None, f"failed: {type(exc).__name__}: {exc}", failed=True))
@@ -110,138 +121,152 @@ class CheckpointStore:
         found = self._scan(project)
         if found.over:
             return Taken(Snapshot(None, f"skipped: {project.cwd}: {found.over}"))
-        opened = self._open_store()
+        notes = [self._open(project)]
         with locked(project.meta_path):
             _drop_stale_lock(project.index)
             meta = project.meta()
-            head = meta.get("head")
-            if head and meta.get("signature") == found.signature:
-                return Taken(Snapshot(None, f"no change since {head[:12]}"), head)
-            unreadable = self._stage(project, project.index, found, meta.get("large", ()))
-            tree = project.git().text("write-tree").strip()
-            meta.update(
-                cwd=project.cwd, signature=found.signature, large=found.large,
-                last_touch=time.time(),
-            )  # fmt: skip
-            if head and meta.get("tree") == tree:
+            moved = meta.pop(migrate.NOTE, "")
+            if moved:  # said once
+                notes.append(moved)
                 project.save_meta(meta)
+            head = meta.get("head")
+            if head and _SEEN.get(project.store) == (found.signature, head):
                 return Taken(Snapshot(None, f"no change since {head[:12]}"), head)
-            now = round(time.time(), 6)  # as the commit message keeps it
-            files = _index_entries(project.index)
-            body = _message(reason, session, turn, files, now)
-            commit = project.git().text("commit-tree", tree, stdin=body.encode()).strip()
-            project.git().run("update-ref", f"{project.refs}{commit}", commit, "")
-            ids = [*meta.get("ids", []), [commit, now]]
-            meta.update(head=commit, tree=tree, ids=ids)
-            meta.setdefault("created", now)
-            dropped = prune.retain(project, meta, self.settings, now)  # never the newest
+            cache = stage.load_cache(project)
+            state = stage.current(
+                project, found, cache, limit=self.settings.max_file_bytes, write=True
+            )
+            tree = stage.write_index(project, cache, state)
+            data = side.encode(side.from_stamps({r: found.entries[r] for r in state.files}))
+            parent = self._side_commit(project, meta, data)
+            meta["cwd"] = project.cwd
+            if head and meta.get("tree") == tree and meta.get("side") == parent:
+                _seen(project, found, head)
+                return Taken(Snapshot(None, f"no change since {head[:12]}"), head)
+            checkpoint = self._commit(
+                project, meta, tree, parent, reason, session, turn, len(state.files)
+            )
+            meta.update(head=meta["ids"][-1][0], tree=tree, side=parent)
+            dropped = prune.retain(project, meta, self.settings, checkpoint.created)
             project.save_meta(meta)
-        checkpoint = Checkpoint(
-            commit[:12], project.cwd, now, _one_line(reason), session, turn, files
-        )
-        notes = [opened] if opened else []
-        if unreadable or found.unreadable:
-            left = [*unreadable, *found.unreadable]
+            _seen(project, found, meta["head"])
+        left = [*state.unreadable, *found.unreadable]
+        if left:
             notes.append(f"taken without {len(left)} unreadable: " + ", ".join(left[:5]))
-        note = "; ".join(notes)
+        if state.refused:
+            names = ", ".join(state.refused[:5])
+            notes.append(f"taken without {len(state.refused)} name(s) git refuses: {names}")
         if dropped:
             logger.info("pruned %d old checkpoint(s) of %s", dropped, project.cwd)
-        prune.maybe_maintain(self.store, self.root, self.settings)
-        return Taken(Snapshot(checkpoint, note), commit)
+        prune.maybe_maintain(self.root, self.settings)
+        return Taken(Snapshot(checkpoint, "; ".join(n for n in notes if n)), meta["head"])
 
-    def _open_store(self) -> str:
-        """Create the store if missing. One found damaged (here, or by a read that left the
-        `damaged` marker) is set aside and a new one started; returns a note saying so."""
-        marker = self.root / DAMAGED
-        damaged = self.store.exists() and not is_store(self.store)
-        if damaged or marker.exists():
-            moved = set_aside(self.store) if self.store.exists() else None
-            with contextlib.suppress(OSError):
-                marker.unlink()
-            logger.warning("checkpoint store %s was damaged; set aside as %s", self.store, moved)
-            init_store(self.store)
-            return f"the damaged checkpoint store was set aside as {moved}; a new one started"
-        init_store(self.store)
-        return ""
+    def _side_commit(self, project: Project, meta: dict[str, Any], data: str) -> str:
+        """The data commit for `data`: the last one when the data is the same."""
+        digest = side.digest(data)
+        if meta.get("side_digest") == digest and meta.get("side"):
+            return str(meta["side"])
+        commit = side.write(project.git(), data)
+        meta["side_digest"] = digest
+        return commit
 
-    def _scan(self, project: Project) -> Scan:
+    def _commit(
+        self, project: Project, meta: dict[str, Any], tree: str, parent: str, reason: str,
+        session: str | None, turn: int | None, files: int,
+    ) -> Checkpoint:  # fmt: skip
+        """A checkpoint of `tree` with its data commit `parent`: its commit, its ref, its
+        place in the project's list (the caller holds the project's lock and saves `meta`)."""
+        now = round(time.time(), 6)  # as the commit message keeps it
+        body = _message(reason, session, turn, files, now).encode()
+        git = project.git()
+        commit = git.text("commit-tree", tree, "-p", parent, stdin=body).strip()
+        git.run("update-ref", f"{REFS}{commit}", commit, "")
+        meta["ids"] = [*meta.get("ids", []), [commit, now]]
+        meta.setdefault("created", now)
+        return Checkpoint(commit[:12], project.cwd, now, _one_line(reason), session, turn, files)
+
+    def _open(self, project: Project) -> str:
+        """The project's store, ready for a snapshot; returns a note when there is one to
+        say. One found damaged (here, or by a read that left the marker) is set aside and a
+        new one started; one not made yet takes the project's checkpoints from the store
+        earlier versions shared, if it has some."""
+        note = ""
+        store = project.store
+        if store.exists() and (not is_store(store) or (store / DAMAGED).exists()):
+            moved = set_aside(store)
+            logger.warning("checkpoint store %s was damaged; set aside as %s", store, moved)
+            note = f"the damaged checkpoint store was set aside as {moved}; a new one started"
+        self._create(project)
+        return note
+
+    def _create(self, project: Project) -> None:
+        if is_store(project.store):
+            return
+        moving = migrate.pending(self.root, project.key)
+        init_store(project.store, migrate.filler(self.root, project.key) if moving else None)
+        if moving:
+            migrate.forget(self.root, project.key)
+
+    def _scan(self, project: Project, *, capped: bool = True) -> Scan:
         s = self.settings
         if project.cwd in ("/", os.path.realpath(os.path.expanduser("~"))):
             raise CheckpointError(f"{project.cwd} is too broad to snapshot (/ or the home)")
         home = os.path.realpath(self.home)
         if _inside(home, project.cwd) is not None:
             raise CheckpointError(f"{project.cwd} is HERMES_HOME or inside it: not snapshotted")
-        skip = _inside(project.cwd, home)
-        found = scan(
+        return scan(
             project.cwd,
-            max_files=s.max_files,
+            max_files=s.max_files if capped else 0,
             max_bytes=s.max_file_bytes,
-            max_total=s.max_total_size_mb * 1024 * 1024,
-            skip=skip,
+            max_total=s.max_total_size_mb * 1024 * 1024 if capped else 0,
+            skip=_inside(project.cwd, home),
         )
-        return found
 
-    def _stage(
-        self, project: Project, index: Path, found: Scan, was_large: Collection[str] = ()
-    ) -> list[str]:
-        """`git add -A` of the project into `index`, without the files over the size cap
-        (nor HERMES_HOME when it is inside); returns the files git could not read."""
-        excluded = [*found.large, *([found.skip] if found.skip else [])]
-        spec = b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(p) for p in excluded)])
-        git = project.git(index)
-        done = git.run(
-            "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-            stdin=spec + b"\0", ok=(0, 1),
-        )  # fmt: skip
-        unreadable: list[str] = []
-        if done.returncode == 1:
-            err = done.stderr.decode(errors="replace")
-            unreadable = _UNREADABLE.findall(err)
-            if not unreadable:
-                raise GitFailed(["add"], 1, err)
-        grown = sorted(set(found.large) - set(was_large))
-        if grown:  # a file that passed the size cap since: out of the index too
-            names = b"".join(os.fsencode(p) + b"\0" for p in grown)
-            git.run("update-index", "--force-remove", "-z", "--stdin", stdin=names)
-        return unreadable
-
-    def _failure(self, exc: GitFailed) -> str:
-        if exc.kind == "disk-full":
-            return f"failed: disk full ({exc.line})"
-        if exc.kind == "damaged":
-            moved = set_aside(self.store)
+    def _failure(self, project: Project, exc: GitFailed) -> str:
+        problem = damage(project.store)
+        if problem:
+            moved = set_aside(project.store)
             where = f"set aside as {moved}" if moved else "it could not be moved aside"
             return (
-                f"failed: the checkpoint store is damaged ({exc.line}); {where}, "
-                "a new one starts with the next snapshot"
+                f"failed: the checkpoint store of {project.cwd} is damaged ({problem}); "
+                f"{where}, a new one starts with the next snapshot"
             )
+        if exc.disk_full:
+            return f"failed: disk full ({exc.line})"
         return f"failed: {exc.line}"
 
     # -- reading ---------------------------------------------------------------------
 
     def list(self, cwd: str | os.PathLike[str]) -> list[Checkpoint]:
         """The project's checkpoints, newest first ([] for a project never snapshotted)."""
-        project = self._project(cwd, must_exist=False)
-        if not self.store.exists() or not project.meta_path.exists():
-            return []
-        return self._listed(project)
+        project = self._readable(cwd)
+        return self._listed(project) if project.store.exists() else []
+
+    def _readable(self, cwd: str | os.PathLike[str], *, must_exist: bool = False) -> Project:
+        """The project, its checkpoints moved from the shared store if they were there."""
+        project = self._project(cwd, must_exist=must_exist)
+        if not project.store.exists() and migrate.pending(self.root, project.key):
+            try:
+                self._create(project)
+            except (GitFailed, OSError) as exc:
+                raise CheckpointError(f"the checkpoints of {project.cwd} could not be moved to "
+                                      f"their own store: {exc}") from exc  # fmt: skip
+        return project
 
     def _listed(self, project: Project) -> builtins.list[Checkpoint]:
-        if self.store.exists() and not is_store(self.store):
-            raise CheckpointError(
-                self._damaged(GitFailed(["for-each-ref"], 128, "not a git repository"))
-            )
         for attempt in range(2):
             try:
                 out = (
                     project.git()
-                    .run("for-each-ref", "--format=%(objectname) %(contents)%00", project.refs)
+                    .run("for-each-ref", "--format=%(objectname) %(contents)%00", REFS)
                     .stdout
                 )
                 break
             except GitFailed as exc:
-                if attempt or not _drop_lost_refs(project, exc):
-                    raise CheckpointError(self._damaged(exc)) from exc
+                # judging drops refs whose commits are lost; then the list is read again
+                said, damaged = self._judged(project, exc)
+                if attempt or damaged:
+                    raise CheckpointError(said) from exc
         found = []
         for record in out.split(b"\0\n"):
             if record.strip():
@@ -250,10 +275,10 @@ class CheckpointStore:
 
     def get(self, cwd: str | os.PathLike[str], id: str | None = None) -> Checkpoint:
         """One checkpoint by id (a prefix of 4+ hex digits), or the latest when `id` is None."""
-        return self._get(self._project(cwd, must_exist=False), id)[0]
+        return self._get(self._readable(cwd), id)[0]
 
     def _get(self, project: Project, id: str | None) -> tuple[Checkpoint, str]:
-        listed = self._listed(project) if self.store.exists() else []
+        listed = self._listed(project) if project.store.exists() else []
         if not listed:
             raise CheckpointError(f"there are no checkpoints of {project.cwd}")
         if id is None:
@@ -280,7 +305,7 @@ class CheckpointStore:
         for commit, _ in ids:
             if commit.startswith(short):
                 return commit
-        out = project.git().text("for-each-ref", "--format=%(objectname)", project.refs)
+        out = project.git().text("for-each-ref", "--format=%(objectname)", REFS)
         for commit in out.split():
             if commit.startswith(short):
                 return commit
@@ -288,66 +313,59 @@ class CheckpointStore:
 
     def changes(self, cwd: str | os.PathLike[str], id: str) -> builtins.list[FileChange]:
         """What differs between the checkpoint and the working directory now."""
-        project = self._project(cwd)
+        project = self._readable(cwd, must_exist=True)
         _, commit = self._get(project, id)
-        return [FileChange(path, kind) for path, kind, _ in self._diff(project, commit)]
+        return [FileChange(c.path, c.kind) for c in self._diff(project, commit)]
 
-    def _diff(self, project: Project, commit: str) -> builtins.list[tuple[str, str, str]]:
-        """(path, kind, blob id now) for each file that differs from `commit` now."""
-        now = self._now_tree(project)
+    def _diff(
+        self, project: Project, commit: str, wanted: Sequence[str] = ()
+    ) -> builtins.list[Change]:
+        """Each file that differs from `commit` now (of `wanted`, when given)."""
         try:
-            out = (
-                project.git()
-                .run("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", commit, now)
-                .stdout
-            )
+            held = compare.listing(project, commit)
+            data = self._side(project, commit, held)
+            now = compare.named(project, held, wanted) if wanted else None
+            if now is None:
+                now = self._now(project)
         except GitFailed as exc:
-            raise CheckpointError(self._damaged(exc)) from exc
-        parts = out.split(b"\0")
-        found = []
-        for head, path in zip(parts[0::2], parts[1::2], strict=False):
-            fields = head.decode().lstrip(":").split()
-            if len(fields) < 5 or "160000" in fields[:2]:
-                continue  # a nested repository's commit: nothing of its files is held
-            kind = {"A": "added", "D": "deleted"}.get(fields[4][0], "changed")
-            found.append((os.fsdecode(path), kind, fields[3]))
-        return sorted(found)
+            raise CheckpointError(self._damaged(project, exc)) from exc
+        return compare.differences(held, data, now, wanted)
 
-    def _now_tree(self, project: Project) -> str:
-        """The tree of the working directory as it is now, staged in a copy of the
-        project's index (its stat cache), never in the index itself."""
-        found = self._scan(project)
-        if found.over:
-            raise CheckpointError(f"{project.cwd}: {found.over}")
-        fd, name = tempfile.mkstemp(prefix=f"{project.key}.", dir=project.index.parent)
-        os.close(fd)
-        temp = Path(name)
-        try:
-            if project.index.exists():
-                # copy2 keeps the index's mtime: git trusts a file's cached stat only when
-                # it is older than the index, so a fresh mtime would hide a same-size edit
-                # made in the snapshot's second.
-                shutil.copy2(project.index, temp)
-            else:
-                temp.unlink()
-            self._stage(project, temp, found, ())
-            return project.git(temp).text("write-tree").strip()
-        except GitFailed as exc:
-            raise CheckpointError(self._damaged(exc)) from exc
-        finally:
-            with contextlib.suppress(OSError):
-                temp.unlink()
+    def _now(self, project: Project) -> Now:
+        """The working directory as a snapshot would hold it now, whatever the caps (they
+        decide what a new snapshot takes, never what an old one is compared with); nothing
+        is written, and the project's index is left as it is."""
+        found = self._scan(project, capped=False)
+        cache = stage.load_cache(project, keep=True)
+        state = stage.current(
+            project, found, cache, limit=self.settings.max_file_bytes, write=False
+        )
+        return Now(state.files, found.entries)
+
+    def _side(
+        self, project: Project, commit: str, held: dict[str, tuple[str, str]]
+    ) -> side.Side | None:
+        """The checkpoint's data (its modes, its scope), None for one of an earlier version."""
+        if commit not in self._side_texts:
+            if len(self._side_texts) >= SIDE_TEXTS:
+                self._side_texts.clear()
+            self._side_texts[commit] = side.read_text(project.git(), commit)
+        text = self._side_texts[commit]
+        return side.decode(text, {p: m for p, (m, _) in held.items()}) if text else None
 
     def file_diff(self, cwd: str | os.PathLike[str], id: str, path: str) -> FileDiff:
         """The file as the checkpoint holds it (old) against the file now (new)."""
         from workbench.core.checkpoints.restore import file_diff
 
-        project = self._project(cwd)
+        project = self._readable(cwd, must_exist=True)
         _, commit = self._get(project, id)
+        rel = self.relative(project.cwd, path)
         try:
-            return file_diff(project, commit, self.relative(project.cwd, path))
+            held = compare.listing(project, commit, [rel])
+            data = self._side(project, commit, held)
+            return file_diff(project, commit, rel, data, held.get(rel))
         except GitFailed as exc:
-            raise CheckpointError(self._damaged(exc)) from exc
+            raise CheckpointError(self._damaged(project, exc)) from exc
 
     # -- restoring -------------------------------------------------------------------
 
@@ -356,24 +374,24 @@ class CheckpointStore:
     ) -> RestorePlan:
         from workbench.core.checkpoints.restore import plan
 
-        project = self._project(cwd)
+        project = self._readable(cwd, must_exist=True)
         checkpoint, commit = self._get(project, id)
         wanted = [self.relative(project.cwd, f) for f in files]
         try:
             return plan(self, project, checkpoint, commit, wanted)
         except GitFailed as exc:
-            raise CheckpointError(self._damaged(exc)) from exc
+            raise CheckpointError(self._damaged(project, exc)) from exc
 
     def restore(self, plan: RestorePlan, *, overwrite: Collection[str] = ()) -> RestoreResult:
         from workbench.core.checkpoints.restore import restore
 
-        project = self._project(plan.checkpoint.cwd)
+        project = self._readable(plan.checkpoint.cwd, must_exist=True)
         _, commit = self._get(project, plan.checkpoint.id)
         keep = {self.relative(project.cwd, p) for p in overwrite}
         try:
             return restore(self, project, plan, commit, keep)
         except GitFailed as exc:
-            raise CheckpointError(self._damaged(exc) + "; nothing was restored") from exc
+            raise CheckpointError(self._damaged(project, exc) + "; nothing was restored") from exc
 
     # -- the ledger and coverage -----------------------------------------------------
 
@@ -382,28 +400,58 @@ class CheckpointStore:
         try:
             project = self._project(cwd)
             rel = self.relative(project.cwd, path)
-            ledger.record(project.ledger_path, rel, ledger.blob_id(os.path.join(project.cwd, rel)))
+            if project.store.exists():
+                left = ledger.now(os.path.join(project.cwd, rel))
+                ledger.record(project.ledger_path, {rel: left})
         except (CheckpointError, OSError) as exc:
             logger.debug("not recorded in the ledger: %s (%s)", path, exc)
 
-    def record_changed_since(self, cwd: str | os.PathLike[str], commit: str) -> int:
-        """Every file that differs from `commit` now goes in the ledger as the agent's
-        (added or changed: its blob now; deleted: None): what a command the gate could not
-        follow left is the agent's, not a hand edit. One scan; never raises; the count."""
+    def watch(self, cwd: str | os.PathLike[str]) -> Scan | None:
+        """The stat of every file now, before a command runs (see `changed_since`)."""
+        try:
+            return self._scan(self._project(cwd), capped=False)
+        except (CheckpointError, OSError) as exc:
+            logger.debug("no watch of %s: %s", cwd, exc)
+            return None
+
+    def changed_since(
+        self,
+        cwd: str | os.PathLike[str],
+        before: Scan,
+        only: Collection[str] | None = None,
+    ) -> int:
+        """Every file whose stat changed since `before` (taken just before a command ran)
+        goes in the ledger as the agent's: what a program the gate could not follow left is
+        not a hand edit. Files changed before the command, by the person, are not; nor, with
+        `only` (the real places the command names, when they are all it may change), those
+        that are not, or lie under, one of them. The count; never raises."""
         try:
             project = self._project(cwd)
-            found = self._diff(project, commit)
-            for rel, kind, blob in found:
-                ledger.record(project.ledger_path, rel, None if kind == "deleted" else blob)
+            after = self._scan(project, capped=False)
+            named = tuple(only) if only is not None else None
+
+            def its(rel: str) -> bool:
+                if named is None:
+                    return True
+                path = os.path.join(project.cwd, rel)
+                return any(path == p or path.startswith(p.rstrip("/") + "/") for p in named)
+
+            left: dict[str, str | None] = {
+                r: None for r in before.entries if r not in after.entries and its(r)
+            }
+            for rel, stamp in after.entries.items():
+                if before.entries.get(rel) != stamp and its(rel):
+                    left[rel] = ledger.now(os.path.join(project.cwd, rel))
+            ledger.record(project.ledger_path, left)
         except (CheckpointError, OSError) as exc:
-            logger.debug("changes since %s not recorded in the ledger: %s", commit[:12], exc)
+            logger.debug("changes since the watch of %s not recorded: %s", cwd, exc)
             return 0
-        return len(found)
+        return len(left)
 
     def held(self, cwd: str | os.PathLike[str], commit: str, paths: Collection[str]) -> set[str]:
         """Of `paths` (absolute, inside cwd), those the checkpoint `commit` holds with the
-        content they have now, or whose content now the agent wrote (the ledger): either
-        way, replacing them loses nothing."""
+        content and mode they have now, or whose content and mode now the agent left (the
+        ledger): either way, replacing them loses nothing."""
         try:
             project = self._project(cwd)
         except CheckpointError:
@@ -416,25 +464,23 @@ class CheckpointStore:
         if not rels:
             return set()
         try:
-            out = (
-                project.git()
-                .run("--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--", *rels)
-                .stdout
-            )
+            stored = compare.listing(project, commit, builtins.list(rels))
+            data = self._side(project, commit, stored)
+            now = compare.named(project, stored, [r for r in rels if r in stored])
         except GitFailed:
             return set()
-        stored = {}
-        for record in out.split(b"\0"):
-            if b"\t" in record:
-                head, name = record.split(b"\t", 1)
-                stored[os.fsdecode(name)] = head.split()[2].decode()
         entries = ledger.load(project.ledger_path)
         result = set()
         for rel, path in rels.items():
-            blob = ledger.blob_id(os.path.join(project.cwd, rel))
-            if blob is not None and (
-                stored.get(rel) == blob or ledger.agent_wrote(entries, rel, blob)
-            ):
+            seen = ledger.now(os.path.join(project.cwd, rel))
+            if seen is None or seen == ledger.UNREADABLE:
+                continue
+            unchanged = (
+                now is not None
+                and rel in now.files
+                and not compare.differences(stored, data, now, [rel])
+            )
+            if unchanged or ledger.agent_wrote(entries, rel, seen):
                 result.add(path)
         return result
 
@@ -446,7 +492,7 @@ class CheckpointStore:
         if must_exist and not os.path.isdir(real):
             what = "does not exist" if not os.path.lexists(real) else "is not a directory"
             raise CheckpointError(f"the working directory {raw} {what}")
-        return Project(self.store, real, project_key(real))
+        return Project(self.root, real, project_key(real))
 
     @staticmethod
     def relative(cwd: str, path: str) -> str:
@@ -462,18 +508,40 @@ class CheckpointStore:
             raise CheckpointError(f"{path} is not inside the working directory {cwd}")
         return rel
 
-    def _damaged(self, exc: GitFailed) -> str:
-        if exc.kind == "damaged":
-            problem = check_store(self.store) or exc.line
+    def _damaged(self, project: Project, exc: GitFailed, objects: Collection[str] = ()) -> str:
+        return self._judged(project, exc, objects)[0]
+
+    def _judged(
+        self, project: Project, exc: GitFailed, objects: Collection[str] = ()
+    ) -> tuple[str, bool]:
+        """What a read's failure means, and whether the store is damaged: it is when the
+        store says so (see `shadow.damage`; the next snapshot sets it aside). Else a full
+        disk, or git's own line."""
+        problem = damage(project.store, objects)
+        if problem:
             with contextlib.suppress(OSError):  # the next snapshot sets the store aside
-                atomic_write_text(self.root / DAMAGED, problem + "\n", mode=0o600)
+                atomic_write_text(project.store / DAMAGED, problem + "\n", mode=0o600)
             return (
-                f"the checkpoint store {self.store} is damaged ({problem}); the next "
+                f"the checkpoint store {project.store} is damaged ({problem}); the next "
                 "snapshot sets it aside and starts a new one"
-            )
-        if exc.kind == "disk-full":
-            return f"the disk is full ({exc.line})"
-        return exc.line
+            ), True
+        if exc.disk_full:
+            return f"the disk is full ({exc.line})", False
+        return exc.line, False
+
+
+# The walk's signature of each project's tree as its last snapshot found it, with the
+# checkpoint that holds that tree: the same signature again (only this process's walks
+# make it) needs no other look. A racy walk's is not kept: a change in the same clock tick
+# would leave the signature as it was.
+_SEEN: dict[Path, tuple[str, str]] = {}
+
+
+def _seen(project: Project, found: Scan, head: str) -> None:
+    if found.racy:
+        _SEEN.pop(project.store, None)
+    else:
+        _SEEN[project.store] = (found.signature, head)
 
 
 class Taken:
@@ -485,34 +553,10 @@ class Taken:
         self.snapshot, self.commit = snapshot, commit
 
 
-def _drop_lost_refs(project: Project, exc: GitFailed) -> bool:
-    """Some checkpoints' commits are gone from the store (refs to missing objects), others
-    are there: the lost ones hold nothing to restore, so their refs are deleted and the
-    others stay usable, rather than the whole store, every project's checkpoints, being set
-    aside. When none is left the store is damaged (False)."""
-    if exc.kind != "damaged":
-        return False
-    try:
-        git = project.git()
-        listed = git.text("for-each-ref", "--format=%(objectname) %(refname)", project.refs)
-        refs = dict(line.split(" ", 1) for line in listed.splitlines() if " " in line)
-        asked = "".join(f"{oid}\n" for oid in refs).encode()
-        found = git.run("cat-file", "--batch-check", stdin=asked).stdout.decode()
-        lost = {line.split()[0] for line in found.splitlines() if line.endswith(" missing")}
-        if not lost or len(lost) == len(refs):
-            return False
-        for oid in lost:
-            git.run("update-ref", "-d", "--no-deref", refs[oid])
-    except GitFailed:
-        return False
-    logger.warning("dropped %d checkpoint(s) whose commits are missing from the store", len(lost))
-    return True
-
-
 def _drop_stale_lock(index: Path) -> None:
     """git's `<index>.lock` found while holding the project's lock was left by a process
-    killed during `git add` (only a holder of that lock stages into the index): without
-    removing it every later snapshot, and so every restore's backup, would fail."""
+    killed while it changed the index (only a holder of that lock does): without removing
+    it every later snapshot would fail."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(f"{index}.lock")
         logger.warning("removed %s.lock, left by a snapshot that was killed", index)
@@ -562,13 +606,3 @@ def _parse(record: str, cwd: str) -> Checkpoint:
         number("turn", int),  # type: ignore[arg-type]
         int(number("files", int) or 0),
     )
-
-
-def _index_entries(index: Path) -> int:
-    """The number of entries in a git index file (its header), without a git process."""
-    try:
-        with open(index, "rb") as handle:
-            header = handle.read(12)
-        return struct.unpack(">I", header[8:12])[0] if header[:4] == b"DIRC" else 0
-    except OSError:
-        return 0

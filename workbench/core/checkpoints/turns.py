@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.checkpoints.events import CheckpointSkipped, CheckpointTaken
+from workbench.core.checkpoints.scan import Scan
 from workbench.core.checkpoints.store import CheckpointStore
 from workbench.core.policy.gate import check_call, coverable
 from workbench.core.safety import analyze_command
@@ -39,6 +40,13 @@ _GIT_READS = frozenset(
      "describe", "shortlog", "cat-file", "reflog", "whatchanged", "version", "help"}
 )  # fmt: skip
 _FIND_ACTS = ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fls")
+# Programs every write of which the detector names (`Verdict.touched`, a finding's
+# `writes`): for a command of these and readers alone, what it changed is known, so a
+# file that changed while it ran and that it does not name is the person's.
+_EXACT_WRITERS = frozenset(
+    {"rm", "unlink", "mv", "cp", "ln", "touch", "truncate", "mkdir", "rmdir", "chmod", "tee", "sed"}
+)  # fmt: skip
+_RECURSIVE = frozenset({"-r", "-R", "--recursive", "-a", "--archive"})
 
 
 def may_change(registry: Any, name: str, args: dict[str, Any], cwd: str) -> bool:
@@ -64,6 +72,29 @@ def reads_only(command: str, cwd: str) -> bool:
     return all(_reader(words) for words in verdict.ran)
 
 
+def written_exactly(command: str, cwd: str) -> frozenset[str] | None:
+    """Every place the command may change, when its reading names them all (readers and
+    the exact writers only, nothing known only at run time, no folder change before a
+    write, nothing recursive), as real paths; None when what it changes is not known."""
+    verdict = analyze_command(command, cwd=cwd)
+    if verdict.opaque or not verdict.ran:
+        return None
+    for words in verdict.ran:
+        if _reader(words):
+            continue
+        if not words or words[0] is None or os.path.basename(words[0]) not in _EXACT_WRITERS:
+            return None
+        if any(w is None or w in _RECURSIVE for w in words[1:]):
+            return None
+    places = {os.path.realpath(p) for p in verdict.touched if p.startswith("/")}
+    for finding in verdict.findings:
+        if finding.writes and finding.where is None:
+            return None
+        for written in finding.writes:
+            places.add(os.path.realpath(resolve_path(written, finding.where or cwd)))
+    return frozenset(places)
+
+
 def _reader(words: tuple[str | None, ...]) -> bool:
     if not words or words[0] is None:
         return False
@@ -86,6 +117,7 @@ class Coverage:
     cwd: str
     commit: str | None  # None: no checkpoint holds this turn's state
     why: str = ""  # why none does ("checkpoints are off", "skipped: …", "failed: …")
+    failed: bool = False  # the snapshot was to be taken and could not be
 
     def holds(self, paths: Collection[str]) -> set[str]:
         if self.store is None or self.commit is None or not paths:
@@ -97,6 +129,23 @@ class Coverage:
         if self.commit is None:
             return self.why or "no checkpoint was taken"
         return "it is left out of checkpoints (excluded, over the size cap, or unreadable)"
+
+    def lost(self) -> str:
+        """Why no checkpoint holds this turn although one was to ("" when one does, or
+        when none was to: checkpoints off, a project past the caps): then whatever a
+        command changes asks first (see `gate.with_coverage`)."""
+        if not self.failed or self.commit is not None:
+            return ""
+        return self.why or "the snapshot failed"
+
+
+@dataclass(frozen=True)
+class Watch:
+    """The files as they were just before a command ran, in a turn with a checkpoint."""
+
+    coverage: Coverage
+    before: Scan
+    only: frozenset[str] | None = None  # what it may change, when its reading names it all
 
 
 @dataclass(frozen=True)
@@ -178,7 +227,7 @@ class TurnCheckpoints:
             cwd, reason=_reason(name, args), session=self.session or None, turn=self.turn
         )
         snap = taken.snapshot
-        coverage = Coverage(self.store, cwd, taken.commit, snap.note)
+        coverage = Coverage(self.store, cwd, taken.commit, snap.note, failed=snap.failed)
         if snap.checkpoint is not None:
             event: object = CheckpointTaken(snap.checkpoint)
         else:
@@ -188,13 +237,31 @@ class TurnCheckpoints:
             refusal = f"the snapshot before it {snap.note} (checkpoints.required is on)"
         return coverage, event, refusal
 
-    def record_changes(self, coverage: Coverage | None) -> None:
-        """After a terminal command that may change files, in a turn with a checkpoint:
-        whatever differs from it now is the agent's in the ledger (a restore must not take
-        the changes of a program the gate could not follow for hand edits)."""
+    def watch(self, coverage: Coverage | None, command: str = "", cwd: str = "") -> Watch | None:
+        """Before a terminal command that may change files, in a turn with a checkpoint:
+        the stat of every file, so that afterwards only what changed while it ran is taken
+        for the agent's, and of that only what it names when its reading names every
+        place it changes (see `record_changes`)."""
         if coverage is None or coverage.commit is None or coverage.store is None:
+            return None
+        before = coverage.store.watch(coverage.cwd)
+        if before is None:
+            return None
+        return Watch(coverage, before, written_exactly(command, cwd) if command else None)
+
+    def record_changes(self, watch: Watch | None) -> None:
+        """After the command: every file whose stat changed while it ran is the agent's in
+        the ledger (a restore must not take the changes of a program the gate could not
+        follow for hand edits), and only those it names when its reading names every place
+        it changes. What the person changed before it ran, or between two calls, stays
+        theirs, and so does what they change while it runs when the command names its
+        writes; beside a program whose writes are not known (`make`, a script), an edit made
+        while it runs cannot be told from its own and is taken for the agent's (the
+        restore's backup still holds it)."""
+        if watch is None:
             return
-        coverage.store.record_changed_since(coverage.cwd, coverage.commit)
+        if watch.coverage.store is not None:
+            watch.coverage.store.changed_since(watch.coverage.cwd, watch.before, watch.only)
 
     def record(self, cwd: str, paths: Collection[str]) -> None:
         """The files a call wrote, into the ledger (those inside the working directory)."""

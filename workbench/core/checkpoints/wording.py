@@ -85,6 +85,8 @@ def restored(checkpoint: Checkpoint, result: RestoreResult) -> str:
     )
     if result.kept:
         done += f"; kept your edits to {escape(', '.join(result.kept))}"
+    for note in result.notes:  # a setuid bit not set again, and why
+        done += f"; {escape(note)}"
     return done
 
 

@@ -38,7 +38,7 @@ from workbench.core.backends.sandbox_cause import (
     with_note,
     with_sandbox_note,
 )
-from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints, may_change
+from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints, Watch, may_change
 from workbench.core.edits import diffs
 from workbench.core.execution import venvs
 from workbench.core.execution.approval import (
@@ -373,13 +373,14 @@ class Executor:
         if call.name in diffs.DIFFED and self._files_here():
             old = await asyncio.to_thread(diffs.before, call.name, args, self.cwd)
         watch = await asyncio.to_thread(self._watch_venvs, call.name, args)
+        files = await self._watch(call.name, args, prepared)
         self._stops.add(stop)
         try:
             result = await self._dispatch(planned, args, context, outcome, hooks, meta)
         finally:
             self._stops.discard(stop)
             if call.name == "terminal":  # its writes count even if it was stopped midway
-                self._remember_writes(call.name, args, prepared)
+                self._remember_writes(call.name, args, files)
         if call.name == "terminal" and outcome.status not in ("timeout", "cancelled", "blocked"):
             result = await self._sandbox_refused(
                 planned, args, context, outcome, result, hooks, meta, prepared
@@ -455,12 +456,13 @@ class Executor:
         context["outside_sandbox"] = True
         context["approved_command"] = command  # the person approved this exact command
         stop = context["cancel_event"]
+        files = await self._watch(planned.call.name, args, prepared)
         self._stops.add(stop)
         try:
             again = await self._dispatch(planned, args, context, outcome, hooks, meta)
         finally:
             self._stops.discard(stop)
-            self._remember_writes(planned.call.name, args)
+            self._remember_writes(planned.call.name, args, files)
         if outcome.status in ("timeout", "cancelled", "blocked"):
             return again
         return with_sandbox_note(
@@ -514,13 +516,11 @@ class Executor:
             else self.cwd
         )
 
-    def _remember_writes(
-        self, name: str, args: dict[str, Any], prepared: Prepared | None = None
-    ) -> None:
+    def _remember_writes(self, name: str, args: dict[str, Any], files: Watch | None = None) -> None:
         """The files this call wrote: running one later asks (see `written_by`); the
         checkpoint ledger notes them as the agent's (a restore tells them from hand edits),
-        and after a command that may change files (it has the turn's coverage), every file
-        changed since the turn's checkpoint, which the gate could not name."""
+        and after a command that may change files (watched: it has the turn's coverage),
+        every file changed while it ran, which the gate could not name."""
         try:
             found = written_by(self.registry, name, args, self.cwd)
         except Exception:  # the call already ran: a failure here must not fail it
@@ -530,10 +530,25 @@ class Executor:
         if self.checkpoints is not None and self._files_here():
             try:
                 self.checkpoints.record(self.cwd, found)
-                if prepared is not None:
-                    self.checkpoints.record_changes(prepared.coverage)
+                self.checkpoints.record_changes(files)
             except Exception:
                 logger.exception("could not note %s's writes in the checkpoint ledger", name)
+
+    async def _watch(
+        self, name: str, args: dict[str, Any], prepared: Prepared | None
+    ) -> Watch | None:
+        """Before a terminal command in a turn with a checkpoint: the files' stat, to tell
+        afterwards what changed while it ran (see `TurnCheckpoints.watch`)."""
+        if name != "terminal" or prepared is None or self.checkpoints is None:
+            return None
+        try:
+            command = str(args.get("command", ""))
+            return await asyncio.to_thread(
+                self.checkpoints.watch, prepared.coverage, command, self._place(args)
+            )
+        except Exception:  # the ledger is a help to the restore: it never stops the call
+            logger.exception("could not watch the files before %s", name)
+            return None
 
     async def _checkpoint(self, name: str, args: dict[str, Any]) -> Prepared:
         """Before a call that may change files, this turn's snapshot (the first such call

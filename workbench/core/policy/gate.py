@@ -126,6 +126,7 @@ def _path_check(name: str, path: str, risks: list[tuple[str, PathRisk | None]]) 
 
 RECOVERABLE_RULES = ("delete", "overwrite")  # the terminal's findings a checkpoint can undo
 UNRECOVERABLE = "unrecoverable-overwrite"
+NO_CHECKPOINT = "no-checkpoint"
 _GLOB = frozenset("*?[")
 
 
@@ -135,6 +136,8 @@ class Holds(Protocol):
     def holds(self, paths: Collection[str]) -> set[str]: ...
 
     def missing(self, path: str) -> str: ...
+
+    def lost(self) -> str: ...
 
 
 def with_coverage(
@@ -152,7 +155,9 @@ def with_coverage(
     a terminal `delete`/`overwrite` finding whose targets are all existing regular files
     inside the working directory (no folders, no glob left unexpanded, none known only at
     run time: an `opaque` finding names only part of what it acts on) that the checkpoint
-    holds is dropped. Every other question stays as `check_call` put it.
+    holds is dropped. Every other question stays as `check_call` put it; and when the
+    turn's snapshot failed (`coverage.lost`), a terminal command that may change files asks
+    even if nothing in it did.
     """
     cwd = os.fspath(cwd)
     if name in FILE_WRITERS:
@@ -171,7 +176,17 @@ def with_coverage(
         reason = f"{name} replaces {path}, which no checkpoint holds ({why}): it cannot be undone"
         finding = Finding(UNRECOVERABLE, reason, (0, len(shown)), Severity.NORMAL, (path,))
         return GateCheck(shown, Verdict(shown, (finding,)))
-    if name != "terminal" or check is None or coverage is None:
+    if name != "terminal" or coverage is None:
+        return check
+    lost = coverage.lost()
+    if check is None and lost:
+        # the undo this turn counted on is not there: a command that may change files is
+        # asked about, whatever the gate reads in it (`xz a.txt` has no rule of its own)
+        shown = str(args.get("command", ""))
+        reason = f"no checkpoint holds this turn ({lost}): what it changes could not be undone"
+        finding = Finding(NO_CHECKPOINT, reason, (0, len(shown)), Severity.NORMAL)
+        return GateCheck(shown, Verdict(shown, (finding,)))
+    if check is None:
         return check
     targets = {f: _terminal_targets(f, cwd) for f in check.verdict.findings}
     wanted = {p for paths in targets.values() if paths for p in paths}

@@ -31,7 +31,7 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def atomic_write_text(
-    path: Path, text: str, mode: int | None = None, *, replace: bool = True
+    path: Path, text: str, mode: int | None = None, *, replace: bool = True, sync: bool = True
 ) -> bool:
     """Write `text` to `path` via a temp file in the same directory, fsync, then rename.
 
@@ -40,6 +40,8 @@ def atomic_write_text(
     bits when it already exists (a user's 0600 config stays 0600); `mode` applies to a new
     file, which is private (0600) when no mode is given. With `replace=False` an existing
     file is left as it is (another process may have just written it) and False is returned.
+    `sync=False` skips the fsyncs, for a cache whose loss only costs its rebuilding: a crash
+    may leave the old file, or (on some file systems) an empty one, never half of the new.
     """
     target = Path(os.path.realpath(path))
     keep_mode: int | None
@@ -52,7 +54,8 @@ def atomic_write_text(
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         if keep_mode is not None:
             os.chmod(tmp, keep_mode)
         if replace:
@@ -68,7 +71,8 @@ def atomic_write_text(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(target.parent)
+    if sync:
+        _fsync_dir(target.parent)
     return True
 
 
