@@ -31,6 +31,12 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+try:
+    from workbench.builtins.terminal.confine import Confinement, NotConfined
+except ImportError:  # run as a script (-I -S): the module sits beside this file
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from confine import Confinement, NotConfined  # type: ignore[import-not-found,no-redef]
+
 if TYPE_CHECKING:
     import ctypes
 
@@ -99,7 +105,20 @@ def reap(call_fd: int, out: int) -> int:
     if not request:
         return 0  # the call was given up before it was sent
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    group = _start(request, out)
+    confinement = Confinement(request)
+    try:
+        confinement.prepare()
+    except (NotConfined, OSError) as exc:
+        _say(out, f"hermes-tui: {exc}; nothing was run")
+        os.close(out)
+        confinement.close()
+        _send(call, 126)  # as a shell says of a command it cannot run
+        return 0
+    group = _start(request, out, confinement)
+    try:
+        confinement.started(group)  # the sandbox's set-up from outside; killed if it fails
+    except (NotConfined, OSError) as exc:
+        _say(out, f"hermes-tui: {exc}; nothing was run")
     os.close(out)
 
     def stop(*_: object) -> None:
@@ -112,12 +131,24 @@ def reap(call_fd: int, out: int) -> int:
         signal.signal(sig, stop)
     status = _wait(group, call, stop)
     _kill_everything_below(os.getpid(), group)
+    confinement.close()
     code = os.waitstatus_to_exitcode(status)
+    _send(call, code if code >= 0 else 128 - code)
+    return 0
+
+
+def _send(call: socket.socket, code: int) -> None:
     try:
-        call.sendall(b"%d\n" % (code if code >= 0 else 128 - code))
+        call.sendall(b"%d\n" % code)
     except OSError:
         pass  # nobody is waiting any more
-    return 0
+
+
+def _say(out: int, line: str) -> None:
+    try:
+        os.write(out, f"{line}\n".encode(errors="replace"))
+    except OSError:
+        pass
 
 
 def _line(call: socket.socket) -> str:
@@ -160,7 +191,7 @@ def _still_open(call: socket.socket) -> bool:
         return False
 
 
-def _start(request: dict, out: int) -> int:
+def _start(request: dict, out: int, confinement: Confinement) -> int:
     argv, cwd, env = request["argv"], request.get("cwd"), request["env"]
     pid = os.fork()
     if pid == 0:
@@ -178,7 +209,9 @@ def _start(request: dict, out: int) -> int:
             if cwd is not None:
                 doing = f"cannot enter {cwd}"
                 os.chdir(cwd)
-                doing = f"cannot run {argv[0]}"
+            doing = "cannot confine the command"
+            confinement.in_child()  # last: its memory limit is the command's
+            doing = f"cannot run {argv[0]}"
             os.execvpe(argv[0], argv, env)
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
             message = exc.strerror if isinstance(exc, OSError) else None

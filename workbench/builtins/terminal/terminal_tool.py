@@ -108,6 +108,7 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
         spill=kw.get("spill"),
         env=spawn.env,
         cancel=kw.get("cancel_event"),
+        confine=spawn.confine,
     )
 
 
@@ -140,15 +141,16 @@ def run_process(
     env: dict[str, str] | None = None,
     limit: int = MAX_OUTPUT_BYTES,
     cancel: threading.Event | None = None,
+    confine: dict[str, Any] | None = None,
 ) -> str:
     """Run `argv` under the reaper; returns when it exits, with nothing it started left alive.
 
     The only place a command's process is made: a sandbox or a remote backend changes
-    `argv` and `env`, nothing else.
+    `argv` and `env`, and `confine` what the reaper sets up around it (`Spawn.confine`).
     """
     capture = OutputCapture(limit, spill)
     try:
-        proc = Reaped.start(argv, cwd, env)
+        proc = Reaped.start(argv, cwd, env, confine)
     except OSError as exc:
         return tool_error(f"Cannot start {argv[0]}: {exc.strerror or exc}")
     try:
@@ -259,10 +261,17 @@ class Reaped:
         self._status = b""
 
     @classmethod
-    def start(cls, argv: list[str], cwd: Path | None, env: dict[str, str] | None) -> Reaped:
+    def start(
+        cls,
+        argv: list[str],
+        cwd: Path | None,
+        env: dict[str, str] | None,
+        confine: dict[str, Any] | None = None,
+    ) -> Reaped:
         call, theirs = socket.socketpair()
         output, write = os.pipe()
         request = {
+            **(confine or {}),
             "argv": argv,
             "cwd": str(cwd) if cwd is not None else os.getcwd(),
             "env": dict(os.environ) if env is None else env,

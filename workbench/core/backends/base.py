@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.backends.environment import scrubbed_env
 
@@ -17,11 +17,14 @@ class BackendError(Exception):
 
 @dataclass(frozen=True)
 class Spawn:
-    """How to start one terminal command: argv, its whole environment, the local directory."""
+    """How to start one terminal command: argv, its whole environment, the local directory,
+    and what the reaper sets up around it (a sandbox's limits and network: limits.py,
+    netns.py; JSON, carried in the reaper's request)."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: str | None  # None: a remote command changes directory itself
+    confine: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

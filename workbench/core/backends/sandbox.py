@@ -1,10 +1,11 @@
 """The terminal's sandbox: bubblewrap around each command, so a detector's miss is not a disaster.
 
 Inside, the whole filesystem is read-only except the working directory and the directories
-of `approvals.write_roots`; /tmp and /var/tmp are private and empty; HERMES_HOME and
-credential folders and files (~/.ssh, ~/.aws, ...) are covered by empty ones; /run (where
-daemons' sockets live) is empty; the network is kept unless `terminal.sandbox_network:
-false`; the command cannot see our processes. Once built, it never falls back to running
+of `approvals.write_roots`; /tmp, /var/tmp and /dev/shm are private, empty and of a size;
+HERMES_HOME and credential folders and files (~/.ssh, ~/.aws, ...) are covered by empty
+ones; /run (where daemons' sockets live) is empty; the network is `terminal.network`'s
+(netns.py: by default the internet, not the host's loopback); memory, CPU and processes
+are limited (limits.py); the command cannot see our processes. Once built, it never falls back to running
 unsandboxed: if bubblewrap stops working, the terminal refuses and says why (whether to
 build one at all is `settings.py`'s choice).
 """
@@ -20,6 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.backends.base import Backend, BackendError, LocalBackend, Spawn
+from workbench.core.backends.handshake import handshake_args, handshake_request
+from workbench.core.backends.limits import (
+    DEFAULT,
+    NONE,
+    Limits,
+    limits_line,
+    limits_request,
+    process_limit_missing,
+    tmpfs_args,
+)
+from workbench.core.backends.netns import effective, network_args, network_line, network_request
 from workbench.core.backends.sandbox_cause import failed_output, sandbox_cause
 
 # Relative to the user's home: hidden from every sandboxed command, whether read or written.
@@ -117,21 +129,18 @@ def bwrap_argv(
     cwd: str,
     hidden: list[str],
     *,
-    network: bool,
+    network: str,
+    limits: Limits = NONE,
     keep: tuple[str, ...] = (),
     writable: list[str] | tuple[str, ...] = (),
     read_only: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
     """The bubblewrap command line that runs a command confined to `cwd` (and `writable`),
-    less the folders of `read_only` inside them."""
+    less the folders of `read_only` inside them, on `network` (netns.py's modes), its
+    /tmp, /var/tmp and /dev/shm of the size `limits` says."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
-    if network:
-        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
-            if os.path.isdir(resolver):  # /etc/resolv.conf often points in here
-                argv += ["--ro-bind", resolver, resolver]
-    else:
-        argv.append("--unshare-net")
+    argv += [*tmpfs_args(limits), "--tmpfs", "/run"]
+    argv += network_args(network)
     argv += ["--bind", cwd, cwd]
     for root in writable:
         argv += ["--bind", root, root]
@@ -139,7 +148,7 @@ def bwrap_argv(
         argv += ["--ro-bind", place, place]
     argv += _cover(hidden, keep)  # after the binds: a hidden place inside one stays hidden
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    argv += ["--die-with-parent", "--new-session", "--chdir", cwd, "--"]
+    argv += [*handshake_args(), "--die-with-parent", "--new-session", "--chdir", cwd, "--"]
     return argv
 
 
@@ -159,7 +168,8 @@ def _cover(hidden: list[str], keep: tuple[str, ...]) -> list[str]:
 @dataclass
 class SandboxBackend(Backend):
     name: str = "local"
-    network: bool = True  # terminal.sandbox_network (see bench/bench_sandbox_network.py)
+    network: str = "on"  # terminal.network (netns.py; see bench/bench_sandbox_network.py)
+    limits: Limits = DEFAULT  # terminal.bubblewrap_* (limits.py)
     hermes_home: Path = Path()
     write_roots: tuple[str, ...] = ()  # approvals.write_roots: writable besides the cwd
 
@@ -189,11 +199,13 @@ class SandboxBackend(Backend):
                 "nothing was run"
             )
         writable = writable_roots(self.write_roots, real, hidden)
+        network = effective(self.network)[0]
         argv = bwrap_argv(
             bwrap,
             real,
             hidden,
-            network=self.network,
+            network=network,
+            limits=self.limits,
             keep=(real,),
             writable=writable,
             read_only=project_state([real, *writable]),
@@ -202,26 +214,40 @@ class SandboxBackend(Backend):
         # command) so installs work; one the user set explicitly is kept.
         env = self.env({"TMPDIR": "/tmp"})
         env.setdefault("npm_config_cache", "/tmp/.npm")
-        return Spawn([*argv, "bash", "-c", command], env, real)
+        confine = {
+            **handshake_request(),
+            **limits_request(self.limits),
+            **network_request(network),
+        }
+        return Spawn([*argv, "bash", "-c", command], env, real, confine)
 
     def describe(self) -> str:
         works, why = bwrap_status()
-        network = "network on" if self.network else "network off"
         if not works:
             return f"sandbox NOT WORKING ({why}): terminal refused"
         roots = " and approvals.write_roots" if self.write_roots else ""
-        return f"sandbox (bubblewrap: writes only in the working directory{roots}, {network})"
+        return (
+            f"sandbox (bubblewrap: writes only in the working directory{roots}, "
+            f"{network_line(self.network)}; {limits_line(self.limits)})"
+        )
 
     def label(self) -> str:
         if not bwrap_status()[0]:
             return "terminal: sandbox NOT WORKING"
-        return "terminal: sandboxed" + ("" if self.network else ", no network")
+        network, why = effective(self.network)
+        notes = [
+            {"on": "", "host": "host network", "off": "no network"}[network]
+            + (" (no slirp4netns)" if why else ""),
+            "NO process limit" if process_limit_missing(self.limits) else "",
+        ]
+        return ", ".join(["terminal: sandboxed", *filter(None, notes)])
 
     def failed_because(self, result: str) -> str | None:
         output = failed_output(result)
         if not output:
             return None
-        return sandbox_cause(output, network=self.network, hidden=self.hidden())
+        network = effective(self.network)[0] != "off"
+        return sandbox_cause(output, network=network, hidden=self.hidden())
 
     def outside(self) -> Backend | None:
         return LocalBackend(

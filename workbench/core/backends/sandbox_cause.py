@@ -52,7 +52,7 @@ def sandbox_cause(output: str, *, network: bool, hidden: list[str]) -> str | Non
         if READ_ONLY.search(line):
             return _cause("the sandbox refused a write outside the working directory", line)
         if not network and NETWORK.search(line):
-            return _cause("the sandbox has no network (terminal.sandbox_network: false)", line)
+            return _cause("the sandbox has no network (terminal.network: off)", line)
         if MISSING.search(line) and (place := _hidden_in(line, hidden)):
             return _cause(f"the sandbox hides {place}", line)
         if SSH_LOGIN.search(line) and (keys := _ssh_dir(hidden)):
