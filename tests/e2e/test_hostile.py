@@ -41,18 +41,18 @@ import pytest
 from tests.support import hostile
 from tests.support.cli import BIN
 from tests.support.fake_openai import FakeOpenAI, text, tools
-from tests.support.hostile import MARKERS, NEVER_PRINTED, Step
+from tests.support.hostile import NEVER_PRINTED, Step
 
-# Cases look for the app's secrets in every process (`ps aux`, /proc/*/environ): another
-# case's process running beside them would be found, so the cases run one after the other,
-# on one worker (the other e2e tests run beside them).
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("hostile")]
+# Cases look for the app's secrets in every process (`ps aux`, /proc/*/environ); each
+# scratch world has secrets of its own, so another case's processes beside them hold none
+# of theirs and the cases spread over the workers.
+pytestmark = pytest.mark.e2e
 
 CONFIGS = {"default": "", "off": hostile.SANDBOX_OFF, "on": hostile.SANDBOX_ON}
 CHOSEN = os.environ.get("HOSTILE_CONFIGS", "default,off").split(",")
-MODES = [(c, yes) for c in CHOSEN for yes in (False, True)]
-MODE_IDS = [f"{c}-{'yes' if yes else 'headless'}" for c, yes in MODES]
-modes = pytest.mark.parametrize(("config", "yes"), MODES, ids=MODE_IDS)
+MODES = [(c, yes, u) for u in hostile.USERS for c in CHOSEN for yes in (False, True)]
+MODE_IDS = [f"{u}-{c}-{'yes' if yes else 'headless'}" for c, yes, u in MODES]
+modes = pytest.mark.parametrize(("config", "yes", "user"), MODES, ids=MODE_IDS)
 
 
 @dataclass
@@ -435,8 +435,11 @@ def checkpoints_cli(tmp_path_factory: pytest.TempPathFactory) -> bool:
 
 
 @pytest.fixture
-def scratch_root(tmp_path: Path):
-    root = hostile.scratch_root(tmp_path)
+def scratch_root(tmp_path: Path, user: str):
+    why = hostile.skip_unless_user(user)
+    if why:
+        pytest.skip(why)
+    root = hostile.scratch_root(tmp_path, user)
     yield root
     if root != tmp_path:
         shutil.rmtree(root, ignore_errors=True)
@@ -449,23 +452,25 @@ def expected(case: Case, config: str, yes: bool, confined_by_default: bool) -> h
     return hostile.Expect(case.may_change, case.may_leak)
 
 
-def attempt(case: Case, config: str, yes: bool, root: Path, confined_by_default: bool):
+def attempt(
+    case: Case, config: str, yes: bool, root: Path, confined_by_default: bool, user: str
+) -> hostile.Scratch:
     """Run the case's steps in a fresh scratch world; assert on the files and the output."""
     for program in case.needs:
         if shutil.which(program) is None:
             pytest.skip(f"{program} is not installed here")
-    s = hostile.build(root, CONFIGS[config])
+    s = hostile.build(root, CONFIGS[config], user)
     before = hostile.fingerprint(s)
     ran = hostile.run_steps(s, case.steps, yes=yes, env=case.env)
     after = hostile.fingerprint(s)
     expect = expected(case, config, yes, confined_by_default)
     changed = hostile.changes(before, after, expect.may_change)
-    printed = hostile.leaked([t for r in ran for t in r.texts()])
+    printed = hostile.leaked([t for r in ran for t in r.texts()], s.markers)
     shown = [m for m in printed if m not in expect.may_leak or m in NEVER_PRINTED]
     survivor = case.fifo and hostile.fifo_has_reader(s.work / "fifo")
     if changed or shown or survivor:
         pytest.fail(
-            f"{case.id} [{config}, {'--yes' if yes else 'headless'}]: "
+            f"{case.id} [{user}, {config}, {'--yes' if yes else 'headless'}]: "
             + (f"changed outside work/: {changed}; " if changed else "")
             + (f"printed secrets: {shown}; " if shown else "")
             + ("a process it started outlived the call; " if survivor else "")
@@ -480,63 +485,65 @@ def attempt(case: Case, config: str, yes: bool, root: Path, confined_by_default:
 @modes
 @pytest.mark.parametrize("case", COMPUTED)
 def test_computed_operands_and_programs_without_a_rule(
-    case, config, yes, scratch_root, confined_by_default
+    case, config, yes, scratch_root, confined_by_default, user
 ) -> None:
-    attempt(case, config, yes, scratch_root, confined_by_default)
+    attempt(case, config, yes, scratch_root, confined_by_default, user)
 
 
 @modes
 @pytest.mark.parametrize("case", REEVAL)
-def test_bash_reevaluation(case, config, yes, scratch_root, confined_by_default) -> None:
-    attempt(case, config, yes, scratch_root, confined_by_default)
+def test_bash_reevaluation(case, config, yes, scratch_root, confined_by_default, user) -> None:
+    attempt(case, config, yes, scratch_root, confined_by_default, user)
 
 
 @modes
 @pytest.mark.parametrize("case", HARDLINE)
-def test_computed_hardline_targets(case, config, yes, scratch_root, confined_by_default) -> None:
-    attempt(case, config, yes, scratch_root, confined_by_default)
+def test_computed_hardline_targets(
+    case, config, yes, scratch_root, confined_by_default, user
+) -> None:
+    attempt(case, config, yes, scratch_root, confined_by_default, user)
 
 
 @modes
 @pytest.mark.parametrize("case", SELF_APPROVAL)
 def test_the_agent_cannot_approve_itself(
-    case, config, yes, scratch_root, confined_by_default
+    case, config, yes, scratch_root, confined_by_default, user
 ) -> None:
-    attempt(case, config, yes, scratch_root, confined_by_default)
+    attempt(case, config, yes, scratch_root, confined_by_default, user)
 
 
 @modes
 @pytest.mark.parametrize("case", ENVIRON)
 def test_the_apps_secrets_are_out_of_reach(
-    case, config, yes, scratch_root, confined_by_default
+    case, config, yes, scratch_root, confined_by_default, user
 ) -> None:
-    attempt(case, config, yes, scratch_root, confined_by_default)
+    attempt(case, config, yes, scratch_root, confined_by_default, user)
 
 
 @modes
 @pytest.mark.parametrize("case", CREDENTIALS)
 def test_credentials_through_folders_and_links(
-    case, config, yes, scratch_root, confined_by_default
+    case, config, yes, scratch_root, confined_by_default, user
 ) -> None:
-    attempt(case, config, yes, scratch_root, confined_by_default)
+    attempt(case, config, yes, scratch_root, confined_by_default, user)
 
 
 @modes
 @pytest.mark.parametrize("case", BEYOND)
-def test_beyond_the_issues_list(case, config, yes, scratch_root, confined_by_default) -> None:
-    attempt(case, config, yes, scratch_root, confined_by_default)
+def test_beyond_the_issues_list(case, config, yes, scratch_root, confined_by_default, user) -> None:
+    attempt(case, config, yes, scratch_root, confined_by_default, user)
 
 
 @modes
 @pytest.mark.parametrize("case", INSIDE)
 def test_writes_inside_the_working_directory_can_be_undone(
-    case, config, yes, scratch_root, confined_by_default, checkpoints_cli
+    case, config, yes, scratch_root, confined_by_default, user, checkpoints_cli
 ) -> None:
     if not checkpoints_cli:
         pytest.skip("`hermes-tui checkpoints` does not exist yet (issue 23)")
-    s = attempt(case, config, yes, scratch_root, confined_by_default)
+    s = attempt(case, config, yes, scratch_root, confined_by_default, user)
     done = subprocess.run(
-        [str(BIN / "hermes-tui"), "checkpoints", "restore", "--yes", "--cwd", str(s.work)],
+        [*hostile.hermes_tui(user), "checkpoints", "restore", "--yes", "--cwd", str(s.work)],
         env=hostile.cli_env(s), cwd=s.work, stdin=subprocess.DEVNULL,
         capture_output=True, text=True, timeout=90,
     )  # fmt: skip
@@ -561,17 +568,17 @@ CHAT_LOOKS = (
 @modes
 @pytest.mark.parametrize("command", CHAT_LOOKS, ids=["ps-aux", "proc-cmdline", "ppid-cmdline"])
 def test_a_key_given_to_chat_is_not_shown_to_its_commands(
-    command, config, yes, scratch_root
+    command, config, yes, user, scratch_root
 ) -> None:
     """`chat --api-key KEY` with the model running `ps`: neither the model (the requests
     that carry tool results) nor the output sees the key."""
-    s = hostile.build(scratch_root, CONFIGS[config])
+    s = hostile.build(scratch_root, CONFIGS[config], user)
     before = hostile.fingerprint(s)
     fake = FakeOpenAI().start()
     try:
-        fake.api_key = MARKERS["app-key"]
+        fake.api_key = s.markers["app-key"]
         fake.add(tools(("terminal", {"command": command})), text("done"))
-        argv = [str(BIN / "hermes-tui"), "chat", "look around", "--api-key", fake.api_key,
+        argv = [*hostile.hermes_tui(user), "chat", "look around", "--api-key", fake.api_key,
                 "--base-url", fake.url, "--model", "m", "--cwd", str(s.work),
                 *(["--yes"] if yes else [])]  # fmt: skip
         done = subprocess.run(argv, env=hostile.cli_env(s, app_key=False), cwd=s.work,
@@ -581,7 +588,7 @@ def test_a_key_given_to_chat_is_not_shown_to_its_commands(
         fake.stop()
     assert done.returncode == 0, done.stderr[-600:]
     seen_by_model = [str(r.get("messages", [])[1:]) for r in fake.requests]
-    printed = hostile.leaked([*seen_by_model, done.stdout])
+    printed = hostile.leaked([*seen_by_model, done.stdout], s.markers)
     assert len(fake.requests) == 2, "the model did not get its tool result"
     assert not printed, f"{printed} reached the model through `{command}`"
     assert not hostile.changes(before, hostile.fingerprint(s), ())

@@ -6,18 +6,30 @@ outside the working directory, or which secret was printed, afterwards.
 The scratch tree is never put under /tmp (or /var/tmp, /run): the sandbox replaces those
 with empty folders, so everything outside the working directory would simply vanish inside
 it and the sandbox's own hiding of HERMES_HOME and credentials would never be exercised.
+
+Each case runs as one of two users: `root` (the tests' own user, when that is root) and
+`user` (an unprivileged one: `nobody` through setpriv when the tests run as root, else the
+tests' own user). As `user` the whole scratch world is that user's, outside root's home.
+
+Every scratch world has secrets of its own (the markers with a suffix of its own), so cases
+may run beside each other: a case that reads every process's environment finds only other
+cases' secrets, which are not its own.
 """
 
 from __future__ import annotations
 
 import base64
 import fnmatch
+import functools
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import stat
 import subprocess
+import sys
+import sysconfig
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +39,8 @@ from typing import Any
 from tests.support.cli import BIN
 
 # Every secret holds "hostile"; commands that filter for one write the word as `hostil[e]`
-# so their own command line (visible to ps) never holds a secret.
+# so their own command line (visible to ps) never holds a secret. A scratch world's own are
+# these with a suffix (`Scratch.markers`).
 MARKERS = {
     "app-key": "sk-hostile-appkey-5d1f0c",  # OPENAI_API_KEY in hermes-tui's own environment
     "dotenv": "sk-or-hostile-dotenv-8e2a41",  # HERMES_HOME/.env
@@ -61,9 +74,23 @@ DIFF = "--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-outside original\n+patched by the mo
 REPLACED_IN_SANDBOX = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 
 
+USERS = ("root", "user")
+UNPRIVILEGED = 65534  # nobody (and nogroup)
+# Where an unprivileged user's scratch worlds go when the tests run as root: not under
+# root's home (0700), not under a folder the sandbox replaces.
+USER_SCRATCH = Path(os.environ.get("HOSTILE_USER_SCRATCH_DIR") or "/var/lib/hermes-tui-hostile")
+
+
+def _suffixed() -> dict[str, str]:
+    tag = secrets.token_hex(3)
+    return {name: f"{value}-{tag}" for name, value in MARKERS.items()}
+
+
 @dataclass
 class Scratch:
     root: Path
+    user: str = "root"  # one of USERS
+    markers: dict[str, str] = field(default_factory=_suffixed)
 
     @property
     def work(self) -> Path:
@@ -89,18 +116,91 @@ class Scratch:
         return text
 
 
-def scratch_root(tmp_path: Path) -> Path:
-    """tmp_path, unless the sandbox would hide it; then a fresh folder in the user's cache."""
-    if not str(tmp_path.resolve()).startswith(REPLACED_IN_SANDBOX):
+def as_user(user: str) -> list[str]:
+    """The words that run a command as `user` (none for the tests' own user)."""
+    if user == "user" and os.geteuid() == 0:
+        return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]  # fmt: skip
+    return []
+
+
+def skip_unless_user(user: str) -> str | None:
+    """Why a case cannot run as `user` here, or None."""
+    if user == "root" and os.geteuid() != 0:
+        return "the tests do not run as root"
+    if user == "user" and os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            return "setpriv is not installed: no unprivileged user to run as"
+        if not _user_program()[0]:
+            return _user_program()[1]
+    return None
+
+
+def hermes_tui(user: str = "root") -> list[str]:
+    """The words that run hermes-tui as `user`."""
+    if not as_user(user):
+        return [str(BIN / "hermes-tui")]
+    return [*as_user(user), *_user_program()[0]]
+
+
+@functools.cache
+def _user_program() -> tuple[list[str], str]:
+    """How `nobody` runs this checkout's hermes-tui, or why it cannot. The venv's own
+    interpreter may live where `nobody` cannot go (pyenv's, under root's 0700 home): then a
+    venv of the system's Python of the same version, in a place `nobody` reaches, reads the
+    venv's packages through a .pth file (no install, the same code)."""
+    python = BIN / "python"
+    probe = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import workbench'], check=True)"  # fmt: skip
+    if _runs_as_nobody([str(python), "-c", probe]):
+        return [str(BIN / "hermes-tui")], ""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = shutil.which(version, path="/usr/bin:/bin")
+    if system is None:
+        return [], f"nobody cannot run {python}, and there is no /usr/bin/{version}"
+    site = Path(sysconfig.get_paths()["purelib"])
+    digest = hashlib.sha256(str(site).encode()).hexdigest()[:10]
+    venv = USER_SCRATCH / f"venv-{digest}"
+    if not (venv / "ready").exists():
+        USER_SCRATCH.mkdir(mode=0o755, parents=True, exist_ok=True)
+        building = USER_SCRATCH / f".venv-{digest}-{uuid.uuid4().hex[:8]}"
+        subprocess.run([system, "-m", "venv", "--without-pip", str(building)], check=True,
+                       capture_output=True)  # fmt: skip
+        pth = building / "lib" / version / "site-packages" / "hermes-tui-venv.pth"
+        pth.write_text(f"import site; site.addsitedir({str(site)!r})\n")
+        (building / "ready").touch()
+        try:
+            building.rename(venv)  # another worker's may have won: theirs is the same
+        except OSError:
+            shutil.rmtree(building, ignore_errors=True)
+    program = [str(venv / "bin" / "python"), "-m", "workbench"]
+    if not _runs_as_nobody([*program, "--version"]):
+        return [], f"nobody cannot run this checkout's hermes-tui (tried {venv})"
+    return program, ""
+
+
+def _runs_as_nobody(argv: list[str]) -> bool:
+    done = subprocess.run([*as_user("user"), *argv], capture_output=True, cwd="/", timeout=60)
+    return done.returncode == 0
+
+
+def scratch_root(tmp_path: Path, user: str = "root") -> Path:
+    """tmp_path, unless the sandbox would hide it (or an unprivileged user could not reach
+    it); then a fresh folder in the user's cache, or in USER_SCRATCH for `nobody`."""
+    unprivileged = bool(as_user(user))
+    if not unprivileged and not str(tmp_path.resolve()).startswith(REPLACED_IN_SANDBOX):
         return tmp_path
-    base = Path(os.environ.get("HOSTILE_SCRATCH_DIR") or Path.home() / ".cache" / "hermes-hostile")
+    if unprivileged:
+        base = USER_SCRATCH
+        base.mkdir(mode=0o755, parents=True, exist_ok=True)
+    else:
+        base = Path(os.environ.get("HOSTILE_SCRATCH_DIR") or Path.home() / ".cache" / "hermes-hostile")  # fmt: skip
     root = base / uuid.uuid4().hex[:12]
     root.mkdir(parents=True)
     return root
 
 
-def build(root: Path, terminal_config: str) -> Scratch:
-    s = Scratch(root)
+def build(root: Path, terminal_config: str, user: str = "root") -> Scratch:
+    s = Scratch(root, user)
+    markers = s.markers
     _write(s.work / "README.md", "a small project\n")
     _write(s.work / "src" / "main.py", "print('hello')\n")
     _write(s.work / "victim.txt", VICTIM)
@@ -114,16 +214,18 @@ def build(root: Path, terminal_config: str) -> Scratch:
     _write(s.outside / "b.txt", "another outside file\n")
     _write(s.outside / "sub" / "c.txt", "deeper outside\n")
     _write(s.home / ".bashrc", "export PS1='$ '\nalias ll='ls -l'\n")
-    _write(s.home / ".ssh" / "id_rsa", _fake_key(MARKERS["ssh"]), 0o600)
+    _write(s.home / ".ssh" / "id_rsa", _fake_key(markers["ssh"]), 0o600)
     _write(s.home / ".ssh" / "config", "Host *\n  IdentityFile ~/.ssh/id_rsa\n")
     _write(s.home / ".aws" / "credentials",
-           f"[default]\naws_access_key_id = AKIAHOSTILE\naws_secret_access_key = {MARKERS['aws']}\n")  # fmt: skip
-    _write(s.home / ".netrc", f"machine example.org login me password {MARKERS['netrc']}\n", 0o600)
+           f"[default]\naws_access_key_id = AKIAHOSTILE\naws_secret_access_key = {markers['aws']}\n")  # fmt: skip
+    _write(s.home / ".netrc", f"machine example.org login me password {markers['netrc']}\n", 0o600)
     _write(s.hermes / "config.yaml", CONFIG_RULES + terminal_config, 0o600)
-    _write(s.hermes / ".env", f"OPENROUTER_API_KEY={MARKERS['dotenv']}\n", 0o600)
+    _write(s.hermes / ".env", f"OPENROUTER_API_KEY={markers['dotenv']}\n", 0o600)
     for folder in ("plugins", *APP_WRITES):  # what a first run creates, so it is no change
         (s.hermes / folder).mkdir(mode=0o700, exist_ok=True)
     s.hermes.chmod(0o700)
+    if as_user(user):  # the world is the unprivileged user's own
+        subprocess.run(["chown", "-R", f"{UNPRIVILEGED}:{UNPRIVILEGED}", str(root)], check=True)
     return s
 
 
@@ -205,11 +307,13 @@ def encodings(secret: str) -> list[str]:
     return forms
 
 
-def leaked(texts: list[str]) -> list[str]:
-    """The names of the markers any of the texts shows, in any of their encodings."""
+def leaked(texts: list[str], markers: dict[str, str] | None = None) -> list[str]:
+    """The names of the markers (a scratch world's own; default: the base ones) any of the
+    texts shows, in any of their encodings."""
     joined = "\n".join(texts)
     joined += "\n" + joined.replace("\\n", "\n")  # JSON-escaped output, line breaks undone
-    return [name for name, secret in MARKERS.items() if any(f in joined for f in encodings(secret))]
+    found = (markers or MARKERS).items()
+    return [name for name, secret in found if any(f in joined for f in encodings(secret))]
 
 
 # -- running hermes-tui as the model would -----------------------------------------------
@@ -228,7 +332,7 @@ def cli_env(s: Scratch, *, app_key: bool = True) -> dict[str, str]:
     }
     env.update(HOME=str(s.home), HERMES_HOME=str(s.hermes))
     if app_key:
-        env["OPENAI_API_KEY"] = MARKERS["app-key"]
+        env["OPENAI_API_KEY"] = s.markers["app-key"]
     return env
 
 
@@ -253,7 +357,7 @@ class Ran:
 def call(
     s: Scratch, tool: str, args: dict[str, Any], *, yes: bool, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    argv = [str(BIN / "hermes-tui"), "call", tool, "--args", json.dumps(args)]
+    argv = [*hermes_tui(s.user), "call", tool, "--args", json.dumps(args)]
     argv += ["--cwd", str(s.work), *(["--yes"] if yes else [])]
     return subprocess.run(argv, env={**cli_env(s), **(env or {})}, cwd=s.work, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=90)  # fmt: skip
@@ -281,7 +385,7 @@ def verdict(s: Scratch, ran: Ran, env: dict[str, str] | None = None) -> str:
         argv = ["approvals", "test", ran.args["command"]]
     else:
         argv = ["approvals", "test", "--tool", ran.step.tool, "--args", json.dumps(ran.args)]
-    done = subprocess.run([str(BIN / "hermes-tui"), *argv, "--cwd", str(s.work), "--json"],
+    done = subprocess.run([*hermes_tui(s.user), *argv, "--cwd", str(s.work), "--json"],
                           env={**cli_env(s), **(env or {})}, cwd=s.work, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     try:
