@@ -104,7 +104,7 @@ def test_each_mode_gives_bubblewrap_its_part() -> None:
 def test_slirp4netns_is_asked_not_to_reach_the_hosts_loopback() -> None:
     request = netns.network_request("on")
     assert "--disable-host-loopback" in request["slirp4netns"]
-    assert request["slirp4netns"][-2:] == ["{pid}", "tap0"]
+    assert request["slirp4netns"][-2:] == ["{netns}", "tap0"]
     assert netns.network_request("host") == {} and netns.network_request("off") == {}
 
 

@@ -10,8 +10,8 @@ The request (made by the core: backends/limits.py, netns.py, handshake.py) may c
 * `handshake`: {info_fd, block_fd}: bubblewrap says on info_fd which process the sandbox
   starts with and waits on block_fd; meanwhile `nproc` is set on that process (inside its
   user namespace the kernel counts only the sandbox's processes) and `slirp4netns` (an argv
-  whose {pid}, {ready_fd}, {exit_fd} are filled in here) is started on its network
-  namespace, and waited for;
+  whose {netns}, {userns}, {ready_fd}, {exit_fd} are filled in here) is started on its
+  network namespace, and waited for;
 * `files`: {fd: text}: a pipe holding the text, at that descriptor in bubblewrap's process.
 
 Anything that cannot be set up stops the command before it runs, with a line saying why
@@ -30,6 +30,7 @@ import time
 from typing import Any
 
 START_TIMEOUT = 10.0  # bubblewrap's first word, slirp4netns's readiness
+NS_GET_USERNS = 0xB701  # ioctl: the user namespace that owns a namespace (linux/nsfs.h)
 
 
 class NotConfined(Exception):
@@ -184,17 +185,34 @@ def _loopback_set_up(pid: int) -> bool:
     raise NotConfined(f"the sandbox's loopback was not set up in {START_TIMEOUT:g} s")
 
 
+def _namespaces(pid: int) -> tuple[int, int]:
+    """The sandbox's network namespace and the user namespace that owns it. Not the
+    process's own user namespace: bubblewrap may move into one nested in it (to map the
+    user's uid back), and from there the network namespace cannot be joined."""
+    try:
+        net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    except OSError as exc:
+        raise NotConfined(f"the sandbox's network namespace is gone ({exc.strerror})") from exc
+    try:
+        return net, fcntl.ioctl(net, NS_GET_USERNS)
+    except OSError as exc:
+        os.close(net)
+        raise NotConfined(f"the sandbox's user namespace is unknown ({exc.strerror})") from exc
+
+
 def _start_slirp(template: list[str], pid: int) -> int:
     """slirp4netns on the sandbox's network namespace, once it says it is ready; returns
     the descriptor whose closing ends it."""
+    net, user = _namespaces(pid)
     ready_r, ready_w = os.pipe()
     exit_r, exit_w = os.pipe()
     log = _log_file()
-    values = {"pid": str(pid), "ready_fd": str(ready_w), "exit_fd": str(exit_r)}
+    given = {"netns": net, "userns": user, "ready_fd": ready_w, "exit_fd": exit_r}
+    values = {k: str(fd) if k.endswith("_fd") else f"/proc/self/fd/{fd}" for k, fd in given.items()}
     argv = [arg.format(**values) for arg in template]
     try:
-        os.set_inheritable(ready_w, True)
-        os.set_inheritable(exit_r, True)
+        for fd in given.values():
+            os.set_inheritable(fd, True)
         actions = [(os.POSIX_SPAWN_DUP2, log, 2)] if log >= 0 else []
         os.posix_spawn(argv[0], argv, {}, file_actions=actions, setsigdef=(signal.SIGPIPE,))
     except OSError as exc:
@@ -202,8 +220,8 @@ def _start_slirp(template: list[str], pid: int) -> int:
             _close(fd)
         raise NotConfined(f"slirp4netns cannot start ({exc.strerror or exc})") from exc
     finally:
-        os.close(ready_w)
-        os.close(exit_r)
+        for fd in (net, user, ready_w, exit_r):
+            os.close(fd)
     try:
         ready = select.select([ready_r], [], [], START_TIMEOUT)[0] and os.read(ready_r, 1)
     finally:
@@ -233,7 +251,7 @@ def _tail(log: int) -> str:
         lines = []
     finally:
         os.close(log)
-    return lines[-1] if lines else f"not ready in {START_TIMEOUT:g} s"
+    return "; ".join(lines[-3:]) if lines else f"not ready in {START_TIMEOUT:g} s"
 
 
 def _close(fd: int) -> None:

@@ -77,14 +77,16 @@ def _resolv_conf() -> str | None:
 
 
 def network_request(mode: str) -> dict[str, Any]:
-    """What the reaper does for the network: start slirp4netns on the sandbox's namespace
-    ({pid}, {ready_fd}, {exit_fd} are filled in there) and give bubblewrap the resolv.conf."""
+    """What the reaper does for the network: start slirp4netns on the sandbox's network
+    namespace and the user namespace that owns it ({netns}, {userns}, {ready_fd},
+    {exit_fd} are filled in there) and give bubblewrap the resolv.conf."""
     path = slirp4netns() if mode == "on" else None
     if path is None:
         return {}
     argv = [path, "--configure", "--mtu=65520", "--disable-host-loopback"]
-    argv += ["--userns-path=/proc/{pid}/ns/user", "--ready-fd={ready_fd}", "--exit-fd={exit_fd}"]
-    request: dict[str, Any] = {"slirp4netns": [*argv, "{pid}", "tap0"]}
+    argv += ["--userns-path={userns}", "--netns-type=path"]
+    argv += ["--ready-fd={ready_fd}", "--exit-fd={exit_fd}", "{netns}", "tap0"]
+    request: dict[str, Any] = {"slirp4netns": argv}
     if _resolv_conf() is not None:
         request["files"] = {str(RESOLV_FD): f"nameserver {DNS}\n"}
     return request
