@@ -18,9 +18,10 @@ import pytest
 from tests.support.procs import alive, parent_of, wait_until
 from tests.support.sandbox import confined
 from workbench.builtins.terminal import terminal_tool
-from workbench.core.backends import netns
+from workbench.core.backends import backend_from_config, netns
 from workbench.core.backends.handshake import RESOLV_FD
 from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
+from workbench.core.config import Config
 
 needs_bwrap = pytest.mark.skipif(not bwrap_status()[0], reason="bubblewrap does not work here")
 needs_slirp = pytest.mark.skipif(netns.slirp4netns() is None, reason=netns.NO_SLIRP)
@@ -207,7 +208,11 @@ def test_without_slirp4netns_on_is_the_hosts_network_and_says_so(
     for tool in ("bwrap", "bash"):
         (bin_dir / tool).symlink_to(shutil.which(tool) or tool)
     monkeypatch.setenv("PATH", str(bin_dir))
-    backend = sandbox(tmp_path)
+    backend = backend_from_config(Config(tmp_path / "config.yaml", {}), tmp_path / "hermes")
+    assert isinstance(backend, SandboxBackend) and backend.problems == [
+        f"terminal.network is on, but {netns.NO_SLIRP}: sandboxed commands get the host's "
+        "network, its loopback and abstract sockets too"
+    ]
     assert netns.effective("on") == ("host", netns.NO_SLIRP)
     assert backend.label() == "terminal: sandboxed, host network (no slirp4netns)"
     assert f"network: the HOST's, loopback too ({netns.NO_SLIRP})" in backend.describe()
