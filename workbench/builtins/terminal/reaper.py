@@ -7,7 +7,8 @@ interpreter per command (that start was most of what `true` cost). Each request 
 message on FD carrying two descriptors: the call's own socket and the pipe the command's
 output goes to. The server forks a reaper for it, which reads the command (argv, working
 directory, environment: one line of JSON) from the call's socket and runs it in a process
-group of its own. The reaper marks itself a child subreaper, so a background job that
+group of its own, with what the request asks set up around it (confine.py: a sandbox's
+limits, its pids cgroup, its network). The reaper marks itself a child subreaper, so a background job that
 outlives the shell, even one that left the group (`setsid`) or daemonised itself, becomes
 its child instead of init's. When the command exits, or when the call's socket closes (the
 tool asks it to stop; or the tool's process died, however: even SIGKILL closes it), it
@@ -17,7 +18,8 @@ over and nothing it started still holds the output pipe.
 
 The server ends when FD closes (the tool's process is gone); reapers still running each see
 their own call's socket close. It runs with -S (no site packages), so it imports only the
-standard library, and it stays single-threaded so that forking it is safe.
+standard library (and confine.py beside it, which does too), and it stays single-threaded
+so that forking it is safe.
 """
 
 from __future__ import annotations
