@@ -56,3 +56,11 @@ def test_a_process_limit_that_cannot_be_held_runs_nothing(tmp_path: Path) -> Non
         f"hermes-tui: the process limit cannot be held: no pids cgroup in {tmp_path}/not-a-cgroup"
     )
     assert out["output"].endswith("; nothing was run\n")
+
+
+@pytest.mark.skipif(not ROOT, reason="the exemption is root's")
+def test_as_root_the_kernel_does_not_hold_rlimit_nproc(tmp_path: Path) -> None:
+    """Why root's process limit is a cgroup: RLIMIT_NPROC of 5, and 20 processes start."""
+    spawn = "for i in $(seq 20); do sleep 30 & done; jobs -p | wc -l; kill $(jobs -p)"
+    out = run(spawn, tmp_path, rlimits=[["NPROC", 5, 5]])
+    assert out["output"] == "20\n", out
