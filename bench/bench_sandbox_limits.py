@@ -1,10 +1,10 @@
 """What the sandbox's limits must leave room for: what agents run most, each in the sandbox
 the terminal's way (backend, reaper), with the smallest memory limit it works under, counted
 as RLIMIT_DATA (what hermes-tui sets) and as RLIMIT_AS (what Hermes sets), the fewest
-processes and threads it works with, its CPU time and what it leaves in /tmp; then whether
+processes and threads it works with, the smallest /tmp, its CPU time; then whether
 the defaults hold it, and whether a 1.5 GB allocation fails under them, as it must.
 
-Each smallest value is found by halving (16 MB, 4 processes apart) between a value it fails
+Each smallest value is found by halving (16 MB, 4 processes, 8 MB of /tmp apart) between a value it fails
 under and one it works under. The defaults of limits.py follow from this table. Workloads
 whose program is missing are left out; those that fetch reach PyPI and the npm registry.
 """
@@ -144,40 +144,30 @@ def measure(name: str, command: str, free: Any, default: Any, hermes: Path, root
     from workbench.core.backends.limits import NONE
     from workbench.core.backends.sandbox import SandboxBackend
 
-    # CPU time of the command's processes (bash's `times`), and what it left in the tmpfs
-    probe = f"{command}; s=$?; times | tail -1; du -sk /tmp /var/tmp /dev/shm | awk '{{k+=$1}} END {{print k}}'; exit $s"
-    base = run(free, probe, root)
+    # CPU time of the command's processes: bash's `times`, its second line (children)
+    base = run(free, f"{command}; s=$?; times; exit $s", root)
     if base["exit_code"] != 0:
         print(f"  {name:<42} FAILS without limits: {(base.get('output') or '').strip()[-120:]}")
         return False
-    lines = base["output"].strip().splitlines()
-    cpu = sum(_seconds(t) for t in lines[-2].split())
-    tmp_mb = int(lines[-1]) / 1024
+    cpu = sum(_seconds(t) for t in base["output"].strip().splitlines()[-1].split())
 
     def under(kind: str) -> Callable[[int], bool]:
         return lambda mb: run(free, command, root, [[kind, mb * MB, mb * MB]])["exit_code"] == 0
 
+    def boxed(**limits: int) -> bool:
+        backend = SandboxBackend(hermes_home=hermes, limits=replace(NONE, **limits))
+        return bool(run(backend, command, root)["exit_code"] == 0)
+
     data = smallest(under("DATA"), 16, 8192, 16)
     space = smallest(under("AS"), 16, 16384, 16)
-    procs = smallest(
-        lambda n: (
-            run(
-                SandboxBackend(hermes_home=hermes, limits=replace(NONE, max_procs=n, tmp_mb=1024)),
-                command,
-                root,
-            )["exit_code"]
-            == 0
-        ),
-        2,
-        1024,
-        4,
-    )
+    procs = smallest(lambda n: boxed(max_procs=n, tmp_mb=1024), 2, 1024, 4)
+    tmp = smallest(lambda mb: boxed(tmp_mb=mb), 0, 1024, 8)
     walls = [run(default, command, root) for _ in range(3)]
     held = all(w["exit_code"] == 0 for w in walls)
     wall = statistics.median(w["seconds"] for w in walls)
     print(
         f"  {name:<42} {_mb(data):>8} {_mb(space):>8} {procs or '>1024':>6} {cpu:7.1f} "
-        f"{tmp_mb:6.0f} MB {fmt(wall)}  {'works' if held else 'FAILS'}"
+        f"{_mb(tmp):>8} {fmt(wall)}  {'works' if held else 'FAILS'}"
     )
     return held
 

@@ -5,9 +5,9 @@ of `approvals.write_roots`; /tmp, /var/tmp and /dev/shm are private, empty and o
 HERMES_HOME and credential folders and files (~/.ssh, ~/.aws, ...) are covered by empty
 ones; /run (where daemons' sockets live) is empty; the network is `terminal.network`'s
 (netns.py: by default the internet, not the host's loopback); memory, CPU and processes
-are limited (limits.py); the command cannot see our processes. Once built, it never falls back to running
-unsandboxed: if bubblewrap stops working, the terminal refuses and says why (whether to
-build one at all is `settings.py`'s choice).
+are limited (limits.py); the command cannot see our processes. Once built, it never falls
+back to running unsandboxed: if bubblewrap stops working, the terminal refuses and says
+why (whether to build one at all is `settings.py`'s choice).
 """
 
 from __future__ import annotations
