@@ -9,6 +9,7 @@ import contextlib
 import os
 import shutil
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,3 +242,16 @@ def host_address() -> str:
     if address.startswith("127."):
         pytest.skip("no network interface besides loopback")
     return str(address)
+
+
+@needs_bwrap
+@needs_slirp
+def test_where_there_is_no_tun_device_on_is_the_hosts_network(tmp_path: Path, work: Path) -> None:
+    """hermes-tui run inside the sandbox (its own tests, by an agent) has no /dev/net/tun:
+    its commands get the network it has, and it says so."""
+    code = (
+        "from workbench.core.backends.netns import effective, network_label;"
+        "print(effective('on')); print(network_label('on'))"
+    )
+    out = confined(sandbox(tmp_path), f'{sys.executable} -c "{code}"', work)
+    assert out["output"] == f"('host', '{netns.NO_TUN}')\nhost network (no /dev/net/tun)\n", out

@@ -6,7 +6,8 @@
   services of the user's other programs on 127.0.0.1 and abstract unix sockets (`@name`,
   which belong to a network namespace) are not. Its own loopback works (a server the
   command starts is reachable from the same command). DNS goes to slirp4netns's resolver,
-  named in an /etc/resolv.conf of its own. Without slirp4netns it is `host`, and said so.
+  named in an /etc/resolv.conf of its own. Without slirp4netns (or /dev/net/tun, which
+  it needs: a container may have none, a sandbox has none) it is `host`, and said so.
 * `host`: the host's network, loopback and abstract sockets too.
 * `off`: none, loopback aside (`terminal.sandbox_network: false` means this).
 
@@ -26,6 +27,8 @@ MODES = ("on", "host", "off")
 DNS = "10.0.2.3"  # slirp4netns's resolver with --configure (10.0.2.0/24)
 RESOLV_CONF = "/etc/resolv.conf"
 NO_SLIRP = "slirp4netns is not installed (Debian: apt-get install slirp4netns)"
+TUN = "/dev/net/tun"
+NO_TUN = f"there is no {TUN}, which slirp4netns needs"
 
 
 def network_mode(get: Any, problems: list[str]) -> str:
@@ -51,8 +54,12 @@ def slirp4netns() -> str | None:
 
 def effective(mode: str) -> tuple[str, str]:
     """The network commands get, and why it is not the one asked for ("" when it is)."""
-    if mode == "on" and slirp4netns() is None:
+    if mode != "on":
+        return mode, ""
+    if slirp4netns() is None:
         return "host", NO_SLIRP
+    if not os.path.exists(TUN):  # a container without it, or hermes-tui in a sandbox
+        return "host", NO_TUN
     return mode, ""
 
 
@@ -90,6 +97,13 @@ def network_request(mode: str) -> dict[str, Any]:
     if _resolv_conf() is not None:
         request["files"] = {str(RESOLV_FD): f"nameserver {DNS}\n"}
     return request
+
+
+def network_label(mode: str) -> str:
+    """Fewer words, for a header ("" for the default)."""
+    shown, why = effective(mode)
+    missing = {NO_SLIRP: " (no slirp4netns)", NO_TUN: f" (no {TUN})"}.get(why, "")
+    return {"on": "", "host": "host network", "off": "no network"}[shown] + missing
 
 
 def network_line(mode: str) -> str:

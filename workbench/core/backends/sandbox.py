@@ -31,7 +31,13 @@ from workbench.core.backends.limits import (
     process_limit_missing,
     tmpfs_args,
 )
-from workbench.core.backends.netns import effective, network_args, network_line, network_request
+from workbench.core.backends.netns import (
+    effective,
+    network_args,
+    network_label,
+    network_line,
+    network_request,
+)
 from workbench.core.backends.sandbox_cause import failed_output, sandbox_cause
 
 # Relative to the user's home: hidden from every sandboxed command, whether read or written.
@@ -234,10 +240,8 @@ class SandboxBackend(Backend):
     def label(self) -> str:
         if not bwrap_status()[0]:
             return "terminal: sandbox NOT WORKING"
-        network, why = effective(self.network)
         notes = [
-            {"on": "", "host": "host network", "off": "no network"}[network]
-            + (" (no slirp4netns)" if why else ""),
+            network_label(self.network),
             "NO process limit" if process_limit_missing(self.limits) else "",
         ]
         return ", ".join(["terminal: sandboxed", *filter(None, notes)])
