@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,16 @@ def test_as_root_the_kernel_does_not_hold_rlimit_nproc(tmp_path: Path) -> None:
     spawn = "for i in $(seq 20); do sleep 30 & done; jobs -p | wc -l; kill $(jobs -p)"
     out = run(spawn, tmp_path, rlimits=[["NPROC", 5, 5]])
     assert out["output"] == "20\n", out
+
+
+def test_a_limit_already_lower_is_kept(tmp_path: Path) -> None:
+    """hermes-tui run inside its own sandbox: its commands keep the outer, lower limits
+    (which cannot be raised) instead of failing to set theirs."""
+    script = tmp_path / "inner.py"
+    script.write_text(
+        "from workbench.builtins.terminal import terminal_tool as t\n"
+        "rlimits = [['DATA', 512 << 20, 512 << 20]]\n"
+        "print(t.run_process(['bash', '-c', 'ulimit -d'], None, 30, confine={'rlimits': rlimits}))\n"
+    )
+    out = run(f"{sys.executable} {script}", tmp_path, rlimits=[["DATA", 256 << 20, 256 << 20]])
+    assert json.loads(out["output"])["output"] == f"{256 << 10}\n", out

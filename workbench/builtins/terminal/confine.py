@@ -69,7 +69,8 @@ class Confinement:
             with open(os.path.join(self.cgroup, "cgroup.procs"), "w") as handle:
                 handle.write(str(os.getpid()))
         for name, soft, hard in self.rlimits:
-            resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (soft, hard))
+            kind = getattr(resource, f"RLIMIT_{name}")
+            resource.setrlimit(kind, _within(resource.getrlimit(kind), soft, hard))
 
     def started(self, group: int) -> None:
         """In the reaper, once the command's process (`group`) exists: the sandbox set up
@@ -159,9 +160,18 @@ def _first_word(fd: int) -> dict[str, Any] | None:
         return found if isinstance(found, dict) else None
 
 
+def _within(now: tuple[int, int], soft: int, hard: int) -> tuple[int, int]:
+    """The limit asked for, or the one already set where that is lower (hermes-tui run in a
+    sandbox: its commands keep the outer limits, which cannot be raised)."""
+    if now[1] != resource.RLIM_INFINITY:
+        hard = min(hard, now[1])
+    return min(soft, hard), hard
+
+
 def _set_nproc(pid: int, most: int) -> None:
     try:
-        resource.prlimit(pid, resource.RLIMIT_NPROC, (most, most))
+        now = resource.prlimit(pid, resource.RLIMIT_NPROC)
+        resource.prlimit(pid, resource.RLIMIT_NPROC, _within(now, most, most))
     except OSError as exc:
         raise NotConfined(
             f"the process limit cannot be set on the sandbox ({exc.strerror or exc})"
