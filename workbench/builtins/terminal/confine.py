@@ -46,6 +46,7 @@ class Confinement:
         self.slirp: list[str] | None = request.get("slirp4netns")
         self.files: dict[str, str] = request.get("files") or {}
         self.cgroup: str | None = None
+        self.slirp_pid = 0
         self._theirs: dict[int, int] = {}  # descriptor in the command's process -> ours
         self._info = self._block = self._exit = -1
 
@@ -90,7 +91,7 @@ class Confinement:
             if self.nproc:
                 _set_nproc(pid, self.nproc)
             if self.slirp and _loopback_set_up(pid):
-                self._exit = _start_slirp(self.slirp, pid)
+                self._exit, self.slirp_pid = _start_slirp(self.slirp, pid)
             os.write(self._block, b"go")
         except BaseException:
             # Before the block ends: bwrap reads its end closing as "go" too.
@@ -107,8 +108,15 @@ class Confinement:
 
     def close(self) -> None:
         """Once everything the command started is dead."""
+        if self.slirp_pid:
+            try:
+                os.kill(self.slirp_pid, signal.SIGKILL)
+                os.waitpid(self.slirp_pid, 0)
+            except (OSError, ChildProcessError):
+                pass  # it ended, and was reaped with the command's processes
+            self.slirp_pid = 0
         if self._exit >= 0:
-            os.close(self._exit)  # slirp4netns reads its end and goes (it was killed anyway)
+            os.close(self._exit)
             self._exit = -1
         if self.cgroup is not None:
             try:
@@ -210,9 +218,9 @@ def _namespaces(pid: int) -> tuple[int, int]:
         raise NotConfined(f"the sandbox's user namespace is unknown ({exc.strerror})") from exc
 
 
-def _start_slirp(template: list[str], pid: int) -> int:
+def _start_slirp(template: list[str], pid: int) -> tuple[int, int]:
     """slirp4netns on the sandbox's network namespace, once it says it is ready; returns
-    the descriptor whose closing ends it."""
+    the descriptor whose closing ends it (should the reaper die) and its pid."""
     net, user = _namespaces(pid)
     ready_r, ready_w = os.pipe()
     exit_r, exit_w = os.pipe()
@@ -224,7 +232,7 @@ def _start_slirp(template: list[str], pid: int) -> int:
         for fd in given.values():
             os.set_inheritable(fd, True)
         actions = [(os.POSIX_SPAWN_DUP2, log, 2)] if log >= 0 else []
-        os.posix_spawn(argv[0], argv, {}, file_actions=actions, setsigdef=(signal.SIGPIPE,))
+        slirp = os.posix_spawn(argv[0], argv, {}, file_actions=actions, setsigdef=(signal.SIGPIPE,))
     except OSError as exc:
         for fd in (ready_r, exit_w, log):
             _close(fd)
@@ -240,7 +248,7 @@ def _start_slirp(template: list[str], pid: int) -> int:
         os.close(exit_w)
         raise NotConfined(f"the sandbox's network did not start (slirp4netns: {_tail(log)})")
     _close(log)
-    return exit_w
+    return exit_w, slirp
 
 
 def _log_file() -> int:

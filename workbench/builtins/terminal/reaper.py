@@ -132,10 +132,10 @@ def reap(call_fd: int, out: int) -> int:
     for sig in KILL_ON:
         signal.signal(sig, stop)
     status = _wait(group, call, stop)
-    _kill_everything_below(os.getpid(), group)
-    confinement.close()
+    _kill_everything_below(os.getpid(), group, spare=confinement.slirp_pid)
     code = os.waitstatus_to_exitcode(status)
     _send(call, code if code >= 0 else 128 - code)
+    confinement.close()
     return 0
 
 
@@ -244,7 +244,9 @@ def _children(me: int) -> list[int]:
     return found
 
 
-def _kill_everything_below(me: int, group: int) -> None:
+def _kill_everything_below(me: int, group: int, spare: int = 0) -> None:
+    """Kill and reap all below us but `spare` (the sandbox's slirp4netns: ours, not the
+    command's; its end, which takes its network device down, can come after the status)."""
     try:
         os.killpg(group, signal.SIGKILL)
     except OSError:
@@ -255,7 +257,10 @@ def _kill_everything_below(me: int, group: int) -> None:
                 continue  # one reaped: look again
         except ChildProcessError:
             return  # no child, so nothing below: every orphan comes to us, the subreaper
-        for pid in _children(me):
+        below = [pid for pid in _children(me) if pid != spare]
+        if not below:
+            return
+        for pid in below:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
