@@ -11,6 +11,7 @@ whose program is missing are left out; those that fetch reach PyPI and the npm r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import statistics
@@ -74,18 +75,16 @@ def project(root: Path) -> Path:
 def run(
     backend: Any, command: str, root: Path, rlimits: list[list[int | str]] | None = None
 ) -> dict:
-    from workbench.builtins.terminal.terminal_tool import run_process
+    """The result of `command` in a fresh project, with `rlimits` instead of the backend's."""
+    from workbench.builtins.terminal.terminal_tool import run_spawn
 
     work = project(root)
     try:
-        spawn = backend.shell(command, str(work), TIMEOUT)
-        confine = dict(spawn.confine)
+        spawn = backend.shell(command, str(work), TIMEOUT, session=str(work))
         if rlimits is not None:
-            confine["rlimits"] = rlimits
+            spawn = dataclasses.replace(spawn, confine={**spawn.confine, "rlimits": rlimits})
         started = time.perf_counter()
-        out = json.loads(
-            run_process(spawn.argv, Path(spawn.cwd), TIMEOUT, env=spawn.env, confine=confine)
-        )
+        out = json.loads(run_spawn(spawn, TIMEOUT))
         out["seconds"] = time.perf_counter() - started
         return out
     finally:

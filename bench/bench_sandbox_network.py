@@ -166,17 +166,16 @@ def fake_home(root: Path, sshd: Sshd | None) -> Path:
 
 def run_one(backend, command: str, cwd: Path) -> tuple[bool, float, str]:
     """Whether it worked, how long it took, and the last line it printed."""
-    from workbench.builtins.terminal.terminal_tool import run_process
+    from workbench.builtins.terminal.terminal_tool import run_spawn
 
     cwd.mkdir(parents=True)
     if " push " in command:  # a project to push from: a clone made outside, as a user has
         source = cwd.parent.parent / "remote" / "repo.git"
         subprocess.run(["git", "clone", "-q", str(source), str(cwd / "repo")], check=True)
         cwd = cwd / "repo"
-    spawn = backend.shell(command, str(cwd), TIMEOUT)
+    spawn = backend.shell(command, str(cwd), TIMEOUT, session=str(cwd))
     start = time.perf_counter()
-    out = run_process(spawn.argv, Path(spawn.cwd), TIMEOUT, env=spawn.env, confine=spawn.confine)
-    result = json.loads(out)
+    result = json.loads(run_spawn(spawn, TIMEOUT))
     took = time.perf_counter() - start
     lines = [line for line in (result.get("output") or "").splitlines() if line.strip()]
     telling = [line for line in lines if WHY.search(line)] or lines[-1:]

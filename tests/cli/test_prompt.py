@@ -67,6 +67,21 @@ async def test_a_command_the_sandbox_refused_is_asked_with_x_as_the_only_yes() -
         assert broker.book.session == []
 
 
+def test_the_scripts_a_command_let_out_would_run_are_shown_with_what_changed() -> None:
+    from workbench.core.edits.diffs import unified
+    from workbench.core.execution.scripts import Script
+
+    changed = Script(
+        "/p/x.sh", "changed since this turn's checkpoint", unified("x.sh", "a\n", "b\n")
+    )
+    req = request("./x.sh && ./y.sh")
+    req.scripts = (changed, Script("/p/y.sh"))
+    text = "\n".join(question(req))
+    assert "  script: /p/x.sh (changed since this turn's checkpoint)" in text
+    assert "      -a\n      +b" in text
+    assert "  script: /p/y.sh\n" in text
+
+
 async def test_clarify_on_a_terminal_asks_on_stderr_and_the_line_read_answers(
     monkeypatch, capsys
 ) -> None:

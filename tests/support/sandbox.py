@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from workbench.builtins.terminal.terminal_tool import run_process
+from workbench.builtins.terminal.terminal_tool import run_spawn
 from workbench.core.backends.base import Backend
 from workbench.core.backends.sandbox import bwrap_status
 
@@ -52,9 +52,8 @@ def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def confined(backend: Backend, command: str, cwd: Path, timeout: float = 60) -> dict[str, Any]:
-    """A command run the terminal's way through `backend`: its argv and environment, and
-    what the reaper sets up around it (limits, the network); the result the model reads."""
-    spawn = backend.shell(command, str(cwd), timeout)
-    cwd_ = Path(spawn.cwd) if spawn.cwd is not None else None
-    out = run_process(spawn.argv, cwd_, timeout, env=spawn.env, confine=spawn.confine)
-    return dict(json.loads(out))
+    """A command run the terminal's way through `backend`, in a session at `cwd`: its argv
+    and environment, what the reaper sets up around it (limits, the network); the result
+    the model reads."""
+    spawn = backend.shell(command, str(cwd), timeout, session=str(cwd))
+    return dict(json.loads(run_spawn(spawn, timeout)))

@@ -98,7 +98,9 @@ class Printer:
             ToolCallFinished,
             ToolCallStarted,
             TranscriptFailed,
+            VenvChanged,
         )
+        from workbench.core.printable import escape
 
         match event:
             case TextDelta(text=text):
@@ -129,6 +131,8 @@ class Printer:
                 _err(f"  {checkpoints_text.taken(event.checkpoint)}")
             case CheckpointSkipped():
                 _err(f"  {checkpoints_text.skipped(event.note)}")
+            case VenvChanged():
+                _err(f"  ! {escape(event.note)}")
             case ToolCallFinished():
                 mark = "✔" if event.status == "ok" else "✖"
                 note = f" → {event.spilled}" if event.spilled else ""
@@ -178,10 +182,12 @@ def _broker(runtime: Runtime, yes: bool, cwd: str | None, lines: Lines) -> Any:
     )
     if sys.stdin.isatty():
         from workbench.cli.prompt import TerminalPrompt, TerminalQuestion
+        from workbench.cli.trust import TerminalTrust
         from workbench.core.asking import AskKind
 
         broker.attach(TerminalPrompt(broker, lines))
         runtime.asker.attach(TerminalQuestion(runtime.asker, lines), [AskKind.CLARIFY])
+        runtime.asker.attach(TerminalTrust(runtime.asker, lines), [AskKind.TRUST])
     runtime.broker = broker
     return broker
 
@@ -197,6 +203,7 @@ async def _converse(session: Any, prompt: str | None, lines: Lines) -> int:
         _err(f"[{session.settings.describe()} · session {session.id} · {where.label()}]")
         for note in session.notes:
             _err(f"hermes-tui: {note}")
+        await _trust(session)
         await session.start()
         prompts = [prompt] if prompt else None
         while True:
@@ -232,6 +239,23 @@ async def _converse(session: Any, prompt: str | None, lines: Lines) -> int:
         if not session.transcript.failure:  # nothing to resume from otherwise
             _err(f"[resume with: hermes-tui chat --resume {session.id}]")
     return code
+
+
+async def _trust(session: Any) -> None:
+    """Project plugins and rules not as the person last trusted them: asked on a terminal
+    (loaded after a yes), said and left out otherwise."""
+    from workbench.core.asking import AskKind
+    from workbench.core.trust import ask_to_trust
+
+    runtime = session.runtime
+    for trust, changes in runtime.untrusted(session.cwd):
+        asked = runtime.asker.can_ask(AskKind.TRUST)
+        timeout = session.broker.timeout if session.broker is not None else 60.0
+        if asked and await ask_to_trust(runtime.asker, trust, timeout):
+            await asyncio.to_thread(runtime.trusted_now)
+            _err(f"hermes-tui: trusted {trust.project}/.hermes; its plugins and rules are loaded")
+        else:
+            _err(f"hermes-tui: {trust.not_loaded(changes)}")
 
 
 async def _read_prompt(lines: Lines) -> str | None:

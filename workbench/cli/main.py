@@ -163,6 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="run saved tool calls (YAML case files) and check their results; exit 1 on a failure",
     )
     replay_cli.add_arguments(replay)
+    from workbench.cli import trust as trust_cli
+
+    trust = sub.add_parser(
+        "trust",
+        help="show what changed in the project's plugins and rules (.hermes) since you "
+        "trusted it, and trust it after a yes",
+        description=(
+            "Project plugins and rules (HERMES_ENABLE_PROJECT_PLUGINS=1) are used only as you "
+            "last trusted them: what is new or changed since is not loaded until you agree. "
+            "This shows each file's diff against the trusted copy and records your yes."
+        ),
+    )
+    trust_cli.add_arguments(trust)
     from workbench.cli import checkpoints as checkpoints_cli
 
     checkpoints = sub.add_parser(
@@ -232,6 +245,10 @@ def main(argv: list[str] | None = None, workbench: Workbench | None = None) -> i
         return _workbench(workbench).run_app(view=args.path)
     if args.command == "serve":
         return _workbench(workbench).serve(args)
+    if args.command == "trust":  # the project's files and HERMES_HOME's record: no plugins
+        from workbench.cli import trust as trust_cli
+
+        return trust_cli.run(args)
     if args.command == "checkpoints":  # the store and config.yaml: no tools, plugins or MCP
         from workbench.cli import checkpoints as checkpoints_cli
 
@@ -487,6 +504,8 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.execution.kept import CallKeeper, saving, watching
     from workbench.core.tools.invoke import suggest_tools
 
+    for trust, changes in runtime.untrusted(args.cwd):  # `call` never asks: said, not loaded
+        _err(trust.not_loaded(changes))
     if runtime.registry.get_entry(args.name) is None:
         close = suggest_tools(runtime.registry, args.name)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""

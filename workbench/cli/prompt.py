@@ -18,6 +18,7 @@ from workbench.core.policy import Rule
 from workbench.core.printable import escape
 
 _NUMBERED = re.compile(r"^(a|always|s|session|n|never)([1-9][0-9]?)$")
+DIFF_LINES = 40  # of a script's diff, on the terminal
 
 
 class TerminalPrompt:
@@ -64,6 +65,7 @@ def question(request: ApprovalRequest) -> list[str]:
     lines += ["", f"  why:   {escape(request.reason)}", f"  where: {escape(request.cwd)}"]
     if request.writes:
         lines.append(f"  writes: {escape(', '.join(request.writes))}")
+    lines += scripts(request)
     for number, (allow, deny) in enumerate(
         zip(request.allow_offers, request.deny_offers, strict=False), start=1
     ):
@@ -83,6 +85,21 @@ def question(request: ApprovalRequest) -> list[str]:
         f"Allow? [o]nce, [s]ession, [a]lways, [n]ever, [d]eny{outside} — anything else denies "
         f"(denied in {request.timeout:g}s): "
     )
+    return lines
+
+
+def scripts(request: ApprovalRequest) -> list[str]:
+    """The scripts a command let out of the sandbox would run, each with what changed in
+    it (its first lines: the workbench shows them all)."""
+    lines = []
+    for script in request.scripts:
+        lines.append(f"  script: {escape(script.describe())}")
+        if script.diff is not None:
+            shown = script.diff.lines[:DIFF_LINES]
+            lines += [f"      {escape(line)}" for line in shown]
+            hidden = len(script.diff.lines) - len(shown) + script.diff.more
+            if hidden or script.diff.note:
+                lines.append(f"      ({script.diff.note or f'{hidden} more lines'})")
     return lines
 
 

@@ -64,6 +64,8 @@ def run(runtime: Runtime, args: argparse.Namespace) -> int:
             _err(error)
         _err("nothing was run: fix the file(s) above")
         return EXIT_USAGE
+    for trust, changes in runtime.untrusted(args.cwd):  # never asked: said, not loaded
+        _err(trust.not_loaded(changes))
     began = time.monotonic()
     results = replay(runtime, cases, yes=args.yes, cwd=args.cwd)
     elapsed = time.monotonic() - began

@@ -1,7 +1,8 @@
 """Asking a person: the one way the core waits for someone's answer, and fails closed.
 
-Approvals, an MCP server's elicitation and sampling requests, and the agent's `clarify`
-question all go through an `Asker`. Each ask is in the pending table under an id until it is
+Approvals, an MCP server's elicitation and sampling requests, the agent's `clarify`
+question and whether to trust a project's changed plugins and rules all go through an
+`Asker`. Each ask is in the pending table under an id until it is
 settled, exactly once, by the first of:
 - an answer (`answer`, from any thread; a later or second answer is ignored and logged),
 - its deadline (the ask's default: deny, decline, no answer),
@@ -34,6 +35,7 @@ class AskKind(StrEnum):
     ELICITATION = "elicitation"  # an MCP server asks for input (mcp.asks)
     SAMPLING = "sampling"  # an MCP server asks for a completion of our model (mcp.asks)
     CLARIFY = "clarify"  # the agent asks the user a question (agent.own_tools)
+    TRUST = "trust"  # a project's plugins or rules changed since trusted (trust)
 
 
 EVERY_KIND = frozenset(AskKind)

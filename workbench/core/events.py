@@ -33,6 +33,7 @@ from workbench.core.execution.events import (
     CallEvent,
     ToolCallFinished,
     ToolCallStarted,
+    VenvChanged,
 )
 from workbench.core.mcp.events import (
     AskSettled,
@@ -124,4 +125,5 @@ __all__ = [
     "ToolsetsChanged",
     "TranscriptFailed",
     "TurnFinished",
+    "VenvChanged",
 ]

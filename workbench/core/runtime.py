@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workbench.core.history import CallHistory
     from workbench.core.mcp import MCPManager
     from workbench.core.plugins import PluginManager
+    from workbench.core.trust import Change, ProjectTrust
 
 
 @dataclass
@@ -82,6 +83,28 @@ class Runtime:
     @property
     def choices(self) -> ToolsetChoices:
         return ToolsetChoices.from_config(self.config)
+
+    def untrusted(self, cwd: str | None = None) -> list[tuple[ProjectTrust, tuple[Change, ...]]]:
+        """The projects whose plugins and rules this session would use, but not all of them,
+        since they are not as the person last trusted them: the plugins' project (where
+        hermes-tui started) and the rules' (the tools' working directory, `cwd`). Empty when
+        project plugins and rules are not used at all (HERMES_ENABLE_PROJECT_PLUGINS)."""
+        found: dict[Path, tuple[ProjectTrust, tuple[Change, ...]]] = {}
+        for project in (Path.cwd(), Path(cwd) if cwd else Path.cwd()):
+            trust = project_trust(self.home, project)
+            if trust is not None and trust.project not in found:
+                changes = trust.changes()
+                if changes:
+                    found[trust.project] = (trust, changes)
+        return list(found.values())
+
+    def trusted_now(self) -> None:
+        """A person trusted the project: its plugins held load, its rules are read again."""
+        if self.plugins is not None:
+            self.plugins.load_enabled()
+            self.plugins.load_held()  # a trusted plugin whose change was not reloaded
+        if self.broker is not None:
+            self.broker.book.reload()
 
     def reload_config(self) -> None:
         self.config = load_config(self.config.path)
@@ -293,9 +316,21 @@ def plugin_manager(runtime: Runtime, not_loading: str = "") -> PluginManager:
         memory=runtime.memory,
         prober=Prober(runtime.home / "state" / CACHE_NAME, timeout),
         not_loading=not_loading,
+        trust=project_trust(runtime.home),
     )
     manager.discover()
     return manager
+
+
+def project_trust(home: Path, project: Path | None = None) -> ProjectTrust | None:
+    """The project's plugins and rules against what its person trusted (the folder hermes-tui
+    runs in by default); None when project plugins and rules are not used at all."""
+    from workbench.core.plugins.sources import PROJECT_ENV, truthy
+    from workbench.core.trust import ProjectTrust
+
+    if not truthy(os.environ.get(PROJECT_ENV)):
+        return None
+    return ProjectTrust(home, project or Path.cwd())
 
 
 def write_roots(config: Config) -> tuple[str, ...]:

@@ -170,6 +170,28 @@ class WorkbenchApp(App[None]):
             self._start_mcp()
         for problem in problems:
             self.notify(problem, severity="warning", timeout=8)
+        self._ask_trust()
+
+    @work(exclusive=True, group="trust")
+    async def _ask_trust(self) -> None:
+        """The project's plugins and rules not as the person last trusted them (first
+        sight, or changed, also while the workbench runs): asked, loaded after a yes."""
+        import asyncio
+
+        from workbench.core.trust import ask_to_trust
+
+        runtime = self.runtime
+        if runtime is None:
+            return
+        timeout = runtime.broker.timeout if runtime.broker is not None else 60.0
+        found = await asyncio.to_thread(runtime.untrusted, self.controller.cwd)
+        for trust, changes in found:
+            if await ask_to_trust(runtime.asker, trust, timeout):
+                await asyncio.to_thread(runtime.trusted_now)
+                self.controller.refresh_rows()
+                self.notify(f"Trusted {trust.project}/.hermes: its plugins and rules are loaded")
+            else:
+                self.notify(trust.not_loaded(changes), severity="warning", timeout=10)
 
     @work(thread=True, group="mcp")
     def _start_mcp(self) -> None:
@@ -189,10 +211,12 @@ class WorkbenchApp(App[None]):
             AskSettled,
             CallProgress,
             CatalogChanged,
+            PluginChanged,
             ResourceUpdated,
             ServerLog,
             Settled,
         )
+        from workbench.core.plugins.manager import HELD
 
         event = message.event
         changed = write_timeline(self.timeline_model, event)
@@ -208,6 +232,8 @@ class WorkbenchApp(App[None]):
                 self._progress(event)
             case ServerLog() | ResourceUpdated() | CatalogChanged() | AskSettled():
                 self.mcp_ui.event(event)
+            case PluginChanged(status=status) if status == HELD and self.asks is not None:
+                self._ask_trust()  # a project plugin changed while it ran: not reloaded unasked
         main = self.main
         if main is not None:
             main.core_event(event)
@@ -363,6 +389,7 @@ class WorkbenchApp(App[None]):
         from workbench.tui.screens.save_case import SaveCaseScreen
         from workbench.tui.screens.session import SessionScreen
         from workbench.tui.screens.session_search import SessionSearchScreen
+        from workbench.tui.screens.trust import TrustScreen
         from workbench.tui.screens.usage import ConfirmChange, UsageScreen
         from workbench.tui.screens.viewer import ViewerScreen
         from workbench.tui.widgets.call_history import CallHistoryList
@@ -384,6 +411,7 @@ class WorkbenchApp(App[None]):
                     ("Tool use", UsageScreen),
                     ("Confirm a suggested change", ConfirmChange),
                     ("Approval", ApprovalScreen),
+                    ("Trust a project's plugins and rules", TrustScreen),
                     ("MCP server asks for input", ElicitationScreen),
                     ("MCP server asks for a completion", SamplingScreen),
                     ("The agent asks a question", ClarifyScreen),

@@ -163,15 +163,13 @@ def test_off_reaches_nothing_but_its_own_loopback(tmp_path: Path, work: Path) ->
 @needs_bwrap
 @needs_slirp
 def test_slirp4netns_ends_with_the_command(tmp_path: Path, work: Path) -> None:
-    spawn = sandbox(tmp_path).shell("touch started; exec sleep 60", str(work), 60)
+    spawn = sandbox(tmp_path).shell(
+        "touch started; exec sleep 60", str(work), 60, session=str(work)
+    )
     cancel = threading.Event()
     done: list[str] = []
     runner = threading.Thread(
-        target=lambda: done.append(
-            terminal_tool.run_process(
-                spawn.argv, work, 60, env=spawn.env, confine=spawn.confine, cancel=cancel
-            )
-        )
+        target=lambda: done.append(terminal_tool.run_spawn(spawn, 60, cancel=cancel))
     )
     runner.start()
     wait_until((work / "started").exists, what="the command started")
@@ -218,7 +216,8 @@ def test_without_slirp4netns_on_is_the_hosts_network_and_says_so(
     assert netns.effective("on") == ("host", netns.NO_SLIRP)
     assert backend.label() == "terminal: sandboxed, host network (no slirp4netns)"
     assert f"network: the HOST's, loopback too ({netns.NO_SLIRP})" in backend.describe()
-    assert "--unshare-net" not in backend.shell("true", str(tmp_path), 10).argv
+    spawn = backend.shell("true", str(tmp_path), 10, session=str(tmp_path))
+    assert "--unshare-net" not in spawn.argv
 
 
 def slirp4netns_processes() -> list[int]:

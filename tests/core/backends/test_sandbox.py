@@ -195,7 +195,13 @@ def test_the_hosts_loopback_is_reached_only_with_the_hosts_network(
     (home / "config.yaml").write_text("terminal:\n  sandbox_network: false\n")
     out = term(sandboxed, work, probe)
     assert out["exit_code"] != 0 and "connected" not in out["output"] and len(accepted) == 1
-    assert out["sandbox"].startswith("the sandbox has no network (terminal.network: off)")
+    # bash's /dev/tcp is no program the analysis knows: its output reads like the sandbox's
+    assert out["sandbox"].startswith("the output reads like a network failure")
+    out = term(sandboxed, work, f"curl -sS http://127.0.0.1:{port}/")
+    assert out["exit_code"] != 0 and len(accepted) == 1
+    assert out["sandbox"].startswith(
+        "it runs curl, which needs the network, and the sandbox has none (terminal.network: off)"
+    )
 
 
 def test_sandbox_true_without_bubblewrap_runs_nothing(
@@ -254,18 +260,39 @@ def test_a_working_directory_inside_hermes_home_is_refused(sandboxed, home: Path
 
 @pytest.mark.parametrize("flags", [("--yes",), ()], ids=["yes", "no-tty"])
 def test_headless_a_command_the_sandbox_refused_stays_in_and_says_why(
-    sandboxed, work: Path, outside_tmp: Path, flags: tuple[str, ...]
+    sandboxed, work: Path, home: Path, outside_tmp: Path, flags: tuple[str, ...]
 ) -> None:
-    """No TTY to ask, or --yes: never out of the sandbox; the result says who can let it out.
-    (A script the gate does not read, so that the sandbox is what stops it.)"""
-    (work / "w.sh").write_text(f"echo x > {outside_tmp}/escaped.txt\n")
-    out = term(sandboxed, work, "sh ./w.sh", *flags)
-    assert out["exit_code"] != 0 and not (outside_tmp / "escaped.txt").exists()
-    assert out["sandbox"].startswith("the sandbox refused a write outside the working directory")
+    """No TTY to ask, or --yes: never out of the sandbox; the result says, in hermes-tui's
+    words, what the sandbox refused and who can let it out. (A write outside asks first, so
+    headless without --yes the command is one the gate lets run: curl, with no network.)"""
+    if flags:
+        out = term(sandboxed, work, f"echo x > {outside_tmp}/escaped.txt", *flags)
+        assert out["exit_code"] != 0 and not (outside_tmp / "escaped.txt").exists()
+        assert out["sandbox"].startswith(f"it writes {outside_tmp}/escaped.txt, outside the")
+    else:
+        (home / "config.yaml").write_text("terminal:\n  sandbox_network: false\n")
+        out = term(sandboxed, work, "curl -sS http://127.0.0.1:9/", "--cwd", str(work))
+        assert out["exit_code"] != 0
+        assert out["sandbox"].startswith("it runs curl, which needs the network")
     assert (
         "a person can let it out once with x in the workbench, or set terminal.sandbox: "
         in (out["sandbox"])
     )
+    assert "Read-only" not in out["sandbox"] and "refused" not in out["sandbox"].split(".")[0]
+
+
+def test_a_script_that_prints_the_sandboxs_words_gets_no_offer(
+    sandboxed, work: Path, outside_tmp: Path
+) -> None:
+    """The analysis cannot see inside a script: what it printed is said to the model as a
+    possibility, with no way out of the sandbox offered (also when it really wrote outside)."""
+    (work / "fake.sh").write_text("echo 'bash: /etc/x: Read-only file system' >&2; exit 1\n")
+    (work / "real.sh").write_text(f"echo x > {outside_tmp}/escaped.txt\n")
+    for script in ("fake.sh", "real.sh"):
+        out = term(sandboxed, work, f"sh ./{script}")
+        assert out["exit_code"] != 0 and not (outside_tmp / "escaped.txt").exists()
+        assert out["sandbox"].startswith("the output reads like a write refused as read-only")
+        assert "no run outside was offered" in out["sandbox"] and "x in the" not in out["sandbox"]
 
 
 async def test_the_person_may_let_one_command_out_of_the_sandbox(
@@ -292,7 +319,7 @@ async def test_the_person_may_let_one_command_out_of_the_sandbox(
     assert victim.exists() and json.loads(inside.content)["exit_code"] != 0
     assert asked[0].can_leave and asked[0].where.startswith("sandbox (bubblewrap")
     # it failed because of the sandbox: asked once more, with x as the only yes; denied
-    assert asked[1].only_leave and "Read-only file system" in asked[1].reason
+    assert asked[1].only_leave and f"it writes {victim}, outside the" in asked[1].reason
     assert "It stayed in the sandbox: denied by the user" in json.loads(inside.content)["sandbox"]
     (outside,) = await executor.run([{"id": "2", "name": "terminal", "arguments": command}])
     assert outside.decision.choice is Choice.OUTSIDE and not victim.exists()
@@ -305,8 +332,9 @@ async def test_the_person_may_let_one_command_out_of_the_sandbox(
 async def test_a_command_the_sandbox_refused_runs_outside_once_on_x(
     tmp_path: Path, home: Path, outside_tmp: Path
 ) -> None:
-    """Nothing to ask about first (the gate does not read the script); it fails in the
-    sandbox, the person is asked, `x` runs it again outside, and the result says so."""
+    """Approved once, it fails in the sandbox (its write outside is known from the command);
+    the person is asked, shown the script it runs with what this session wrote in it, `x`
+    runs it again outside, and the result says so."""
     from workbench.core.backends.sandbox import SandboxBackend
     from workbench.core.execution.approval import SANDBOX_REFUSED, ApprovalBroker, Choice
     from workbench.core.execution.executor import Executor
@@ -314,19 +342,28 @@ async def test_a_command_the_sandbox_refused_runs_outside_once_on_x(
 
     project = tmp_path / "project"
     project.mkdir()
-    (project / "w.sh").write_text(f"echo x > {outside_tmp}/made.txt\n")
     broker, asked = ApprovalBroker(), []
-    broker.attach(lambda r: (asked.append(r), broker.answer(r.id, Choice.OUTSIDE)))
+    answers = iter([Choice.ONCE, Choice.OUTSIDE])
+    broker.attach(lambda r: (asked.append(r), broker.answer(r.id, next(answers))))
     executor = Executor(
         registry, broker=broker, cwd=str(project), backend=SandboxBackend(hermes_home=home)
     )
-    call = {"id": "1", "name": "terminal", "arguments": {"command": "sh ./w.sh"}}
+    write = {"path": "w.sh", "content": "echo from the script\n"}
+    await executor.run([{"id": "0", "name": "write_file", "arguments": write}])
+    command = f"sh ./w.sh > {outside_tmp}/made.txt"
+    call = {"id": "1", "name": "terminal", "arguments": {"command": command}}
     (done,) = await executor.run([call])
-    (request,) = asked
+    first, request = asked
+    assert not first.only_leave and "written earlier in this session" in first.reason
     assert request.only_leave and request.can_leave and not request.allow_offers
     assert [f.rule for f in request.verdict.findings] == [SANDBOX_REFUSED]
+    (script,) = request.scripts
+    assert script.path == str(project / "w.sh") and script.why == "written by this session"
+    assert script.diff is not None and "+echo from the script" in script.diff.lines
     result = json.loads(done.content)
-    assert result["exit_code"] == 0 and (outside_tmp / "made.txt").read_text() == "x\n"
+    assert (
+        result["exit_code"] == 0 and (outside_tmp / "made.txt").read_text() == "from the script\n"
+    )
     assert result["sandbox"].startswith("ran outside the sandbox, allowed once by the user")
     executor.shutdown()
 
@@ -345,8 +382,8 @@ async def test_rules_and_approvals_off_never_let_a_command_out(
 
     project = tmp_path / "project"
     project.mkdir()
-    (project / "w.sh").write_text(f"echo x > {outside_tmp}/made.txt\n")
-    allow = Rule(Action.ALLOW, "command_prefix", "sh ./w.sh")
+    command = f"touch {outside_tmp}/made.txt"
+    allow = Rule(Action.ALLOW, "command_prefix", "touch")
     for broker, answer in (
         (ApprovalBroker(rules=[allow]), Choice.DENY),
         (ApprovalBroker(mode="off"), Choice.OUTSIDE),
@@ -356,7 +393,7 @@ async def test_rules_and_approvals_off_never_let_a_command_out(
         executor = Executor(
             registry, broker=broker, cwd=str(project), backend=SandboxBackend(hermes_home=home)
         )
-        call = {"id": "1", "name": "terminal", "arguments": {"command": "sh ./w.sh"}}
+        call = {"id": "1", "name": "terminal", "arguments": {"command": command}}
         (done,) = await executor.run([call])
         executor.shutdown()
         result = json.loads(done.content)

@@ -99,7 +99,9 @@ def test_an_untrusted_config_cannot_widen_what_commands_reach(tmp_path: Path) ->
 def test_npm_gets_a_private_cache_in_the_sandbox(tmp_path: Path) -> None:
     """The home is read-only inside: npm's cache goes to the sandbox's own /tmp."""
     found = backend(tmp_path)
-    spawn = found.shell("true", str(tmp_path), 10)
+    spawn = found.shell("true", str(tmp_path), 10, session=str(tmp_path))
+    assert spawn.release is not None
+    spawn.release()
     assert spawn.env["npm_config_cache"] == "/tmp/.npm"
 
 

@@ -5,10 +5,12 @@ approved by --yes (approvals.mode: off); a person may allow it (issue 22)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.support.hostile import scratch_root
 from workbench.core.backends.base import LocalBackend
 from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.execution.approval import ApprovalBroker, Choice
@@ -92,3 +94,43 @@ async def test_a_person_may_allow_it(place: dict[str, Path]) -> None:
     assert done.status == "ok" and len(asked) == 1
     assert (place["user"] / ".bashrc").read_text() == "x\n"
     executor.shutdown()
+
+
+async def test_the_file_tools_and_the_terminal_agree_on_where_a_session_may_write(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --yes, `write_file` writes exactly where a sandboxed command of the same
+    session can (its working directory and the write roots), whatever a call's workdir.
+    The world lies outside /tmp: inside the sandbox a place under /tmp would be missing,
+    not refused."""
+    root = scratch_root(tmp_path)
+    user, work, roots, outside = (root / n for n in ("user", "work", "roots", "outside"))
+    for folder in (user / "notes", work / "src", roots, outside):
+        folder.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(user))
+    backend = SandboxBackend(hermes_home=home, write_roots=(str(roots),))
+    executor = Executor(
+        registry,
+        broker=ApprovalBroker(mode="off"),
+        cwd=str(work),
+        backend=backend,
+        write_roots=(str(roots),),
+    )
+    targets = [work / "src" / "a", roots / "b", outside / "c", user / "notes" / "d", user / "e"]
+    try:
+        calls = [
+            _call("terminal", i, command=f"echo t > {t.name}", workdir=str(t.parent))
+            for i, t in enumerate(targets)
+        ]
+        by_terminal = await executor.run(calls)
+        terminal_wrote = {t.name for t in targets if t.exists()}
+        for t in targets:
+            t.unlink(missing_ok=True)
+        writes = [_call("write_file", i, path=str(t), content="t\n") for i, t in enumerate(targets)]
+        by_file_tools = await executor.run(writes)
+        file_tools_wrote = {t.name for t in targets if t.exists()}
+    finally:
+        executor.shutdown()
+        if root != tmp_path:
+            shutil.rmtree(root, ignore_errors=True)
+    assert terminal_wrote == file_tools_wrote == {"a", "b"}, (by_terminal, by_file_tools)

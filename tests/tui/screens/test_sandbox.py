@@ -3,6 +3,7 @@ command the sandbox made fail is offered, once, a run outside it (`x`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,38 +38,61 @@ async def run_in_form(pilot, app, command: str) -> RunToolForm:
     return form
 
 
+async def approval(pilot, app, only_leave: bool) -> ApprovalScreen:
+    """The approval modal of the kind asked, once open with its buttons."""
+    await wait_until(
+        pilot,
+        lambda: (
+            isinstance(app.screen, ApprovalScreen)
+            and app.screen.request.only_leave is only_leave
+            and app.screen.query("#deny")
+        ),
+        timeout=30,
+    )
+    return app.screen
+
+
+async def answer_approval(pilot, app, key: str, only_leave: bool) -> None:
+    await approval(pilot, app, only_leave)
+    await pilot.press(key)
+
+
+async def result_of(pilot, form: RunToolForm) -> str:
+    await wait_until(
+        pilot, lambda: str(form.query_one("#form-status").content).startswith("ok"), 30
+    )
+    return str(form.query_one("#form-result").content.code)
+
+
 @needs_bwrap
 async def test_a_write_the_sandbox_refused_is_offered_a_run_outside_and_x_runs_it(
     home: Path, tmp_path: Path, outside_tmp: Path, monkeypatch
 ) -> None:
+    """Approved once, the command's write outside fails in the sandbox: the offer says so in
+    hermes-tui's words (known from the command, not its output) and names the script it
+    runs; x runs it outside."""
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
     target = outside_tmp / "made.txt"
-    (project / "w.sh").write_text(f"echo made > {target}\n")  # the gate does not read it
+    (project / "w.sh").write_text("echo made\n")
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
         assert "terminal: sandboxed" in (await loaded(pilot, app)).sub_title
-        form = await run_in_form(pilot, app, "sh ./w.sh")
-        # the modal and its buttons (pushed, then composed)
-        await wait_until(
-            pilot,
-            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#deny"),
-            timeout=30,
-        )
-        modal = app.screen
+        form = await run_in_form(pilot, app, f"sh ./w.sh > {target}")
+        await answer_approval(pilot, app, "o", only_leave=False)
+        modal = await approval(pilot, app, only_leave=True)
         assert not target.exists()  # it ran in the sandbox, and failed there
-        assert modal.request.only_leave and "Read-only file system" in modal.request.reason
+        assert f"it writes {target}, outside the working directory" in modal.request.reason
+        assert "Read-only" not in modal.request.reason  # the command's words are not shown as why
         assert modal.query("#outside") and not modal.query("#once") and not modal.query("#always")
         title = str(modal.query_one("#approval-title").render())
         assert title == "⚠ terminal failed in the sandbox"
+        assert f"script {project / 'w.sh'}" in str(modal.query_one("#approval-facts").render())
         assert modal.focused.id == "deny"
         await pilot.press("x")
-        await wait_until(
-            pilot, lambda: str(form.query_one("#form-status").content).startswith("ok"), 30
-        )
+        assert "ran outside the sandbox" in await result_of(pilot, form)
         assert target.read_text() == "made\n"
-        assert "ran outside the sandbox" in str(form.query_one("#form-result").content.code)
 
 
 @needs_bwrap
@@ -78,19 +102,36 @@ async def test_denied_the_run_outside_keeps_the_failure_and_writes_nothing(
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
-    (project / "w.sh").write_text(f"echo made > {outside_tmp}/made.txt\n")
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        form = await run_in_form(pilot, app, "sh ./w.sh")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await pilot.press("o")  # not a yes here: only x lets it out
-        await wait_until(
-            pilot, lambda: str(form.query_one("#form-status").content).startswith("ok"), 30
-        )  # the command ran (in the sandbox) and failed: a result, not a refusal
+        form = await run_in_form(pilot, app, f"echo made > {outside_tmp}/made.txt")
+        await answer_approval(pilot, app, "o", only_leave=False)
+        await answer_approval(pilot, app, "o", only_leave=True)  # not a yes here: only x is
+        # the command ran (in the sandbox) and failed: a result, not a refusal
+        assert "It stayed in the sandbox: denied by the user" in await result_of(pilot, form)
         assert not (outside_tmp / "made.txt").exists()
-        assert "It stayed in the sandbox: denied by the user" in str(
-            form.query_one("#form-result").content.code
-        )
+
+
+@needs_bwrap
+async def test_a_script_faking_the_sandboxs_refusal_is_offered_nothing(
+    home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """`echo '… Read-only file system' >&2; exit 1`, alone or in a planted script: the
+    output is the command's own, so no modal opens; the model reads it as a possibility."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    fake = "echo 'bash: /etc/passwd: Read-only file system' >&2; exit 1"
+    (project / "planted.sh").write_text(fake + "\n")
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for command in (fake, "./planted.sh"):
+            os.chmod(project / "planted.sh", 0o755)
+            form = await run_in_form(pilot, app, command)
+            result = await result_of(pilot, form)
+            assert not isinstance(app.screen, ApprovalScreen), command
+            assert "no run outside was offered" in result, command
+            await pilot.press("escape")
 
 
 async def test_without_bubblewrap_the_headers_say_commands_run_unconfined(

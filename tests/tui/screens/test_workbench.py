@@ -229,6 +229,7 @@ async def test_help_lists_every_binding_with_its_id(home: Path) -> None:
             "checkpoints.restore_file",
             "restore.keep",
             "restore.overwrite",
+            "trust.yes",
         } <= ids
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)

@@ -93,6 +93,8 @@ class Confinement:
             if self.slirp and _loopback_set_up(pid):
                 self._exit, self.slirp_pid = _start_slirp(self.slirp, pid)
             os.write(self._block, b"go")
+        except (BrokenPipeError, ProcessLookupError):
+            return  # bwrap ended while it set the sandbox up: its message says why
         except BaseException:
             # Before the block ends: bwrap reads its end closing as "go" too.
             for target, kill in ((pid, os.kill), (group, os.killpg)):
@@ -180,6 +182,8 @@ def _set_nproc(pid: int, most: int) -> None:
     try:
         now = resource.prlimit(pid, resource.RLIMIT_NPROC)
         resource.prlimit(pid, resource.RLIMIT_NPROC, _within(now, most, most))
+    except ProcessLookupError:
+        raise  # it ended: nothing will run
     except OSError as exc:
         raise NotConfined(
             f"the process limit cannot be set on the sandbox ({exc.strerror or exc})"

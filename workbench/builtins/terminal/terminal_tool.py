@@ -30,6 +30,7 @@ from typing import Any
 
 from workbench.builtins.api import (
     BackendError,
+    Spawn,
     SpillSlot,
     analyze_command,
     backend_for,
@@ -83,8 +84,10 @@ TERMINAL_SCHEMA = {
 
 def terminal(args: dict[str, Any], **kw: Any) -> str:
     command = args["command"]
-    cwd = resolve_path(args["workdir"], kw.get("cwd")) if args.get("workdir") else None
-    cwd = cwd or Path(kw.get("cwd") or os.getcwd())
+    # the session's working directory is where a sandbox lets the command write; a
+    # `workdir` only says where it starts
+    session = str(kw.get("cwd") or os.getcwd())
+    cwd = resolve_path(args["workdir"], session) if args.get("workdir") else Path(session)
     verdict = analyze_command(command, cwd=cwd)
     if verdict.hardline:
         return _blocked(f"blocked (hardline): {'; '.join(verdict.reasons)}", "blocked")
@@ -94,22 +97,36 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
         )
     timeout = min(int(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     backend = backend_for(kw)  # where it runs: here, in the sandbox or over ssh; never elsewhere
+    place = backend.place(args.get("workdir"), str(cwd))
     try:
-        spawn = backend.shell(command, backend.place(args.get("workdir"), str(cwd)), timeout)
+        spawn = backend.shell(command, place, timeout, session=session)
     except BackendError as exc:
         return _blocked(str(exc), "refused")
     if spawn.cwd is not None and not Path(spawn.cwd).is_dir():
+        if spawn.release is not None:
+            spawn.release()
         return tool_error(f"Working directory does not exist: {cwd}")
-    local_cwd = Path(spawn.cwd) if spawn.cwd is not None else None
-    return run_process(
-        spawn.argv,
-        local_cwd,
-        timeout,
-        spill=kw.get("spill"),
-        env=spawn.env,
-        cancel=kw.get("cancel_event"),
-        confine=spawn.confine,
-    )
+    return run_spawn(spawn, timeout, spill=kw.get("spill"), cancel=kw.get("cancel_event"))
+
+
+def run_spawn(
+    spawn: Spawn,
+    timeout: float,
+    *,
+    spill: SpillSlot | None = None,
+    cancel: threading.Event | None = None,
+) -> str:
+    """Run what a backend's `shell` made (its argv, environment, directory and what the
+    reaper sets up), and let go of what it held once the command has ended."""
+    try:
+        cwd = Path(spawn.cwd) if spawn.cwd is not None else None
+        env, confine = spawn.env, spawn.confine
+        return run_process(
+            spawn.argv, cwd, timeout, spill=spill, env=env, cancel=cancel, confine=confine
+        )
+    finally:
+        if spawn.release is not None:
+            spawn.release()
 
 
 def _blocked(reason: str, status: str) -> str:

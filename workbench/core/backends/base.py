@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.backends.environment import scrubbed_env
 
 if TYPE_CHECKING:
+    from workbench.core.backends.sandbox_cause import Layout
     from workbench.core.backends.ssh import RemoteFiles
 
 
@@ -24,6 +26,7 @@ class Spawn:
     argv: list[str]
     env: dict[str, str]
     cwd: str | None  # None: a remote command changes directory itself
+    release: Callable[[], None] | None = None  # call once the command has ended
     confine: dict[str, Any] = field(default_factory=dict)
 
 
@@ -50,7 +53,9 @@ class Backend:
         """Whether calls can run here at all, and why not."""
         return not self.refusal, self.refusal
 
-    def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
+    def shell(self, command: str, cwd: str, timeout: float, *, session: str) -> Spawn:
+        """How to run `command` in `cwd` (from `place`); `session` is the session's working
+        directory, the one a sandbox lets it write (with the write roots), whatever `cwd`."""
         raise NotImplementedError
 
     def place(self, workdir: str | None, local_cwd: str) -> str:
@@ -72,8 +77,14 @@ class Backend:
         """The same place without the sandbox, for a command the user let out (None: none)."""
         return None
 
-    def failed_because(self, result: str) -> str | None:
-        """Why the sandbox made this terminal result's command fail (None: it did not)."""
+    def layout(self, session: str) -> Layout | None:
+        """What a command of the session working in `session` may write and see, from the
+        sandbox's own settings (None: no sandbox, nothing is laid out)."""
+        return None
+
+    def output_suggests(self, result: str) -> str | None:
+        """What a failed command's output reads like when it reads like the sandbox's
+        refusal: a possibility only, since the command printed it (None: it does not)."""
         return None
 
 
@@ -83,7 +94,7 @@ class LocalBackend(Backend):
     # directly, a test): said wherever the backend is shown, never silently.
     unconfined: str = ""
 
-    def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
+    def shell(self, command: str, cwd: str, timeout: float, *, session: str) -> Spawn:
         return Spawn(["bash", "-c", command], self.env(), cwd)
 
     def describe(self) -> str:
@@ -107,7 +118,7 @@ class RefusedBackend(Backend):
             "run (here or anywhere). Set terminal.backend to local or ssh in config.yaml."
         )
 
-    def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
+    def shell(self, command: str, cwd: str, timeout: float, *, session: str) -> Spawn:
         raise BackendError(self.refusal)
 
     def describe(self) -> str:

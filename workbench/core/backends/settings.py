@@ -11,6 +11,9 @@ terminal:
   bubblewrap_cpu_seconds: 600    # 0 switches one off (see limits.py)
   bubblewrap_max_procs: 256
   sandbox_tmp_mb: 1024      # the size of /tmp, /var/tmp and /dev/shm inside
+  home_allow: [.config/nvim]      # dot entries of the home commands may read (Hermes's
+                                  # bubblewrap_home_allow too); credential stores never
+  bubblewrap_hide: [~/Documents/keys]   # covered in the sandbox besides the defaults
   env_passthrough: [GITHUB_TOKEN]   # variables the terminal gets besides the allowlist
   ssh_host: build.example.org
   ssh_user: me
@@ -33,6 +36,7 @@ from workbench.core.backends.limits import KEYS, limits_from, process_limit_miss
 from workbench.core.backends.netns import effective, network_mode
 from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.config import Config, hermes_home
+from workbench.core.safety import secrets
 
 KNOWN_ELSEWHERE = ("docker", "singularity", "modal", "daytona", "podman", "kubernetes", "e2b")
 _DEFAULT = LocalBackend()
@@ -53,15 +57,18 @@ _WIDENING = (
     "terminal.sandbox",
     "terminal.env_passthrough",
     "approvals.write_roots",
+    "terminal.home_allow",
+    "terminal.bubblewrap_home_allow",
     "terminal.network",
     *(key for key, _ in KEYS.values()),
 )
+HOME_ALLOW = ("terminal.home_allow", "terminal.bubblewrap_home_allow")
 
 
 def backend_from_config(config: Config, home: Path | None = None) -> Backend:
     get, untrusted = _trusted_get(config)
     names, problems = passthrough_names(get("terminal.env_passthrough"))
-    problems = [*untrusted, *problems]
+    problems = [*untrusted, *problems, *_home_allow(get)]
     passthrough = tuple(names)
     name = str(_setting(get, "backend", "TERMINAL_ENV") or "local").strip().lower()
     if name == "ssh":
@@ -106,6 +113,7 @@ def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[st
         limits=limits_from(lambda key, env: _value(get, key, env), problems),
         hermes_home=home.absolute(),
         write_roots=write_roots(get("approvals.write_roots")),
+        hide=_paths(get, "terminal.bubblewrap_hide", problems),
     )
     # What the sandbox cannot hold here is said (doctor, the session's first notes).
     why = effective(backend.network)[1]
@@ -118,6 +126,26 @@ def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[st
     if missing:
         problems.append(f"terminal.bubblewrap_max_procs: {missing}")
     return backend
+
+
+def _home_allow(get: Any) -> list[str]:
+    """What the home shows besides the defaults (the gate and the file tools read it too):
+    set on every read of the config; what cannot be shown is said."""
+    problems: list[str] = []
+    units = [unit for key in HOME_ALLOW for unit in _paths(get, key, problems)]
+    return [*problems, *secrets.show_also(units)]
+
+
+def _paths(get: Any, key: str, problems: list[str]) -> tuple[str, ...]:
+    value = get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        problems.append(f"{key} must be a list of paths; it is not read")
+        return ()
+    return tuple(value)
 
 
 def write_roots(value: Any) -> tuple[str, ...]:

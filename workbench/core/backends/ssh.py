@@ -76,7 +76,7 @@ class SshBackend(Backend):
         """The remote directory a call runs in, as a shell word (expanded there)."""
         return remote_path(workdir or ".", self.cwd)
 
-    def shell(self, command: str, cwd: str, timeout: float) -> Spawn:
+    def shell(self, command: str, cwd: str, timeout: float, *, session: str) -> Spawn:
         exports = "".join(
             f"export {name}={shlex.quote(os.environ[name])}; "
             for name in self.passthrough

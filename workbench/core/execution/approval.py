@@ -30,6 +30,7 @@ from workbench.core.asking import ANSWERED, NO_ANSWER, Ask, Asker, AskKind
 from workbench.core.config import Config, ConfigError
 from workbench.core.edits.diffs import FileDiff
 from workbench.core.execution.events import ApprovalAnswered
+from workbench.core.execution.scripts import Script
 from workbench.core.policy import Action, CallFacts, Outcome, Rule, RuleBook, Ruling, Scope
 from workbench.core.policy.offer import History, Offer, in_scope, offers
 from workbench.core.safety import Finding, Verdict
@@ -117,6 +118,7 @@ class ApprovalRequest:
     deny_offers: list[Offer] = field(default_factory=list)  # what never would save
     scopes: tuple[Scope, ...] = (Scope.EVERYWHERE,)  # where always/never may save
     diff: FileDiff | None = None  # a file write: the change it would make
+    scripts: tuple[Script, ...] = ()  # what a command let out of the sandbox would run
     chosen: Rule | None = field(default=None, repr=False)  # the offer the person picked
 
     @property
@@ -250,7 +252,10 @@ class ApprovalBroker:
                 Choice.SESSION if ruling.rule else Choice.ONCE, ruling.reason, ruling.rule
             )
         fail_closed = self.book.policy.fail_closed
-        unread = "; ".join(filter(None, (not_understood(verdict, ruling, confined), leaves)))
+        personal = "; ".join(verdict.in_person_reasons) if verdict is not None else ""
+        unread = "; ".join(
+            filter(None, (not_understood(verdict, ruling, confined), leaves, personal))
+        )
         if self.mode == "off" and not fail_closed and not unread:
             return Decision(Choice.ONCE, "approvals are off (approvals.mode: off or --yes)")
         if not self._someone and fail_closed:  # --yes answers for rules it can read only
@@ -259,6 +264,8 @@ class ApprovalBroker:
             confining = tool == "terminal" and not ruling.opaque  # the sandbox would hold it
             if leaves:
                 return Decision(Choice.DENY, leaving_denial(leaves))
+            if personal:
+                return Decision(Choice.DENY, in_person_denial(personal))
             return Decision(Choice.DENY, unread_denial(unread, tool, confining, where))
         reason = ruling.reason if ruling.rule or not reason else reason
         reason = told(reason, verdict, ruling)
@@ -287,10 +294,12 @@ class ApprovalBroker:
         label: str = "",
         where: str = "",
         call_id: str = "",
+        scripts: tuple[Script, ...] = (),
     ) -> Decision:
         """A sandboxed command failed because of the sandbox: may it run once outside?
         Rules never answer this (an allow rule approved running it, not leaving), nor does
-        --yes; only a person's `x` does. Never raises but CancelledError."""
+        --yes; only a person's `x` does. `scripts`: what the command runs, shown with it.
+        Never raises but CancelledError."""
         if not self.can_ask:
             return Decision(Choice.DENY, "it stays in the sandbox: no one can be asked")
         verdict = Verdict(command, (Finding(SANDBOX_REFUSED, reason, (0, len(command))),))
@@ -306,6 +315,7 @@ class ApprovalBroker:
             can_leave=True,
             only_leave=True,
             call_id=call_id,
+            scripts=scripts,
         )
         return await self._ask(request)
 
@@ -482,6 +492,14 @@ def leaving_denial(leaves: str) -> str:
         f"denied: {leaves}. The file tools run outside the sandbox, so --yes "
         "(approvals.mode: off) does not approve what it would refuse: approve it in "
         f"person{roots}, or set terminal.sandbox: false"
+    )
+
+
+def in_person_denial(reason: str) -> str:
+    """Why `--yes` did not approve what only a person may."""
+    return (
+        f"denied: {reason}. --yes (approvals.mode: off) never approves this, sandbox or "
+        "not: approve it in person"
     )
 
 

@@ -53,5 +53,17 @@ class ApprovalAnswered:
     decision: Decision
 
 
-CallEvent: TypeAlias = ToolCallStarted | ToolCallFinished | ApprovalAnswered
+@dataclass(frozen=True, slots=True)
+class VenvChanged:
+    """A call changed what a project's virtual environment runs (`execution.venvs`)."""
+
+    call_id: str
+    name: str  # the tool
+    venv: str
+    paths: tuple[str, ...]
+    note: str  # the session's one line about it
+    label: str = ""
+
+
+CallEvent: TypeAlias = ToolCallStarted | ToolCallFinished | ApprovalAnswered | VenvChanged
 """What running tool calls emits, for the agent and the run form alike."""

@@ -31,9 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.backends import Backend
-from workbench.core.backends.sandbox_cause import STAYS_INSIDE, with_sandbox_note
-from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints
+from workbench.core.backends.sandbox_cause import (
+    STAYS_INSIDE,
+    failed_output,
+    possibility,
+    with_note,
+    with_sandbox_note,
+)
+from workbench.core.checkpoints.turns import Prepared, TurnCheckpoints, may_change
 from workbench.core.edits import diffs
+from workbench.core.execution import venvs
 from workbench.core.execution.approval import (
     ApprovalBroker,
     Choice,
@@ -50,13 +57,17 @@ from workbench.core.execution.budget import (
     enforce_turn_budget,
 )
 from workbench.core.execution.confine import leaves_sandbox
-from workbench.core.execution.events import ToolCallFinished, ToolCallStarted
+from workbench.core.execution.events import ToolCallFinished, ToolCallStarted, VenvChanged
+from workbench.core.execution.sandbox_refusal import known_cause
 from workbench.core.execution.scheduler import PlannedCall, Reservation, Segment, ToolCall, plan
+from workbench.core.execution.scripts import scripts_run
 from workbench.core.plugins.hooks import HookRegistry, MiddlewareBlocked
 from workbench.core.policy import CallFacts, Outcome, Ruling
 from workbench.core.policy.assess import assess, facts_for, written_by
+from workbench.core.safety import analyze_command
 from workbench.core.tools import errors
 from workbench.core.tools.invoke import is_error_result
+from workbench.core.tools.paths import resolve_path
 from workbench.core.tools.registry import ToolTable
 
 logger = logging.getLogger(__name__)
@@ -361,6 +372,7 @@ class Executor:
         old = None  # the file a write changes, as it was, for the diff shown with the result
         if call.name in diffs.DIFFED and self._files_here():
             old = await asyncio.to_thread(diffs.before, call.name, args, self.cwd)
+        watch = await asyncio.to_thread(self._watch_venvs, call.name, args)
         self._stops.add(stop)
         try:
             result = await self._dispatch(planned, args, context, outcome, hooks, meta)
@@ -370,7 +382,11 @@ class Executor:
                 self._remember_writes(call.name, args, prepared)
         if call.name == "terminal" and outcome.status not in ("timeout", "cancelled", "blocked"):
             result = await self._sandbox_refused(
-                planned, args, context, outcome, result, hooks, meta
+                planned, args, context, outcome, result, hooks, meta, prepared
+            )
+        if watch is not None:
+            result = self._venvs_named(
+                call, result, await asyncio.to_thread(self._venv_changes, watch, call.name, args)
             )
         outcome.spilled = slot.path
         if outcome.status in ("timeout", "cancelled", "blocked"):
@@ -397,19 +413,31 @@ class Executor:
         result: Any,
         hooks: HookRegistry | None,
         meta: dict[str, Any],
+        prepared: Prepared,
     ) -> Any:
-        """A sandboxed command that failed because of the sandbox: a person may let that one
-        command out (`x`), and its result is then the one from outside. Headless, --yes and
-        approvals off never leave: the result says why it failed and who can let it out."""
+        """A sandboxed command that failed because of the sandbox, as hermes-tui knows it
+        (the command's analysis and the sandbox's layout, never its output): a person may
+        let that one command out (`x`), shown the scripts it runs, and its result is then
+        the one from outside. Headless, --yes and approvals off never leave: the result
+        says why it failed and who can let it out. An output that only reads like the
+        sandbox's refusal gets a note for the model, worded as a possibility, and no offer."""
         backend = self.backend
         if backend is None or not backend.sandboxed or context.get("outside_sandbox"):
             return result
-        cause = backend.failed_because(result) if isinstance(result, str) else None
-        if cause is None:
+        if not isinstance(result, str):
             return result
+        command = str(args.get("command", ""))
+        place = self._place(args)
+        cause = await asyncio.to_thread(self._refusal, command, place, result)
+        if cause is None:
+            suggested = backend.output_suggests(result)
+            return with_sandbox_note(result, possibility(suggested)) if suggested else result
         if self.broker is None or not self.broker.can_ask:
             return with_sandbox_note(result, f"{cause}. {STAYS_INSIDE}")
-        command = str(args.get("command", ""))
+        runs = analyze_command(command, cwd=place).runs
+        scripts = await asyncio.to_thread(
+            scripts_run, runs, place, set(self.written), prepared.coverage
+        )
         decision = await self.broker.ask_to_leave(
             command,
             f"it failed in the sandbox: {cause}; x runs it again, once, outside the sandbox",
@@ -417,6 +445,7 @@ class Executor:
             label=self.label,
             where=backend.describe(),
             call_id=str(context.get("tool_call_id", "")),
+            scripts=scripts,
         )
         if decision.choice is not Choice.OUTSIDE:
             return with_sandbox_note(
@@ -436,6 +465,53 @@ class Executor:
             return again
         return with_sandbox_note(
             again, f"ran outside the sandbox, allowed once by the user ({cause})"
+        )
+
+    def _refusal(self, command: str, place: str, result: str) -> str | None:
+        """What the sandbox refused this failed command, as its analysis and the sandbox's
+        layout tell (None: nothing known, or it did not fail)."""
+        # the places are the session's, whatever folder the command started in
+        layout = self.backend.layout(self.cwd) if self.backend is not None else None
+        if layout is None or failed_output(result) is None:
+            return None
+        return known_cause(analyze_command(command, cwd=place), place, layout)
+
+    def _watch_venvs(self, name: str, args: dict[str, Any]) -> venvs.Watch | None:
+        """Before a call that may change files here: the venvs of the writable places."""
+        if not self._files_here() or not may_change(self.registry, name, args, self.cwd):
+            return None
+        try:
+            return venvs.Watch([self.cwd, *(os.path.expanduser(r) for r in self.write_roots)])
+        except Exception:  # the call runs whatever this could not look at
+            logger.exception("could not look at the venvs before %s", name)
+            return None
+
+    def _venv_changes(
+        self, watch: venvs.Watch, name: str, args: dict[str, Any]
+    ) -> list[venvs.VenvChange]:
+        """After it: what it changed of each venv (what it is known to have written too)."""
+        try:
+            return watch.changes(written_by(self.registry, name, args, self.cwd))
+        except Exception:
+            logger.exception("could not look at the venvs after %s", name)
+            return []
+
+    def _venvs_named(self, call: ToolCall, result: Any, found: list[venvs.VenvChange]) -> Any:
+        """Each venv the call changed, named on the stream and in its result."""
+        notes = [change.describe(self.cwd) for change in found]
+        for change, note in zip(found, notes, strict=True):
+            self._emit(VenvChanged(call.id, call.name, change.venv, change.paths, note, self.label))
+        if not notes or not isinstance(result, str):
+            return result
+        return with_note(result, "venv", "; ".join(notes))
+
+    def _place(self, args: dict[str, Any]) -> str:
+        """Where a terminal call's command runs: its `workdir`, else the session's."""
+        workdir = args.get("workdir")
+        return (
+            str(resolve_path(workdir, self.cwd))
+            if isinstance(workdir, str) and workdir
+            else self.cwd
         )
 
     def _remember_writes(

@@ -3,13 +3,19 @@
 Directory plugins are compiled from source on every import (never from a stale .pyc: two
 saves within one second would otherwise load the old code), and a re-import replaces the
 plugin's own modules, submodules included, so a hot reload sees every edited file.
+
+A project plugin's folder is guarded (`guard`): each source compiled from it must be the
+one the person trusted (its hash in the trust record), so a file swapped between the check
+and the import is refused, not run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -21,9 +27,27 @@ from workbench.core.plugins.sources import PluginManifest
 NAMESPACE = "hermes_plugins"
 
 
+# A guarded folder -> the hash of each source in it the person trusted (by its path).
+_GUARDS: dict[str, dict[str, str]] = {}
+
+
+def guard(root: Path | str, digests: dict[str, str]) -> None:
+    """Sources under `root` compile only when their hash is the one given for their path."""
+    _GUARDS[os.path.normpath(root)] = {os.path.normpath(k): v for k, v in digests.items()}
+
+
+def _checked(path: str, source: bytes) -> bytes:
+    path = os.path.normpath(path)
+    for root, digests in _GUARDS.items():
+        inside = path.startswith(root + os.sep)
+        if inside and digests.get(path) != hashlib.sha256(source).hexdigest():
+            raise ImportError(f"{path} is not as you trusted it: not loaded")
+    return source
+
+
 class _FreshLoader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> types.CodeType:
-        source = self.get_data(self.path)
+        source = _checked(self.path, self.get_data(self.path))
         return compile(source, self.path, "exec", dont_inherit=True)
 
 

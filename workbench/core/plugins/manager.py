@@ -1,7 +1,10 @@
 """The plugin manager: every discovered plugin, its state, and loading, reloading, enabling.
 
 Only enabled plugins run code (`plugins.enabled` / `plugins.disabled` in config.yaml, as in
-Hermes; disabled wins). A plugin's registrations are committed in one step after its
+Hermes; disabled wins). A project plugin runs code only as the person last trusted the
+project (`trust`): one that is new or changed since is held, never imported or probed, and
+a trusted plugin whose files changed is not reloaded (its old version stays) until a person
+agrees. A plugin's registrations are committed in one step after its
 `register` returns, so a plugin that raises leaves nothing behind, and a reload swaps its
 old tools, hooks and middleware for the new ones atomically (Hermes's reload leaves the old
 tools registered). A plugin can never replace another owner's tool, whatever its source (in
@@ -18,7 +21,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.core.config import Config, set_path, update_config
 from workbench.core.plugins import loader
@@ -37,6 +40,21 @@ from workbench.core.tools.memory import BUILTIN, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
+
+
+class Trust(Protocol):
+    """The project's trust (`workbench.core.trust.ProjectTrust`), as the manager asks it."""
+
+    def rel(self, path: Path) -> str | None: ...
+    def holds(self, rel: str) -> bool: ...
+    def digests(self, rel: str) -> dict[str, str]: ...
+
+
+HELD = "held"  # PluginChanged.status of a project plugin not (re)loaded: not as trusted
+UNTRUSTED = (
+    "new or changed since you last trusted this project: not loaded until you agree "
+    "(`hermes-tui trust` shows the diff)"
+)
 
 
 @dataclass
@@ -80,8 +98,11 @@ class PluginManager:
         memory: MemoryProviders | None = None,
         prober: Prober | None = None,
         not_loading: str = "",
+        trust: Trust | None = None,
     ) -> None:
         self.registry = registry
+        self.trust = trust  # the project's plugins load only as the person trusted them
+        self.held: set[str] = set()  # project plugins not (re)loaded: not as trusted
         self.prober = prober  # when set, a plugin runs here only once a child survived it
         self.not_loading = not_loading  # why this manager loads nothing (safe mode...)
         self.hooks = hooks
@@ -162,7 +183,8 @@ class PluginManager:
     def load_enabled(self) -> builtins.list[PluginState]:
         wanted = [k for k, s in self.states.items() if s.enabled and s.status != "loaded"]
         if self.prober is not None and not self.not_loading:  # one child probes them all
-            self._probe([k for k in wanted if self._runs_code(self.states[k].manifest)])
+            runs = [k for k in wanted if self._runs_code(self.states[k].manifest)]
+            self._probe([k for k in runs if self.may_run(self.states[k].manifest)])
         for key in wanted:
             self.load(key)
         return self.list()
@@ -215,6 +237,8 @@ class PluginManager:
             if self.not_loading:
                 state.status, state.error = "not loaded", self.not_loading
                 return state
+            if not self.may_run(manifest):  # before the probe too: it runs the plugin's code
+                return self._held(state)
             if self.prober is not None:
                 verdict = self._probe([key])[key]
                 if not verdict.ok:
@@ -242,6 +266,40 @@ class PluginManager:
 
     def reload(self, key: str) -> PluginState:
         return self.load(key)
+
+    def may_run(self, manifest: PluginManifest) -> bool:
+        """Not a project plugin, or one whose files are as the person last trusted them,
+        which is then guarded: the loader compiles only the sources trusted. With no trust
+        to ask, a project plugin never runs."""
+        if manifest.source != "project":
+            return True
+        if self.trust is None or manifest.path is None:
+            return False
+        rel = self.trust.rel(manifest.path)
+        if rel is None or not self.trust.holds(rel):
+            return False
+        manifest.trusted = self.trust.digests(rel)
+        loader.guard(manifest.path, manifest.trusted)
+        return True
+
+    def load_held(self) -> builtins.list[PluginState]:
+        """The person trusted the project: each plugin held since loads, or reloads."""
+        for key in sorted(self.held):
+            state = self.states.get(key)
+            if state is not None and state.enabled:
+                self.load(key)
+        return self.list()
+
+    def _held(self, state: PluginState) -> PluginState:
+        """Not as trusted: never loaded; a loaded one keeps the version that was trusted."""
+        self.held.add(state.key)
+        if state.status == "loaded":
+            state.last_change = f"not reloaded: its files are {UNTRUSTED}"
+        else:
+            state.status, state.error = "not loaded", UNTRUSTED
+        self._emit(PluginChanged(state.key, HELD, error=UNTRUSTED))
+        logger.info("plugin %s held: %s", state.key, UNTRUSTED)
+        return state
 
     def unload(self, key: str, status: str = "disabled") -> PluginState:
         with self._lock:
@@ -280,6 +338,7 @@ class PluginManager:
         )
         self.hooks.replace_owner(key, recording.hooks, recording.middleware)
         verb = "reloaded" if state.loads else "loaded"
+        self.held.discard(key)
         state.loads += 1
         state.status, state.error, state.traceback = "loaded", "", ""
         state.tools = sorted(set(swap.added) | set(swap.replaced))

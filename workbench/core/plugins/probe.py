@@ -261,6 +261,7 @@ def _manifest_fields(manifest: PluginManifest) -> dict[str, Any]:
         "source": manifest.source,
         "path": str(manifest.path) if manifest.path is not None else None,
         "entry_point": manifest.entry_point,
+        "trusted": manifest.trusted,
     }
 
 
@@ -280,6 +281,8 @@ def _child(fd: int) -> None:
         settings = item.pop("settings")
         path = item.pop("path")
         manifest = PluginManifest(**item, path=Path(path) if path else None)
+        if manifest.path is not None and manifest.trusted is not None:
+            loader.guard(manifest.path, manifest.trusted)  # as in the app: the trusted only
         out.write(f"start\t{manifest.key}\n")
         # A plugin that raises is no danger: it fails in-process too, with its traceback.
         with contextlib.suppress(BaseException):

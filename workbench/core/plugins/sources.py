@@ -37,6 +37,8 @@ class PluginManifest:
     provides_tools: list[str] = field(default_factory=list)
     provides_hooks: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # manifest errors, collisions
+    # a project plugin as trusted: the hash of each of its files the loader may compile
+    trusted: dict[str, str] | None = None
 
     @property
     def slug(self) -> str:

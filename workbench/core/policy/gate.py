@@ -55,6 +55,9 @@ def check_call(
             recent_writes=frozenset(recent_writes),
             write_roots=(cwd, *roots),
         )
+        moved = workdir_outside(command, os.fspath(workdir), cwd, roots)
+        if moved is not None:
+            verdict = replace(verdict, findings=(*verdict.findings, moved))
         return GateCheck(command, verdict) if verdict.dangerous else None
     path_arg = args.get("path", "." if name == "search_files" else None)
     if not isinstance(path_arg, str):
@@ -70,6 +73,25 @@ def check_call(
     if content_search:  # a file, or every file under a folder (one holding credentials asks)
         return _path_check(name, path, "searches", tree_read_risk(path))
     return None
+
+
+WORKDIR_OUTSIDE = "workdir-outside"
+
+
+def workdir_outside(command: str, workdir: str, cwd: str, roots: tuple[str, ...]) -> Finding | None:
+    """A terminal call whose `workdir` lies outside the places the session may write (its
+    working directory and the write roots): the sandbox still lets it write only those, and
+    without the sandbox its relative writes would land outside, so a person decides; `--yes`
+    never does."""
+    real = resolved(workdir)
+    places = [resolved(p) for p in (cwd, *roots)]
+    if any(real == p or real.startswith(p.rstrip("/") + "/") for p in places):
+        return None
+    reason = (
+        f"it runs in {workdir}, outside the working directory and the write roots (a "
+        "workdir never moves where commands may write)"
+    )
+    return Finding(WORKDIR_OUTSIDE, reason, (0, len(command)), in_person=True)
 
 
 def _path_check(name: str, path: str, verb: str, risk: PathRisk | None) -> GateCheck | None:

@@ -42,9 +42,16 @@ class Simulation:
         return self.ruling.outcome
 
     @property
+    def in_person(self) -> list[str]:
+        """What only a person approves, confined or not."""
+        verdict = self.ruling.verdict
+        return verdict.in_person_reasons if verdict is not None else []
+
+    @property
     def held_back(self) -> bool:
         """Approvals are off, but they do not answer for this: a person still may."""
-        return self.mode_off and (self.ruling.opaque or (bool(self.unread) and not self.confined))
+        unread = bool(self.unread) and not self.confined
+        return self.mode_off and (self.ruling.opaque or unread or bool(self.in_person))
 
     @property
     def exit_code(self) -> int:
@@ -67,6 +74,8 @@ class Simulation:
             fix = (
                 "a rule may apply to what it hides"
                 if self.ruling.opaque
+                else "only a person approves " + "; ".join(self.in_person)
+                if self.in_person
                 else "unconfined (terminal.sandbox: auto or true confines it "
                 "where bubblewrap can run)"
             )

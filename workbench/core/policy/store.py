@@ -4,7 +4,10 @@
   commands, or globs) allows, `approvals.deny` (globs, case-insensitive) denies; our rules are
   under `approvals.rules`. Written atomically under the config's lock.
 * this project: `.hermes/approvals.yaml` in the project (`rules: [...]`), read only when the
-  user trusts the project as for project plugins (`HERMES_ENABLE_PROJECT_PLUGINS=1`).
+  user trusts the project as for project plugins (`HERMES_ENABLE_PROJECT_PLUGINS=1`), and
+  as the person last trusted it (`workbench.core.trust`): a file that changed since (or was
+  never trusted) is not obeyed; the trusted copy stays in force, with the new file's deny
+  and ask rules (they only ever stop more).
 * this session: in memory.
 """
 
@@ -19,6 +22,7 @@ from typing import Any
 from workbench.core.config import (
     Config,
     ConfigError,
+    hermes_home,
     load_config,
     set_path,
     untrusted_file,
@@ -28,6 +32,7 @@ from workbench.core.plugins.sources import PROJECT_ENV, truthy
 from workbench.core.policy.policy import Policy
 from workbench.core.policy.rules import Action, Rule, RuleError, Scope, parse_rule
 from workbench.core.policy.shell import normalise
+from workbench.core.trust import RULES, ProjectTrust
 
 PROJECT_FILE = Path(".hermes") / "approvals.yaml"
 _GLOB = frozenset("*?[")
@@ -46,10 +51,13 @@ class RuleBook:
         *,
         project: Path | None = None,
         trusted: bool | None = None,
+        home: Path | None = None,
     ) -> None:
         self.config_path = config.path if config is not None else None
         self.project_file = (project or Path.cwd()) / PROJECT_FILE
         self.trusted = project_trusted() if trusted is None else trusted
+        home = home or (config.path.parent if config is not None else hermes_home())
+        self.trust = ProjectTrust(home, self.project_file.parent.parent)
         self.session: list[Rule] = []
         self._lock = threading.Lock()
         self.policy = self._build(config)
@@ -91,13 +99,23 @@ class RuleBook:
 
     def _project_rules(self, policy: Policy) -> None:
         path = self.project_file
-        data = _read_yaml(path, policy)
-        if data is None:
+        text = yaml_text(path, policy)
+        if text is not None and self.trust.trusts(RULES, text):
+            _rules_text(policy, text, str(path))
             return
-        if not isinstance(data, dict) or not isinstance(data.get("rules", []), list):
-            _broken(policy, f"{path}: expected `rules:` with a list of rules", may_deny=True)
-            return
-        _add_rules(policy, data.get("rules") or [], Scope.PROJECT, str(path))
+        # changed since the person trusted it, or never trusted: the copy they trusted
+        # stays in force (an agent that emptied the file must not lift its deny rules);
+        # of the new file only what stops more counts
+        trusted = self.trust.trusted_text(RULES)
+        if trusted is not None:
+            _rules_text(policy, trusted, f"{path} (as you trusted it)")
+        before = len(policy.rules)
+        _rules_text(policy, text, str(path))
+        policy.rules[before:] = [r for r in policy.rules[before:] if r.action is not Action.ALLOW]
+        policy.notes.append(
+            f"{path}: {self.trust.since()}: its allow rules are not used until you agree "
+            f"(`hermes-tui trust --cwd {self.trust.project}` shows the diff)"
+        )
 
     # -- changing --------------------------------------------------------------------
 
@@ -141,7 +159,13 @@ class RuleBook:
                 )
             if not _ours(self.project_file, self.project_file.parent.parent):
                 raise ConfigError(f"{self.project_file} is a link out of the project: not written")
+            if self.project_file.exists() and not self.trust.holds(RULES):
+                raise ConfigError(
+                    f"{self.project_file} changed since you trusted it: not written "
+                    "(`hermes-tui trust` shows the change)"
+                )
             update_config(mutate, self.project_file)
+            self.trust.accept(RULES)  # the person's own rule, written by hermes-tui
             return
         if self.config_path is None:
             raise ConfigError("no config file to save the rule to")
@@ -231,14 +255,32 @@ def _ours(path: Path, project: Path) -> bool:
     return os.path.realpath(path) == expected
 
 
-def _read_yaml(path: Path, policy: Policy) -> Any:
+def yaml_text(path: Path, policy: Policy) -> str | None:
+    """The rules file's text (None, said as a problem that fails closed, when unreadable)."""
     from workbench.core.storage import yaml_file
 
     try:
-        return yaml_file.parse(yaml_file.read_text(path), path)
+        return yaml_file.read_text(path)
     except (yaml_file.YAMLFileError, OSError) as exc:
         _broken(policy, str(exc), may_deny=True)
         return None
+
+
+def _rules_text(policy: Policy, text: str | None, where: str) -> None:
+    """The rules of a project rules file's text (`rules: [...]`)."""
+    from workbench.core.storage import yaml_file
+
+    if text is None:
+        return
+    try:
+        data = yaml_file.parse(text, Path(where))
+    except yaml_file.YAMLFileError as exc:
+        _broken(policy, str(exc), may_deny=True)
+        return
+    if not isinstance(data, dict) or not isinstance(data.get("rules", []), list):
+        _broken(policy, f"{where}: expected `rules:` with a list of rules", may_deny=True)
+        return
+    _add_rules(policy, data.get("rules") or [], Scope.PROJECT, where)
 
 
 def _append(doc: Any, rule: Rule) -> None:

@@ -68,5 +68,6 @@ def _analyze(
         finding = Finding("unparsable", reason, (0, len(command)), opaque=True)
         return Verdict(command, (finding,)), True
     ran = tuple(dict.fromkeys(analyzer.ran))
-    verdict = Verdict(command, tuple(findings), tuple(sorted(analyzer.written)), ran)
+    runs = tuple(dict.fromkeys(analyzer.runs))
+    verdict = Verdict(command, tuple(findings), tuple(sorted(analyzer.written)), ran, runs)
     return verdict, not analyzer.looked

@@ -216,6 +216,7 @@ class Analyzer:
         self._cmds: dict[tuple[int, tuple[tuple[str, str | None], ...]], Cmd | None] = {}
         self.written: set[str] = set()
         self.ran: list[tuple[str | None, ...]] = []  # every command judged, payloads' too
+        self.runs: list[str] = []  # every file it runs as code (a script, a makefile), resolved
         self.path: list[str] = []  # folders a PATH set in the command puts before the rest
         self.state_vars: set[str] = set()  # variables that may hold hermes-tui's state
         self.fed_by: dict[int, list[str | None]] = {}  # commands fed by `find ROOTS |`: the roots
@@ -608,8 +609,14 @@ class Analyzer:
         ][:16]
 
     def ran_written_file(self, value: str | None) -> tuple[bool, bool]:
-        """Whether `value` was written earlier in this command, or in this session (also
-        through a link, on disk or made earlier in the command)."""
+        """`value` is run as code: whether it was written earlier in this command, or in
+        this session (also through a link, on disk or made earlier in the command)."""
+        if value:
+            self.runs.append(self.resolve(value) or value)
+        return self.written_earlier(value)
+
+    def written_earlier(self, value: str | None) -> tuple[bool, bool]:
+        """Whether `value` was written earlier in this command, or in this session."""
         if not value:
             return False, False
         path = self.resolve(value) or value
@@ -635,6 +642,7 @@ class Analyzer:
             fallback=self._map((0, len(self.text))),
         )
         inner.ran, inner.path, inner.moved = self.ran, self.path, self.moved
+        inner.runs = self.runs
         evaluated.nest(self, inner)
         inner.written, inner.links, inner.aliases, inner.vars = (
             self.written,
@@ -675,6 +683,7 @@ class Analyzer:
         )
         inner.written, inner.links, inner.aliases = self.written, self.links, self.aliases
         inner.ran, inner.path, inner.moved = self.ran, self.path, self.moved
+        inner.runs = self.runs
         inner.vars = self.vars
         evaluated.nest(self, inner)
         for finding in inner.run():

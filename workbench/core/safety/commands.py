@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.core.safety import archives, cloud, databases, hermes
+from workbench.core.safety import archives, cloud, databases, hermes, system
 from workbench.core.safety.inline_code import judge_code, language_of
 from workbench.core.safety.places import within
 from workbench.core.safety.python_code import python_strings
@@ -427,6 +427,7 @@ def _create(ctx: Context, cmd: Cmd) -> None:
             continue
         ctx.place(cmd.node, target, f"{cmd.name} creates")
         if cmd.name == "mknod":
+            system.judge_change(ctx, cmd)  # a device node, not a FIFO, changes the machine
             break
 
 
@@ -1396,7 +1397,7 @@ def _unpacked(ctx: Context, cmd: Cmd, archive: str, folder: str) -> None:
     """Each member of an archive there to read, judged where unpacking puts it."""
     path = ctx.resolve(archive)
     found = archives.members(path) if path is not None and os.path.isfile(path) else None
-    written_here = ctx.ran_written_file(archive)[0]
+    written_here = ctx.written_earlier(archive)[0]
     if written_here or (found is None and path is not None and os.path.lexists(path)):
         # made earlier in this command, or in a form not read here: its members are not known
         reason = f"{cmd.name} unpacks {archive}, whose members cannot be read here"
@@ -1550,22 +1551,6 @@ def _fd(ctx: Context, cmd: Cmd) -> None:
                 ctx.judge(inner)
 
 
-@rule("iptables", "ip6tables", "nft", "ufw")
-def _firewall(ctx: Context, cmd: Cmd) -> None:
-    policy = any(
-        a in ("-P", "--policy") and any(v in ("DROP", "REJECT") for v in cmd.args[i + 2 : i + 3])
-        for i, a in enumerate(cmd.args)
-    )
-    if (
-        policy
-        or cmd.has("--flush", "--delete-chain", short="FX")
-        or any(a in ("flush", "reset", "disable") for a in cmd.args)
-    ):
-        ctx.flag(
-            "firewall", f"{cmd.name} flushes or disables firewall rules", cmd.node, Severity.HIGH
-        )
-
-
 @rule("rclone")
 def _rclone(ctx: Context, cmd: Cmd) -> None:
     sub, _ = cmd.sub()
@@ -1694,26 +1679,6 @@ def _passwords(ctx: Context, cmd: Cmd) -> None:
     )
 
 
-@rule("mount", "umount", "swapoff")
-def _mounts(ctx: Context, cmd: Cmd) -> None:
-    bind = cmd.has("--bind", "--rbind", short="B") or any(
-        a and re.search(r"(?:^|,)r?bind(?:,|$)", a) for a in cmd.args
-    )
-    if cmd.name == "mount" and bind:  # writes through the mount point land in its source,
-        reason = "mount --bind puts one folder over another: writes there land in the first"
-        ctx.flag("mounts", reason, cmd.node, Severity.HIGH)  # which no path shows
-        return
-    if (
-        cmd.name == "mount"
-        and not any(a and "remount" in a for a in cmd.args)
-        and "--move" not in cmd.args
-    ):
-        return  # mounting adds; listing reads
-    if cmd.name == "umount" and not cmd.operands and not cmd.has("--all", short="a"):
-        return
-    ctx.flag("mounts", f"{cmd.name} changes or removes mounted filesystems", cmd.node)
-
-
 @rule("userdel", "groupdel", "deluser", "delgroup")
 def _users(ctx: Context, cmd: Cmd) -> None:
     ctx.flag("accounts", f"{cmd.name} deletes an account", cmd.node, Severity.HIGH)
@@ -1722,3 +1687,4 @@ def _users(ctx: Context, cmd: Cmd) -> None:
 RULES.update(databases.RULES)
 RULES.update(cloud.RULES)
 RULES.update(hermes.RULES)
+RULES.update(system.RULES)

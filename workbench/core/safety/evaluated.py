@@ -492,6 +492,7 @@ def _run(ctx: Ctx, code: str, place: Place) -> Ctx:
     )
     inner.written, inner.links, inner.aliases = ctx.written, ctx.links, ctx.aliases
     inner.ran, inner.path, inner.vars = ctx.ran, ctx.path, ctx.vars
+    inner.runs = ctx.runs
     inner.evaluated = Table(owner=inner, parent=table_of(ctx))
     for finding in inner.run():
         ctx._add(finding)

@@ -221,7 +221,12 @@ def shown_units(home: str, path_env: str | None = None) -> frozenset[str]:
     """The dot units of `home` commands see: the shipped list, the units of `PATH`'s
     folders under the home, and the user's; never a credential store."""
     path_env = os.environ.get("PATH", "") if path_env is None else path_env
-    units = set(SHOWN_IN_HOME) | set(_user_shown)
+    return _shown_units(home, path_env, _user_shown)
+
+
+@functools.lru_cache(maxsize=16)  # the sandbox asks for every entry of a home, per command
+def _shown_units(home: str, path_env: str, user: tuple[str, ...]) -> frozenset[str]:
+    units = set(SHOWN_IN_HOME) | set(user)
     for entry in path_env.split(os.pathsep):
         rel = _rest(posixpath.normpath(entry), home) if entry.startswith("/") else None
         unit = allow_unit(rel) if rel else None

@@ -27,6 +27,9 @@ class Finding:
     # command's own, or None once the command changes folder (`cd`, `pushd`, `env -C`)
     # before it, as bash's folder is then known only when it runs
     where: str | None = None
+    # only a person approves it: `--yes` and `approvals.mode: off` never do, confined or not
+    # (what the sandbox would refuse, asked of a call that runs where it cannot hold it)
+    in_person: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,9 @@ class Verdict:
     # every simple command it runs, wrappers peeled, also those inside payloads and inline
     # code (`os.system("git push")`): what deny and ask rules look at besides its own words
     ran: tuple[tuple[str | None, ...], ...] = ()
+    # every file it runs as code (`./x.sh`, `bash x.sh`, `python x.py`, make's makefile),
+    # resolved where it can be: what a person is shown before it runs outside the sandbox
+    runs: tuple[str, ...] = ()
 
     @property
     def dangerous(self) -> bool:
@@ -59,6 +65,10 @@ class Verdict:
             if finding.opaque:
                 seen.setdefault(finding.reason, None)
         return list(seen)
+
+    @property
+    def in_person_reasons(self) -> list[str]:
+        return list(dict.fromkeys(f.reason for f in self.findings if f.in_person))
 
     @property
     def severity(self) -> Severity | None:
@@ -103,6 +113,7 @@ class Verdict:
                     "writes": list(f.writes),
                     "contextual": f.contextual,
                     "opaque": f.opaque,
+                    "in_person": f.in_person,
                 }
                 for f in self.findings
             ],

@@ -3,9 +3,10 @@
 Deny has the focus, and Enter, Esc, closing and the countdown all deny; allowing needs an
 explicit key: `o` once, `s` session, `a` always, and, when the terminal's sandbox is on, `x`
 once outside it (`d` denies; so does any other key). A command that failed because of the
-sandbox is asked about again with `x` as the only yes. The full command is shown,
-wrapped, never truncated, with the dangerous parts highlighted and the detector's reasons,
-the working directory and the files it would write.
+sandbox is asked about again with `x` as the only yes, with the scripts it runs (and what
+changed in them this turn or this session). The full command is shown, wrapped, never
+truncated, with the dangerous parts highlighted and the detector's reasons, the working
+directory and the files it would write.
 
 Before anything is saved, the modal shows the rule that `s`/`a` would save (and `n`, which
 denies and saves a deny rule), with the calls of this session it would also have matched:
@@ -85,6 +86,10 @@ class ApprovalScreen(ModalScreen[Choice]):
             if request.diff is not None:  # what the write would change, from the file now
                 with VerticalScroll(id="approval-diff"):
                     yield Static(diff_text(request.diff))
+            diffs = [s.diff for s in request.scripts if s.diff is not None]
+            if diffs:  # what changed in the scripts a command let out would run
+                with VerticalScroll(id="approval-scripts"):
+                    yield Static(Text("\n").join(diff_text(d) for d in diffs))
             facts = Text()
             facts.append("why    ", "dim")
             facts.append(escape(request.reason) + "\n")
@@ -96,6 +101,9 @@ class ApprovalScreen(ModalScreen[Choice]):
             if request.writes:
                 facts.append("writes ", "dim")
                 facts.append(escape(", ".join(request.writes)) + "\n")
+            for script in request.scripts:
+                facts.append("script ", "dim")
+                facts.append(escape(script.describe()) + "\n", "bold" if script.why else "")
             yield Static(facts, id="approval-facts")
             if request.allow_offers or request.deny_offers:
                 yield Static(self._rule_text(), id="approval-rule")

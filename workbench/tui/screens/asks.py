@@ -2,7 +2,8 @@
 
 The core's `Asked` and `Settled` events (workbench.core.asking) arrive on the app's one
 stream of core events; `AskQueue` shows the modal of each ask (an approval, an MCP server's
-elicitation or sampling request, the agent's `clarify` question) after the one before it is
+elicitation or sampling request, the agent's `clarify` question, whether to trust a
+project's changed plugins and rules) after the one before it is
 answered, and answers through the asker. An ask settled before its turn (its deadline, its
 call cancelled) is dropped; one settled while shown closes its modal, wherever it is in the
 screen stack (the command palette, or a screen opened from it, may cover it), and the next
@@ -93,6 +94,7 @@ def modal(ask: Ask, waiting: int) -> ModalScreen[Any]:
     """The modal that asks `ask`, saying how many more wait behind it."""
     from workbench.tui.screens.approval import ApprovalScreen
     from workbench.tui.screens.mcp_asks import ElicitationScreen, SamplingScreen
+    from workbench.tui.screens.trust import TrustScreen
 
     match ask.kind:
         case AskKind.APPROVAL:
@@ -103,6 +105,8 @@ def modal(ask: Ask, waiting: int) -> ModalScreen[Any]:
             return SamplingScreen(ask.subject, waiting)
         case AskKind.CLARIFY:
             return ClarifyScreen(ask.subject, waiting)
+        case AskKind.TRUST:
+            return TrustScreen(ask.subject, waiting)
 
 
 def answer_of(ask: Ask, screen: ModalScreen[Any], answer: Any) -> Any:

@@ -23,6 +23,7 @@ from textual.widgets import Footer, Header, Static
 
 from workbench.core.agent.context import short
 from workbench.core.agent.transcript import not_saved
+from workbench.core.printable import escape
 from workbench.tui.messages import CoreEventArrived
 from workbench.tui.widgets.chat import ChatLog, PromptArea, ToolCard, head_and_tail
 from workbench.tui.widgets.diff_view import diff_text
@@ -259,6 +260,7 @@ class SessionScreen(Screen[None]):
             ToolCallFinished,
             ToolCallStarted,
             TranscriptFailed,
+            VenvChanged,
         )
 
         log = self._log()
@@ -306,6 +308,8 @@ class SessionScreen(Screen[None]):
                 await log.note(Text(event.text, style="yellow"))
             case TranscriptFailed():
                 await log.note(Text(not_saved(event.reason), style="yellow"))
+            case VenvChanged():  # what the project's python runs, unconfined, later
+                await log.note(Text(f"⚠ {escape(event.note)}", style="yellow"))
             case CheckpointTaken() | CheckpointSkipped():
                 await self.checkpoint_noted(event)
             case ToolCallFinished():
