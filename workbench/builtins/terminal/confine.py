@@ -108,8 +108,19 @@ class Confinement:
             os.close(self._info)
             os.close(self._block)
 
+    def ended(self) -> None:
+        """Once everything the command started is dead, before its status is sent: its
+        cgroup goes (the status means nothing of it is left)."""
+        if self.cgroup is not None:
+            try:
+                os.rmdir(self.cgroup)
+            except OSError:
+                pass
+            self.cgroup = None
+
     def close(self) -> None:
-        """Once everything the command started is dead."""
+        """After the status: slirp4netns goes (its end takes its device down, tens of ms)."""
+        self.ended()
         if self.slirp_pid:
             try:
                 os.kill(self.slirp_pid, signal.SIGKILL)
@@ -120,11 +131,6 @@ class Confinement:
         if self._exit >= 0:
             os.close(self._exit)
             self._exit = -1
-        if self.cgroup is not None:
-            try:
-                os.rmdir(self.cgroup)
-            except OSError:
-                pass
 
 
 def _make_cgroup(parent: str, most: int) -> str:

@@ -133,6 +133,7 @@ def reap(call_fd: int, out: int) -> int:
         signal.signal(sig, stop)
     status = _wait(group, call, stop)
     _kill_everything_below(os.getpid(), group, spare=confinement.slirp_pid)
+    confinement.ended()
     code = os.waitstatus_to_exitcode(status)
     _send(call, code if code >= 0 else 128 - code)
     confinement.close()
