@@ -32,11 +32,11 @@ run: $(VENV)/.installed-run $(VENV)/.installed-local
 	$(BIN)/hermes-tui
 
 # Programs the tests drive: tmux for the real-terminal tests, bubblewrap for the terminal's
-# sandbox, openssh (client and server) for the ssh backend, Chromium for the browser test of
-# `hermes-tui serve` (Playwright drives it; no browser is downloaded). Each is installed only
-# if missing.
-SYSTEM_DEPS = tmux:tmux bwrap:bubblewrap ssh:openssh-client /usr/sbin/sshd:openssh-server \
-	chromium:chromium
+# sandbox and slirp4netns for its network, openssh (client and server) for the ssh backend,
+# Chromium for the browser test of `hermes-tui serve` (Playwright drives it; no browser is
+# downloaded). Each is installed only if missing.
+SYSTEM_DEPS = tmux:tmux bwrap:bubblewrap slirp4netns:slirp4netns ssh:openssh-client \
+	/usr/sbin/sshd:openssh-server chromium:chromium
 
 system-deps:
 	@missing=""; for dep in $(SYSTEM_DEPS); do \

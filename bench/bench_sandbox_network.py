@@ -1,15 +1,16 @@
 """What the sandbox's network setting breaks: what agents run most, plain and under bubblewrap
-with the network on and off (`terminal.sandbox_network`), side by side.
+with each `terminal.network` (on, the default: a network namespace of its own reaching out
+through slirp4netns, not the host's loopback; host: the host's; off: none), side by side.
 
 Each command goes the terminal tool's own way (the backend builds argv and environment,
 `run_process` starts it under the reaper), in a scratch working directory, with HOME a
 fake home (in the real one, not under /tmp, which the sandbox replaces) whose ~/.ssh holds
 the key and config for a real sshd on 127.0.0.1 (hidden by the sandbox whatever the
 network setting; ssh is pointed at it with -F, since ssh finds ~ from the password
-database, not HOME), and git servers on 127.0.0.1 (loopback counts:
-`--unshare-net` takes it away too). The registry commands reach the real PyPI and npm
-registry. It prints, for each command and setting, whether it works and, if not, the line
-that says why; the default of `terminal.sandbox_network` follows from this table.
+database, not HOME), and git servers on 127.0.0.1 (the host's loopback: reached only with
+`host`). The registry commands reach the real PyPI and npm registry. It prints, for each
+command and setting, whether it works and, if not, the line that says why; the default of
+`terminal.network` follows from this table.
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ def fake_home(root: Path, sshd: Sshd | None) -> Path:
 
 def run_one(backend, command: str, cwd: Path) -> tuple[bool, float, str]:
     """Whether it worked, how long it took, and the last line it printed."""
-    from workbench.builtins.terminal.terminal_tool import run_process
+    from workbench.builtins.terminal.terminal_tool import run_spawn
 
     cwd.mkdir(parents=True)
     if " push " in command:  # a project to push from: a clone made outside, as a user has
@@ -174,11 +175,7 @@ def run_one(backend, command: str, cwd: Path) -> tuple[bool, float, str]:
         cwd = cwd / "repo"
     spawn = backend.shell(command, str(cwd), TIMEOUT, session=str(cwd))
     start = time.perf_counter()
-    try:
-        result = json.loads(run_process(spawn.argv, Path(spawn.cwd), TIMEOUT, env=spawn.env))
-    finally:
-        if spawn.release is not None:
-            spawn.release()
+    result = json.loads(run_spawn(spawn, TIMEOUT))
     took = time.perf_counter() - start
     lines = [line for line in (result.get("output") or "").splitlines() if line.strip()]
     telling = [line for line in lines if WHY.search(line)] or lines[-1:]
@@ -191,7 +188,7 @@ def main() -> int:
     from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 
     works, why = bwrap_status()
-    print("sandbox network: what agents run, plain vs bubblewrap with the network on and off")
+    print("sandbox network: what agents run, plain vs bubblewrap with each terminal.network")
     if not works:
         print(f"  skipped: {why}")
         return 0
@@ -211,8 +208,9 @@ def main() -> int:
         hermes = _mkdir(root / "hermes-home")
         backends = {
             "plain": LocalBackend(unconfined="bench"),
-            "network on": SandboxBackend(network=True, hermes_home=hermes),
-            "network off": SandboxBackend(network=False, hermes_home=hermes),
+            "on (default)": SandboxBackend(network="on", hermes_home=hermes),
+            "host": SandboxBackend(network="host", hermes_home=hermes),
+            "off": SandboxBackend(network="off", hermes_home=hermes),
         }
         if missing:
             print(f"  (no git push over ssh: {missing})")

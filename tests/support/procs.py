@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import time
 import urllib.request
@@ -81,3 +82,22 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def unique_sleep() -> str:
+    """A sleep argument no other process on the machine has: its process can be found."""
+    return f"{1000 + secrets.randbelow(1000)}.{secrets.randbelow(10**6):06d}"
+
+
+def processes_with(arg: str) -> list[int]:
+    """The processes whose arguments hold `arg` as one of them."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if arg.encode() in argv:
+                found.append(int(name))
+    return found

@@ -7,14 +7,18 @@ not read-only in there but absent. Where a test needs the real thing (a write re
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from workbench.builtins.terminal.terminal_tool import run_spawn
+from workbench.core.backends.base import Backend
 from workbench.core.backends.sandbox import bwrap_status
 
 
@@ -45,3 +49,11 @@ def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("PATH", path_without_bwrap(tmp_path))
     assert not bwrap_status()[0]
     yield os.environ["PATH"]
+
+
+def confined(backend: Backend, command: str, cwd: Path, timeout: float = 60) -> dict[str, Any]:
+    """A command run the terminal's way through `backend`, in a session at `cwd`: its argv
+    and environment, what the reaper sets up around it (limits, the network); the result
+    the model reads."""
+    spawn = backend.shell(command, str(cwd), timeout, session=str(cwd))
+    return dict(json.loads(run_spawn(spawn, timeout)))

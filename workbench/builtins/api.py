@@ -5,7 +5,7 @@ runs through a backend; what it may use for that is listed here, and an import c
 (pyproject.toml) holds every built-in to it, so what they depend on stays small and seen.
 """
 
-from workbench.core.backends import BackendError, backend_for
+from workbench.core.backends import BackendError, Spawn, backend_for
 from workbench.core.backends.environment import scrubbed_env
 from workbench.core.edits.patch import patched
 from workbench.core.execution.budget import SpillSlot
@@ -18,6 +18,7 @@ from workbench.core.tools.registry import ToolUnavailable, registry
 
 __all__ = [
     "BackendError",
+    "Spawn",
     "SpillSlot",
     "ToolUnavailable",
     "analyze_command",

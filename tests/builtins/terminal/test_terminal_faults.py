@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.procs import processes_with, unique_sleep
 from workbench.builtins.terminal import terminal_tool
 from workbench.builtins.terminal.capture import OutputCapture
 from workbench.builtins.terminal.terminal_tool import MAX_OUTPUT_BYTES, REAPER, run_command
@@ -27,24 +27,6 @@ REPO = Path(__file__).resolve().parents[3]
 
 def run(command: str, cwd: Path, timeout: float = 30, spill: SpillSlot | None = None) -> dict:
     return json.loads(run_command(command, cwd, timeout, spill=spill))
-
-
-def unique_sleep() -> str:
-    """A sleep argument no other process on the machine has: its process can be found."""
-    return f"{1000 + secrets.randbelow(1000)}.{secrets.randbelow(10**6):06d}"
-
-
-def processes_with(arg: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if arg.encode() in argv:
-                found.append(int(name))
-    return found
 
 
 def wait_until_gone(arg: str, within: float = 20.0) -> list[int]:

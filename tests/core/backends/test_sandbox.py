@@ -2,7 +2,7 @@
 
 It is on by default (`terminal.sandbox` unset): a command may write only in its working
 directory, the write roots and a private /tmp; HERMES_HOME and the credential folders read as
-empty; it sees none of our processes; the network is kept unless `sandbox_network: false`.
+empty; it sees none of our processes; the host's loopback is reached only with `network: host`.
 Every working directory here is under pytest's tmp_path, so under /tmp, which the sandbox
 replaces with its own: the working directory is still bound in. A command the sandbox made
 fail never leaves it headless or with --yes. Without a working bubblewrap, the default runs
@@ -179,12 +179,16 @@ def listener() -> Iterator[tuple[int, list[object]]]:
     thread.join(timeout=5)
 
 
-def test_the_network_is_kept_unless_switched_off(
+def test_the_hosts_loopback_is_reached_only_with_the_hosts_network(
     sandboxed, work: Path, home: Path, listener
 ) -> None:
     port, accepted = listener
     probe = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
-    assert term(sandboxed, work, probe)["output"] == "connected\n"  # the default: on
+    by_default = term(sandboxed, work, probe)  # on: the internet, not the host's loopback
+    assert by_default["exit_code"] != 0 and "connected" not in by_default["output"]
+    assert accepted == []
+    (home / "config.yaml").write_text("terminal:\n  network: host\n")
+    assert term(sandboxed, work, probe)["output"] == "connected\n"
     assert len(accepted) == 1
     (home / "config.yaml").write_text("terminal:\n  sandbox_network: false\n")
     out = term(sandboxed, work, probe)
@@ -194,7 +198,7 @@ def test_the_network_is_kept_unless_switched_off(
     out = term(sandboxed, work, f"curl -sS http://127.0.0.1:{port}/")
     assert out["exit_code"] != 0 and len(accepted) == 1
     assert out["sandbox"].startswith(
-        "it runs curl, which needs the network, and the sandbox has none (terminal.sandbox_network"
+        "it runs curl, which needs the network, and the sandbox has none (terminal.network: off)"
     )
 
 
@@ -227,9 +231,10 @@ def test_by_default_without_bubblewrap_it_runs_unconfined_and_says_so(
 
 def test_doctor_says_the_sandbox_is_on_and_working(sandboxed) -> None:
     doctor = run(sandboxed, "doctor").stdout
-    assert "terminal  sandbox (bubblewrap: writes only in the working directory, network on)" in (
-        doctor
-    )
+    assert (
+        "terminal  sandbox (bubblewrap: writes only in the working directory, network on (not "
+        "the host's loopback); limits: 1024 MB memory, 600 s CPU, 256 processes, 1024 MB /tmp)"
+    ) in doctor
 
 
 def test_sandbox_false_runs_unconfined_and_says_so(sandboxed, home: Path, work: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import hostile
-from workbench.builtins.terminal.terminal_tool import run_process
+from workbench.builtins.terminal.terminal_tool import run_spawn
 from workbench.core.backends import backend_from_config
 from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.config import Config
@@ -63,11 +63,8 @@ def _write(path: Path, text: str = f"{SECRET}\n") -> Path:
 
 def run(backend: SandboxBackend, command: str, session: Path, workdir: Path | None = None):
     spawn = backend.shell(command, str(workdir or session), 30, session=str(session))
-    try:
-        result = json.loads(run_process(spawn.argv, Path(str(spawn.cwd)), 30, env=spawn.env))
-    finally:
-        assert spawn.release is not None
-        spawn.release()
+    assert spawn.release is not None
+    result = json.loads(run_spawn(spawn, 30))
     return result["output"], result["exit_code"]
 
 

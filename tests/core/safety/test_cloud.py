@@ -102,3 +102,46 @@ def test_http_delete_asks(command: str) -> None:
 def test_other_requests_pass(command: str) -> None:
     verdict = analyze_command(command)
     assert not verdict.dangerous, (command, verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'curl -X "$(echo DELETE)" https://api.example.com/items/1',
+        'curl --request "$M" https://api.example.com/items/1',
+        "curl -X$(cat method) https://api.example.com/items/1",
+        'curl "-X$M" https://api.example.com/items/1',
+        "curl --request=$M https://api.example.com/items/1",
+        "wget --method=$(echo DELETE) https://api.example.com/items/1",
+        'wget --method "$M" https://api.example.com/items/1',
+        "http $(echo DELETE) https://api.example.com/items/1",
+        'xh "$M" https://api.example.com/items/1',
+        "http --auth u:p $M api.example.com/items/1",
+        'gh api -X "$M" /repos/o/r/hooks/1',
+    ],
+)
+def test_a_method_computed_at_run_time_is_not_understood(command: str) -> None:
+    verdict = analyze_command(command)
+    assert verdict.dangerous and verdict.opaque, (command, verdict.reasons)
+    assert verdict.severity is Severity.HIGH
+
+
+def test_a_method_the_command_assigns_is_read() -> None:
+    deleting = analyze_command('M=DELETE; curl --request "$M" https://api.example.com/items/1')
+    assert deleting.dangerous and not deleting.opaque, deleting.reasons
+    assert not analyze_command('M=GET; curl -X "$M" https://api.example.com/items').dangerous
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'curl "$URL"',
+        'curl -s -H "Authorization: Bearer $TOKEN" https://api.example.com/items',
+        'curl -X GET "$URL"',
+        'http "$URL"',
+        "wget $(cat url.txt)",
+    ],
+)
+def test_a_computed_url_or_header_is_not_a_computed_method(command: str) -> None:
+    verdict = analyze_command(command)
+    assert not verdict.dangerous, (command, verdict.reasons)

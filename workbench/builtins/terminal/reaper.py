@@ -7,7 +7,8 @@ interpreter per command (that start was most of what `true` cost). Each request 
 message on FD carrying two descriptors: the call's own socket and the pipe the command's
 output goes to. The server forks a reaper for it, which reads the command (argv, working
 directory, environment: one line of JSON) from the call's socket and runs it in a process
-group of its own. The reaper marks itself a child subreaper, so a background job that
+group of its own, with what the request asks set up around it (confine.py: a sandbox's
+limits, its pids cgroup, its network). The reaper marks itself a child subreaper, so a background job that
 outlives the shell, even one that left the group (`setsid`) or daemonised itself, becomes
 its child instead of init's. When the command exits, or when the call's socket closes (the
 tool asks it to stop; or the tool's process died, however: even SIGKILL closes it), it
@@ -17,7 +18,8 @@ over and nothing it started still holds the output pipe.
 
 The server ends when FD closes (the tool's process is gone); reapers still running each see
 their own call's socket close. It runs with -S (no site packages), so it imports only the
-standard library, and it stays single-threaded so that forking it is safe.
+standard library (and confine.py beside it, which does too), and it stays single-threaded
+so that forking it is safe.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ import socket
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+try:
+    from workbench.builtins.terminal.confine import Confinement, NotConfined
+except ImportError:  # run as a script (-I -S): the module sits beside this file
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from confine import Confinement, NotConfined  # type: ignore[import-not-found,no-redef]
 
 if TYPE_CHECKING:
     import ctypes
@@ -99,7 +107,20 @@ def reap(call_fd: int, out: int) -> int:
     if not request:
         return 0  # the call was given up before it was sent
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    group = _start(request, out)
+    confinement = Confinement(request)
+    try:
+        confinement.prepare()
+    except (NotConfined, OSError) as exc:
+        _say(out, f"hermes-tui: {exc}; nothing was run")
+        os.close(out)
+        confinement.close()
+        _send(call, 126)  # as a shell says of a command it cannot run
+        return 0
+    group = _start(request, out, confinement)
+    try:
+        confinement.started(group)  # the sandbox's set-up from outside; killed if it fails
+    except (NotConfined, OSError) as exc:
+        _say(out, f"hermes-tui: {exc}; nothing was run")
     os.close(out)
 
     def stop(*_: object) -> None:
@@ -111,13 +132,26 @@ def reap(call_fd: int, out: int) -> int:
     for sig in KILL_ON:
         signal.signal(sig, stop)
     status = _wait(group, call, stop)
-    _kill_everything_below(os.getpid(), group)
+    _kill_everything_below(os.getpid(), group, spare=confinement.slirp_pid)
+    confinement.ended()
     code = os.waitstatus_to_exitcode(status)
+    _send(call, code if code >= 0 else 128 - code)
+    confinement.close()
+    return 0
+
+
+def _send(call: socket.socket, code: int) -> None:
     try:
-        call.sendall(b"%d\n" % (code if code >= 0 else 128 - code))
+        call.sendall(b"%d\n" % code)
     except OSError:
         pass  # nobody is waiting any more
-    return 0
+
+
+def _say(out: int, line: str) -> None:
+    try:
+        os.write(out, f"{line}\n".encode(errors="replace"))
+    except OSError:
+        pass
 
 
 def _line(call: socket.socket) -> str:
@@ -160,7 +194,7 @@ def _still_open(call: socket.socket) -> bool:
         return False
 
 
-def _start(request: dict, out: int) -> int:
+def _start(request: dict, out: int, confinement: Confinement) -> int:
     argv, cwd, env = request["argv"], request.get("cwd"), request["env"]
     pid = os.fork()
     if pid == 0:
@@ -178,7 +212,9 @@ def _start(request: dict, out: int) -> int:
             if cwd is not None:
                 doing = f"cannot enter {cwd}"
                 os.chdir(cwd)
-                doing = f"cannot run {argv[0]}"
+            doing = "cannot confine the command"
+            confinement.in_child()  # last: its memory limit is the command's
+            doing = f"cannot run {argv[0]}"
             os.execvpe(argv[0], argv, env)
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
             message = exc.strerror if isinstance(exc, OSError) else None
@@ -209,7 +245,9 @@ def _children(me: int) -> list[int]:
     return found
 
 
-def _kill_everything_below(me: int, group: int) -> None:
+def _kill_everything_below(me: int, group: int, spare: int = 0) -> None:
+    """Kill and reap all below us but `spare` (the sandbox's slirp4netns: ours, not the
+    command's; its end, which takes its network device down, can come after the status)."""
     try:
         os.killpg(group, signal.SIGKILL)
     except OSError:
@@ -220,7 +258,10 @@ def _kill_everything_below(me: int, group: int) -> None:
                 continue  # one reaped: look again
         except ChildProcessError:
             return  # no child, so nothing below: every orphan comes to us, the subreaper
-        for pid in _children(me):
+        below = [pid for pid in _children(me) if pid != spare]
+        if not below:
+            return
+        for pid in below:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

@@ -30,6 +30,7 @@ from typing import Any
 
 from workbench.builtins.api import (
     BackendError,
+    Spawn,
     SpillSlot,
     analyze_command,
     backend_for,
@@ -101,16 +102,27 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
         spawn = backend.shell(command, place, timeout, session=session)
     except BackendError as exc:
         return _blocked(str(exc), "refused")
+    if spawn.cwd is not None and not Path(spawn.cwd).is_dir():
+        if spawn.release is not None:
+            spawn.release()
+        return tool_error(f"Working directory does not exist: {cwd}")
+    return run_spawn(spawn, timeout, spill=kw.get("spill"), cancel=kw.get("cancel_event"))
+
+
+def run_spawn(
+    spawn: Spawn,
+    timeout: float,
+    *,
+    spill: SpillSlot | None = None,
+    cancel: threading.Event | None = None,
+) -> str:
+    """Run what a backend's `shell` made (its argv, environment, directory and what the
+    reaper sets up), and let go of what it held once the command has ended."""
     try:
-        if spawn.cwd is not None and not Path(spawn.cwd).is_dir():
-            return tool_error(f"Working directory does not exist: {cwd}")
+        cwd = Path(spawn.cwd) if spawn.cwd is not None else None
+        env, confine = spawn.env, spawn.confine
         return run_process(
-            spawn.argv,
-            Path(spawn.cwd) if spawn.cwd is not None else None,
-            timeout,
-            spill=kw.get("spill"),
-            env=spawn.env,
-            cancel=kw.get("cancel_event"),
+            spawn.argv, cwd, timeout, spill=spill, env=env, cancel=cancel, confine=confine
         )
     finally:
         if spawn.release is not None:
@@ -146,15 +158,16 @@ def run_process(
     env: dict[str, str] | None = None,
     limit: int = MAX_OUTPUT_BYTES,
     cancel: threading.Event | None = None,
+    confine: dict[str, Any] | None = None,
 ) -> str:
     """Run `argv` under the reaper; returns when it exits, with nothing it started left alive.
 
     The only place a command's process is made: a sandbox or a remote backend changes
-    `argv` and `env`, nothing else.
+    `argv` and `env`, and `confine` what the reaper sets up around it (`Spawn.confine`).
     """
     capture = OutputCapture(limit, spill)
     try:
-        proc = Reaped.start(argv, cwd, env)
+        proc = Reaped.start(argv, cwd, env, confine)
     except OSError as exc:
         return tool_error(f"Cannot start {argv[0]}: {exc.strerror or exc}")
     try:
@@ -265,10 +278,17 @@ class Reaped:
         self._status = b""
 
     @classmethod
-    def start(cls, argv: list[str], cwd: Path | None, env: dict[str, str] | None) -> Reaped:
+    def start(
+        cls,
+        argv: list[str],
+        cwd: Path | None,
+        env: dict[str, str] | None,
+        confine: dict[str, Any] | None = None,
+    ) -> Reaped:
         call, theirs = socket.socketpair()
         output, write = os.pipe()
         request = {
+            **(confine or {}),
             "argv": argv,
             "cwd": str(cwd) if cwd is not None else os.getcwd(),
             "env": dict(os.environ) if env is None else env,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.backends.environment import scrubbed_env
 
@@ -19,12 +19,15 @@ class BackendError(Exception):
 
 @dataclass(frozen=True)
 class Spawn:
-    """How to start one terminal command: argv, its whole environment, the local directory."""
+    """How to start one terminal command: argv, its whole environment, the local directory,
+    and what the reaper sets up around it (a sandbox's limits and network: limits.py,
+    netns.py; JSON, carried in the reaper's request)."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: str | None  # None: a remote command changes directory itself
     release: Callable[[], None] | None = None  # call once the command has ended
+    confine: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

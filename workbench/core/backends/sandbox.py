@@ -5,9 +5,10 @@ directories of `approvals.write_roots` (fixed for the session: a call's `workdir
 where the command starts); each home shows only its non-dot entries and the dot entries
 commands need, read-only (`layout.py`); HERMES_HOME and the credential stores are covered;
 `.hermes` and the git dir's executable parts stay read-only inside the writable places
-(`held.py`); /tmp and /var/tmp are private and empty; /run (where daemons' sockets live)
-is empty; the network is kept unless `terminal.sandbox_network: false`; the command cannot
-see our processes. It holds as root too: a user namespace of its own with every
+(`held.py`); /tmp, /var/tmp and /dev/shm are private, empty and of a size; /run (where
+daemons' sockets live) is empty; the network is `terminal.network`'s (netns.py: by default
+the internet, not the host's loopback); memory, CPU and processes are limited (limits.py);
+the command cannot see our processes. It holds as root too: a user namespace of its own with every
 capability dropped (no mount, no clock, no device node), `/proc/sys` and the kernel's other
 settings read-only, its memory and keys masked. Once built, it never falls back to running
 unsandboxed: if bubblewrap stops working, the terminal refuses and says why (whether to
@@ -25,9 +26,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.backends.base import Backend, BackendError, LocalBackend, Spawn
+from workbench.core.backends.handshake import handshake_args, handshake_request
 from workbench.core.backends.held import HeldError, hold
 from workbench.core.backends.layout import LayoutError, cover, homes, lay_out, unseen
 from workbench.core.backends.layout import inside as inside  # for confine.py, as before
+from workbench.core.backends.limits import (
+    DEFAULT,
+    NONE,
+    Limits,
+    limits_line,
+    limits_request,
+    process_limit_missing,
+    tmpfs_args,
+)
+from workbench.core.backends.netns import (
+    effective,
+    network_args,
+    network_label,
+    network_line,
+    network_request,
+)
 from workbench.core.backends.sandbox_cause import Layout, failed_output, output_suggests
 from workbench.core.safety import secrets
 
@@ -101,19 +119,17 @@ def writable_roots(roots: tuple[str, ...], cwd: str, hidden: list[str]) -> list[
     return list(found)
 
 
-def bwrap_argv(bwrap: str, chdir: str, mounts: list[str], *, network: bool) -> list[str]:
+def bwrap_argv(
+    bwrap: str, chdir: str, mounts: list[str], *, network: str, limits: Limits = NONE
+) -> list[str]:
     """The bubblewrap command line that runs a command in `chdir`, with `mounts` (the
-    writable places, the homes, what is held and covered: see `SandboxBackend.mounts`)."""
+    writable places, the homes, what is held and covered: see `SandboxBackend.mounts`), on
+    `network` (netns.py's modes), its /tmp, /var/tmp and /dev/shm of the size `limits` says."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *kernel_argv()]
-    argv += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
-    if network:
-        for resolver in ("/run/systemd/resolve", "/run/resolvconf"):
-            if os.path.isdir(resolver):  # /etc/resolv.conf often points in here
-                argv += ["--ro-bind", resolver, resolver]
-    else:
-        argv.append("--unshare-net")
+    argv += [*tmpfs_args(limits), "--tmpfs", "/run"]
+    argv += network_args(network)
     argv += mounts
-    argv += [*CONFINED, "--chdir", chdir, "--"]
+    argv += [*CONFINED, *handshake_args(), "--chdir", chdir, "--"]
     return argv
 
 
@@ -130,7 +146,8 @@ def _both(places: list[str]) -> list[str]:
 @dataclass
 class SandboxBackend(Backend):
     name: str = "local"
-    network: bool = True  # terminal.sandbox_network (see bench/bench_sandbox_network.py)
+    network: str = "on"  # terminal.network (netns.py; see bench/bench_sandbox_network.py)
+    limits: Limits = DEFAULT  # terminal.bubblewrap_* (limits.py)
     hermes_home: Path = Path()
     write_roots: tuple[str, ...] = ()  # approvals.write_roots: writable besides the cwd
     hide: tuple[str, ...] = ()  # terminal.bubblewrap_hide: covered besides the defaults
@@ -201,25 +218,42 @@ class SandboxBackend(Backend):
         for target in layout.read_only:
             layout.argv += ["--ro-bind", target, target]
         cover(layout, self.covers(), writable)
-        argv = bwrap_argv(bwrap, chdir, layout.finish(), network=self.network)
+        network = effective(self.network)[0]
+        argv = bwrap_argv(bwrap, chdir, layout.finish(), network=network, limits=self.limits)
         # The home is read-only in here: npm's cache goes to the private /tmp (empty each
         # command) so installs work; one the user set explicitly is kept.
         env = self.env({"TMPDIR": "/tmp"})
         env.setdefault("npm_config_cache", "/tmp/.npm")
-        return Spawn([*argv, "bash", "-c", command], env, chdir, holding.release)
+        confine = {
+            **handshake_request(),
+            **limits_request(self.limits),
+            **network_request(network),
+        }
+        argv += ["bash", "-c", command]
+        return Spawn(argv, env, chdir, holding.release, confine=confine)
 
     def describe(self) -> str:
         works, why = bwrap_status()
-        network = "network on" if self.network else "network off"
         if not works:
             return f"sandbox NOT WORKING ({why}): terminal refused"
         roots = " and approvals.write_roots" if self.write_roots else ""
-        return f"sandbox (bubblewrap: writes only in the working directory{roots}, {network})"
+        return (
+            f"sandbox (bubblewrap: writes only in the working directory{roots}, "
+            f"{network_line(self.network)}; {limits_line(self.limits)})"
+        )
 
     def label(self) -> str:
         if not bwrap_status()[0]:
             return "terminal: sandbox NOT WORKING"
-        return "terminal: sandboxed" + ("" if self.network else ", no network")
+        notes = [
+            network_label(self.network),
+            "NO process limit" if process_limit_missing(self.limits) else "",
+        ]
+        return ", ".join(["terminal: sandboxed", *filter(None, notes)])
+
+    def has_network(self) -> bool:
+        """Whether commands reach a network at all (not with `terminal.network: off`)."""
+        return effective(self.network)[0] != "off"
 
     def layout(self, session: str) -> Layout | None:
         """What a command of this session may write, what it cannot see, its network: the
@@ -236,13 +270,14 @@ class SandboxBackend(Backend):
             for part in (".hermes", ".git/config", ".git/hooks")
         ]
         home = os.path.expanduser("~")
-        return Layout(tuple(writable), tuple(read_only), tuple(self.hidden()), self.network, home)
+        hidden = tuple(self.hidden())
+        return Layout(tuple(writable), tuple(read_only), hidden, self.has_network(), home)
 
     def output_suggests(self, result: str) -> str | None:
         output = failed_output(result)
         if not output:
             return None
-        return output_suggests(output, network=self.network, hidden=self.hidden())
+        return output_suggests(output, network=self.has_network(), hidden=self.hidden())
 
     def outside(self) -> Backend | None:
         return LocalBackend(

@@ -5,7 +5,12 @@ terminal:
   backend: local            # local (default) or ssh; docker, modal, ... are refused
   sandbox: auto             # auto (default): bubblewrap where it works, else unconfined and
                             # said so; true: bubblewrap or refuse; false: unconfined
-  sandbox_network: true     # false: the sandbox takes the network away (loopback too)
+  network: on               # on (default): the internet, not the host's loopback or
+                            # abstract sockets (slirp4netns); host: the host's; off: none
+  bubblewrap_memory_mb: 1024     # Hermes's keys (or TERMINAL_BUBBLEWRAP_*): per process;
+  bubblewrap_cpu_seconds: 600    # 0 switches one off (see limits.py)
+  bubblewrap_max_procs: 256
+  sandbox_tmp_mb: 1024      # the size of /tmp, /var/tmp and /dev/shm inside
   home_allow: [.config/nvim]      # dot entries of the home commands may read (Hermes's
                                   # bubblewrap_home_allow too); credential stores never
   bubblewrap_hide: [~/Documents/keys]   # covered in the sandbox besides the defaults
@@ -27,6 +32,8 @@ from typing import Any
 
 from workbench.core.backends.base import Backend, LocalBackend, RefusedBackend
 from workbench.core.backends.environment import passthrough_names
+from workbench.core.backends.limits import KEYS, limits_from, process_limit_missing
+from workbench.core.backends.netns import effective, network_mode
 from workbench.core.backends.sandbox import SandboxBackend, bwrap_status
 from workbench.core.config import Config, hermes_home
 from workbench.core.safety import secrets
@@ -52,6 +59,8 @@ _WIDENING = (
     "approvals.write_roots",
     "terminal.home_allow",
     "terminal.bubblewrap_home_allow",
+    "terminal.network",
+    *(key for key, _ in KEYS.values()),
 )
 HOME_ALLOW = ("terminal.home_allow", "terminal.bubblewrap_home_allow")
 
@@ -98,16 +107,25 @@ def _local(get: Any, passthrough: tuple[str, ...], home: Path, problems: list[st
     works, why = bwrap_status()
     if auto and not works:  # said in the headers, chat's first line and doctor
         return LocalBackend(passthrough=passthrough, unconfined=f"no sandbox here ({why})")
-    network = get("terminal.sandbox_network", True)
-    if not isinstance(network, bool):
-        problems.append("terminal.sandbox_network must be true or false; the network is off")
-    return SandboxBackend(
+    backend = SandboxBackend(
         passthrough=passthrough,
-        network=network is True,
+        network=network_mode(get, problems),
+        limits=limits_from(lambda key, env: _value(get, key, env), problems),
         hermes_home=home.absolute(),
         write_roots=write_roots(get("approvals.write_roots")),
         hide=secrets.user_hidden(),  # terminal.bubblewrap_hide, as _home_allow read it
     )
+    # What the sandbox cannot hold here is said (doctor, the session's first notes).
+    why = effective(backend.network)[1]
+    if why:
+        problems.append(
+            f"terminal.network is on, but {why}: sandboxed commands get the host's network, "
+            "its loopback and abstract sockets too"
+        )
+    missing = process_limit_missing(backend.limits)
+    if missing:
+        problems.append(f"terminal.bubblewrap_max_procs: {missing}")
+    return backend
 
 
 def _home_allow(get: Any) -> list[str]:
@@ -145,5 +163,10 @@ def write_roots(value: Any) -> tuple[str, ...]:
 
 
 def _setting(get: Any, key: str, env_name: str) -> Any:
-    value = get(f"terminal.{key}")
+    return _value(get, f"terminal.{key}", env_name)
+
+
+def _value(get: Any, dotted: str, env_name: str) -> Any:
+    """config.yaml's value, else the environment's (Hermes's TERMINAL_* variables)."""
+    value = get(dotted)
     return value if value not in (None, "") else os.environ.get(env_name)

@@ -34,7 +34,7 @@ from workbench.core.backends.sandbox_cause import Layout, ssh_dir
 from workbench.core.safety import Verdict
 from workbench.core.safety.commands import DOWNLOADERS
 
-NO_NETWORK = " (terminal.sandbox_network: false)"
+NO_NETWORK = " (terminal.network: off)"
 
 # Private in the sandbox, so writable there; /dev and /proc are the kernel's, not a layout's.
 PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev/shm")

@@ -258,41 +258,80 @@ RULES["terraform"] = RULES["tofu"] = _terraform
 _DESTRUCTIVE_METHODS = frozenset({"DELETE", "PURGE"})
 
 
+# A method known only at run time: `curl -X "$(cat m)"`, `--request "$M"`.
+_COMPUTED = "?"
+_METHOD_OPTIONS = ("--request=", "--method=")
+
+
 def _http_method(cmd: Cmd) -> str | None:
+    """The request's method as written; `_COMPUTED` when only run time knows it."""
     args = cmd.args
     for i, arg in enumerate(args):
         if arg is None:
+            if _names_a_method(cmd, i):
+                return (
+                    _COMPUTED  # `-X$(cat m)`, `--method=$M`: the option is there, its value is not
+                )
             continue
-        nxt = args[i + 1] if i + 1 < len(args) else None
         if cmd.name in ("curl", "gh", "curlie") and arg in ("-X", "--request", "--method"):
-            return nxt
+            return _value(args, i + 1)
         if cmd.name in ("curl", "curlie") and re.fullmatch(r"-[a-zA-Z]*X.*", arg):
             value = arg.split("X", 1)[1]  # -XDELETE, -sX DELETE, -sXDELETE
-            return value or nxt
-        if arg.startswith(("--request=", "--method=")):
+            return value or _value(args, i + 1)
+        if arg.startswith(_METHOD_OPTIONS):
             return arg.split("=", 1)[1]
         if cmd.name == "wget" and arg == "--method":
-            return nxt
+            return _value(args, i + 1)
         if cmd.name.lower().startswith("invoke-") and arg.lower() == "-method":
-            return nxt
+            return _value(args, i + 1)
     if cmd.name in ("http", "https", "xh", "xhs", "curlie"):
-        # METHOD comes before the URL; an option's value (`--auth u:p`) may come first
-        operands = [a for a in args if a is None or not a.startswith("-")]
-        methods = _DESTRUCTIVE_METHODS | {"GET", "POST", "PUT", "PATCH", "HEAD", "OPTIONS"}
-        return next((a for a in operands[:3] if a and a.upper() in methods), None)
+        return _httpie_method(args)
+    return None
+
+
+def _value(args: list[str | None], i: int) -> str | None:
+    """An option's value: `_COMPUTED` when a variable or substitution gives it."""
+    if i >= len(args):
+        return None
+    return args[i] if args[i] is not None else _COMPUTED
+
+
+def _names_a_method(cmd: Cmd, i: int) -> bool:
+    """Whether a word known only at run time is written as a method option (`-X$(...)`)."""
+    text = cmd.nodes[i].text.decode(errors="replace").lstrip("\"'") if i < len(cmd.nodes) else ""
+    if text.startswith(_METHOD_OPTIONS):
+        return True
+    return cmd.name in ("curl", "curlie") and re.match(r"-[a-zA-Z]*X", text) is not None
+
+
+def _httpie_method(args: list[str | None]) -> str | None:
+    """httpie's METHOD comes before the URL; an option's value (`--auth u:p`) may come first.
+    A word computed at run time followed by another may be the method (`http $(echo
+    DELETE) URL`); one alone is the URL (`http "$URL"`)."""
+    operands = [a for a in args if a is None or not a.startswith("-")]
+    methods = _DESTRUCTIVE_METHODS | {"GET", "POST", "PUT", "PATCH", "HEAD", "OPTIONS"}
+    for a in operands[:3]:
+        if a is None:
+            return _COMPUTED if len(operands) > 1 else None
+        if a.upper() in methods:
+            return a
     return None
 
 
 def http(ctx: Context, cmd: Cmd) -> None:
-    """An HTTP request whose method deletes what it names."""
+    """An HTTP request whose method deletes what it names, or is known only at run time."""
     if cmd.name == "gh" and _path(cmd, frozenset({"-R", "--repo"}), 1) != ["api"]:
         return
     method = _http_method(cmd)
-    if method is None and any(a is None for a in cmd.args[:1]):
-        return
-    if method is None:
-        return
-    if method.upper() in _DESTRUCTIVE_METHODS:
+    if method == _COMPUTED:
+        ctx.flag(
+            "http-delete",
+            f"{cmd.name} sends an HTTP request whose method is computed at run time",
+            cmd.node,
+            Severity.HIGH,
+            opaque=True,
+        )
+    elif method is not None and method.upper() in _DESTRUCTIVE_METHODS:
         ctx.flag(
             "http-delete",
             f"{cmd.name} sends an HTTP {method.upper()} request",
