@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -13,6 +14,23 @@ from workbench.core.tools.discovery import discover_builtin_tools
 from workbench.core.tools.registry import ToolRegistry
 
 discover_builtin_tools()  # the built-in tools register into the global registry once
+
+
+@pytest.fixture(autouse=True)
+def _own_log_handlers():
+    """The core sends its log to the HERMES_HOME it first meets (once a process); a test that
+    loads a runtime in this process must not leave that file handler to the next test,
+    whose home would then get no log of its own."""
+    loggers = [logging.getLogger(name) for name in ("workbench", "mcp")]
+    kept = [(lg, list(lg.handlers), lg.level, lg.propagate) for lg in loggers]
+    yield
+    for logger, handlers, level, propagate in kept:
+        for handler in logger.handlers:
+            if handler not in handlers:
+                logger.removeHandler(handler)
+                handler.close()
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @pytest.fixture

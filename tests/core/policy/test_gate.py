@@ -96,6 +96,9 @@ def test_no_writer_reaches_the_state(scratch, capsys, command: str) -> None:
     (scratch.project / "plugin" / "evil.py").write_text("import os")
     (scratch.hermes / "sessions").mkdir(exist_ok=True)
     (scratch.hermes / "sessions" / "s.jsonl").write_text("{}")
+    # a first call makes what the app keeps of its own (its log, its state folders), so
+    # what is compared is the refused command's doing alone
+    assert terminal(capsys, "true", scratch.project, yes=True).status != "blocked"
     before = _state_files(scratch.hermes)
     out = terminal(capsys, command, scratch.project, yes=True)
     assert out.status == "blocked", (command, out.stdout)
