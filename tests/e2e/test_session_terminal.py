@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI, text, tools
-from tests.support.tmux import keys, typed, wait_for
+from tests.support.tmux import keys, screen, typed, wait_for, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -52,7 +52,9 @@ def test_a_whole_session(tmux_run, fake: FakeOpenAI, home: Path, tmp_path: Path)
     keys(session, "v")
     # the compact JSON, pretty-printed once indexed
     wait_for(session, "Close viewer", "x" * 40, '"path": "big.txt"')
-    keys(session, "q", "F8")
+    keys(session, "q")  # F8 before the viewer has gone would be the app's (the rules)
+    wait_until(lambda: "Close viewer" not in screen(session), what="the viewer closed")
+    keys(session, "F8")
     wait_for(session, "⏎ Send")  # the prompt has the focus again
 
     typed(session, "now a long story")

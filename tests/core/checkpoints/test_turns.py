@@ -14,7 +14,7 @@ import pytest
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from tests.support.waiting import until
 from workbench.core.checkpoints import CheckpointSkipped, CheckpointStore, CheckpointTaken
-from workbench.core.checkpoints.turns import may_change, reads_only
+from workbench.core.checkpoints.turns import may_change, reads_only, written_exactly
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import Executor
 from workbench.core.runtime import load_runtime
@@ -225,6 +225,22 @@ async def test_an_edit_made_while_a_command_that_names_its_writes_runs_stays_the
     assert (workdir / "b.txt").read_text() == "typed while it ran\n"
     assert (workdir / "a.txt").read_text() == "a\n"
     executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("chmod u-s tool", ["tool"]),
+        ("chmod -x a b", ["a", "b"]),  # `-x` is the mode, not an option
+        ("chmod -v 0600 a && touch b", ["a", "b"]),
+        ("chmod --reference=a b", ["b"]),
+    ],
+)
+def test_a_mode_change_names_its_files(workdir: Path, command: str, named: list[str]) -> None:
+    """chmod changes no content the analysis reads as a write, yet its files are the
+    command's: a restore gives their modes back rather than taking them for a person's."""
+    places = written_exactly(command, str(workdir))
+    assert places is not None and sorted(Path(p).name for p in places) == named
 
 
 async def test_an_edit_made_while_a_program_of_unknown_writes_runs_is_held_by_the_backup(

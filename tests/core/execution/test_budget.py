@@ -77,6 +77,18 @@ def test_s1_spill_dir_is_private_and_names_unpredictable(tmp_path: Path) -> None
     assert first.name.startswith("call_0-") and len(first.name) > len("call_0-.txt") + 8
 
 
+def test_a_spill_root_shared_like_tmp_stays_open(tmp_path: Path) -> None:
+    """A spill root that is a sticky shared folder (`/tmp`, as root) is left as it is: only
+    the session's own folder in it is closed."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    store = SpillStore(shared, "sess")
+    store.write("call_0", "a")
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+    assert stat.S_IMODE(os.stat(store.directory).st_mode) == 0o700
+
+
 def test_s1_a_planted_symlink_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "victim"
     target.mkdir()

@@ -67,6 +67,20 @@ def test_tighten_leaves_links_alone_and_keeps_the_owner_bits(tmp_path: Path) -> 
     assert not tighten(tmp_path / "missing")
 
 
+def test_a_shared_sticky_folder_is_never_closed(tmp_path: Path, open_umask) -> None:
+    """A log or spill file put in /tmp (or any sticky, shared folder) is private itself; the
+    folder stays open to others, as root too: closing it would break every other user's."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    with open_private(shared / "x.log") as handle:
+        handle.write("one\n")
+    private_dir(shared)
+    assert not tighten(shared)
+    assert stat.S_IMODE(os.lstat(shared).st_mode) == 0o1777
+    assert mode(shared / "x.log") == 0o600
+
+
 def test_an_old_readable_home_is_tightened_at_start(tmp_path: Path, open_umask) -> None:
     home = tmp_path / "home"
     for sub in ("", "sessions", "logs", "memories"):

@@ -47,6 +47,10 @@ _EXACT_WRITERS = frozenset(
     {"rm", "unlink", "mv", "cp", "ln", "touch", "truncate", "mkdir", "rmdir", "chmod", "tee", "sed"}
 )  # fmt: skip
 _RECURSIVE = frozenset({"-r", "-R", "--recursive", "-a", "--archive"})
+_CHMOD_OPTIONS = frozenset(
+    {"-c", "-f", "-v", "--changes", "--silent", "--quiet", "--verbose", "--", "--preserve-root",
+     "--no-preserve-root"}
+)  # fmt: skip
 
 
 def may_change(registry: Any, name: str, args: dict[str, Any], cwd: str) -> bool:
@@ -87,12 +91,24 @@ def written_exactly(command: str, cwd: str) -> frozenset[str] | None:
         if any(w is None or w in _RECURSIVE for w in words[1:]):
             return None
     places = {os.path.realpath(p) for p in verdict.touched if p.startswith("/")}
+    for words in verdict.ran:  # the analysis reads no write in a mode change: its operands
+        if words and words[0] is not None and os.path.basename(words[0]) == "chmod":
+            places |= {os.path.realpath(resolve_path(w, cwd)) for w in _chmod_files(words[1:])}
     for finding in verdict.findings:
         if finding.writes and finding.where is None:
             return None
         for written in finding.writes:
             places.add(os.path.realpath(resolve_path(written, finding.where or cwd)))
     return frozenset(places)
+
+
+def _chmod_files(args: tuple[str | None, ...]) -> list[str]:
+    """chmod's file operands: all but the mode (the first word not one of its options, `-x`
+    being a mode), or all of them after `--reference`."""
+    files = [w for w in args if w is not None and w not in _CHMOD_OPTIONS]
+    if any(w.startswith("--reference") for w in files):
+        return [w for w in files if not w.startswith("--")]
+    return files[1:]
 
 
 def _reader(words: tuple[str | None, ...]) -> bool:

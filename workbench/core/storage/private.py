@@ -57,6 +57,8 @@ def tighten(path: Path) -> bool:
         return False
     if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid():
         return False
+    if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX:
+        return False  # a sticky folder is shared by design (/tmp as root): never ours to close
     if stat.S_IMODE(info.st_mode) & _OTHERS == 0:
         return False
     os.chmod(path, stat.S_IMODE(info.st_mode) & ~_OTHERS)
