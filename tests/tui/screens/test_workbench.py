@@ -108,7 +108,7 @@ async def test_the_form_sends_every_schema_type(home: Path, typed_tool: list[dic
         form.query_one("#arg-count").value = "3"
         form.query_one("#arg-ratio").value = "0.5"
         form.query_one("#arg-loud").value = True
-        form.query_one("#arg-mode").value = "slow"
+        form.query_one("#arg-mode").value = 1  # a select's choices by position: "slow"
         form.query_one("#arg-tags").text = '["a", "b"]'
         form.query_one("#arg-options").text = '{"k": 1}'
         await pilot.press("ctrl+r")
