@@ -261,7 +261,8 @@ class Node:
         those of its first branch that has some (`Optional[Model]`)."""
         found = dict(self.own_properties)
         for part in self.all_of:
-            found = {**part.properties, **found}
+            for name, spec in part.properties.items():
+                found.setdefault(name, spec)  # its own first, then each part's in order
         if found:
             return found
         return next((b.properties for b in self.branches if b.properties), {})
