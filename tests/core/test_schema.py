@@ -199,3 +199,29 @@ def test_mcp_definitions_become_defs_with_the_refs_into_them() -> None:
     assert problem(normal) == "" and prop(normal, "colour").choices == ("red", "green")
     assert mcp_parameters(None) == {"type": "object", "properties": {}}
     assert mcp_parameters({"type": "object"}) == {"type": "object", "properties": {}}
+
+
+SELF_MADE = {
+    "type": "object",
+    "properties": {"n": {"$ref": "#/$defs/N"}},
+    "$defs": {"N": {"anyOf": [{"$ref": "#/$defs/N"}, {"type": "null"}]}},
+}
+
+
+def test_a_schema_made_of_itself_through_its_branches_is_refused_and_still_read() -> None:
+    assert problem(SELF_MADE) == (
+        "the schema at $defs.N is made of itself (through anyOf, oneOf, allOf or $ref, "
+        "with no property or item between)"
+    )
+    node = prop(SELF_MADE, "n")  # read all the same, without end: a bound stops it
+    assert node.types == () and node.properties == {} and node.choices is None  # anything
+
+
+def test_branches_that_multiply_past_the_limit_are_refused() -> None:
+    def layered(levels: int) -> dict:  # each level two ways to the next: 2**levels in all
+        defs = {f"L{i}": {"anyOf": [{"$ref": f"#/$defs/L{i + 1}"}] * 2} for i in range(levels)}
+        defs[f"L{levels}"] = {"type": "string"}
+        return {"type": "object", "properties": {"x": {"$ref": "#/$defs/L0"}}, "$defs": defs}
+
+    assert "make more than 1000 ways to read the schema" in problem(layered(12))
+    assert problem(layered(5)) == "" and prop(layered(5), "x").types == ("string",)

@@ -26,6 +26,9 @@ from urllib.parse import unquote
 
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 MAX_DEPTH = 64  # levels of nested schemas; deeper is refused rather than read
+# ways to read one schema through its anyOf/oneOf/allOf/$ref (each branch read in turn):
+# more is refused, so no reading multiplies without end
+MAX_WAYS = 1000
 
 # The keywords whose value is a schema, a list of schemas, or a map of names to schemas.
 ONE = ("items", "additionalProperties", "additionalItems", "contains", "not", "if", "then",
@@ -90,6 +93,7 @@ class Node:
 
     raw: Any
     root: Any
+    hops: int = 0  # anyOf/oneOf/allOf steps taken in place: a bound on reading a loop of them
 
     @classmethod
     def of(cls, schema: Any) -> Node:
@@ -102,6 +106,10 @@ class Node:
         return cls.of(found if found is not None else {})
 
     def _at(self, raw: Any) -> Node:
+        return Node(raw, self.root, self.hops)
+
+    def _inside(self, raw: Any) -> Node:
+        """A property's or an item's schema: a value further in."""
         return Node(raw, self.root)
 
     # -- what the node says ------------------------------------------------------------
@@ -138,7 +146,7 @@ class Node:
     def sub(self, key: str) -> Node | None:
         """The schema a keyword holds (`items`, `additionalProperties`...), if one."""
         value = self._map().get(key)
-        return self._at(value) if isinstance(value, Mapping | bool) else None
+        return self._inside(value) if isinstance(value, Mapping | bool) else None
 
     @property
     def never(self) -> bool:
@@ -241,9 +249,10 @@ class Node:
 
     def _many(self, key: str) -> tuple[Node, ...]:
         value = self.get(key)
-        if not isinstance(value, list | tuple):
+        if not isinstance(value, list | tuple) or self.hops >= MAX_DEPTH:
             return ()
-        return tuple(self._at(v) for v in value if isinstance(v, Mapping | bool))
+        step = self.hops + 1
+        return tuple(Node(v, self.root, step) for v in value if isinstance(v, Mapping | bool))
 
     # -- objects -------------------------------------------------------------------
 
@@ -253,7 +262,7 @@ class Node:
         value = self.get("properties")
         if not isinstance(value, Mapping):
             return {}
-        return {str(k): self._at(v) for k, v in value.items() if isinstance(v, Mapping | bool)}
+        return {str(k): self._inside(v) for k, v in value.items() if isinstance(v, Mapping | bool)}
 
     @property
     def properties(self) -> dict[str, Node]:
@@ -306,7 +315,9 @@ def problem(parameters: Any) -> str:
     if not isinstance(parameters, Mapping):
         return f"its parameters must be a JSON Schema object, not {_a(json_type(parameters))}"
     try:
-        _check(parameters, parameters, "", 0)
+        walked: dict[int, tuple[Mapping[str, Any], str]] = {}
+        _check(parameters, parameters, "", 0, walked)
+        _check_in_place(parameters, walked)
     except _Unusable as exc:
         return str(exc)
     except RecursionError:
@@ -325,14 +336,18 @@ def _where(path: str) -> str:
     return f"at {path}" if path else "at the top"
 
 
-def _check(node: Any, root: Any, path: str, depth: int) -> None:
-    """Raise `_Unusable` for the first thing in `node` that cannot be read."""
+def _check(
+    node: Any, root: Any, path: str, depth: int, walked: dict[int, tuple[Mapping[str, Any], str]]
+) -> None:
+    """Raise `_Unusable` for the first thing in `node` that cannot be read; each schema
+    walked is kept in `walked` with its path."""
     if isinstance(node, bool):
         return
     if not isinstance(node, Mapping):
         raise _Unusable(f"the schema {_where(path)} is {_a(json_type(node))}, not a schema")
     if depth > MAX_DEPTH:
         raise _Unusable(f"it is nested deeper than {MAX_DEPTH} levels ({_where(path)})")
+    walked[id(node)] = (node, path)
     _check_keywords(node, path)
     if "$ref" in node:
         _check_ref(node["$ref"], root, path)
@@ -340,7 +355,57 @@ def _check(node: Any, root: Any, path: str, depth: int) -> None:
         if child is _NOT_LIST or child is _NOT_MAP:
             shape = "a list of schemas" if child is _NOT_LIST else "an object of named schemas"
             raise _Unusable(f"'{key}' {_where(path)} must be {shape}")
-        _check(child, root, where, depth + 1)
+        _check(child, root, where, depth + 1, walked)
+
+
+def _check_in_place(root: Any, walked: dict[int, tuple[Mapping[str, Any], str]]) -> None:
+    """Reading a schema follows its anyOf/oneOf/allOf branches and `$ref`s in place: none may
+    lead back to the schema itself (`A = anyOf[A, null]` says nothing of A), chain deeper
+    than `MAX_DEPTH` or multiply into more than `MAX_WAYS` ways to read it."""
+    ways: dict[int, int] = {}
+    active: list[int] = []
+
+    def visit(node: Mapping[str, Any]) -> int:
+        key = id(node)
+        if key in ways:
+            return ways[key]
+        path = walked.get(key, (node, "a $ref's target"))[1]
+        if key in active:
+            raise _Unusable(
+                f"the schema {_where(path)} is made of itself (through anyOf, oneOf, allOf "
+                "or $ref, with no property or item between)"
+            )
+        if len(active) >= MAX_DEPTH:
+            raise _Unusable(
+                f"its $refs and branches chain deeper than {MAX_DEPTH} ({_where(path)})"
+            )
+        active.append(key)
+        total = 1 + sum(visit(part) for part in _in_place(node, root))
+        active.pop()
+        if total > MAX_WAYS:
+            raise _Unusable(
+                f"its anyOf/oneOf/allOf branches and $refs make more than {MAX_WAYS} ways to "
+                f"read the schema {_where(path)}"
+            )
+        ways[key] = total
+        return total
+
+    for node, _ in list(walked.values()):
+        visit(node)
+
+
+def _in_place(node: Mapping[str, Any], root: Any) -> list[Mapping[str, Any]]:
+    """The schemas read in the place of `node`: its branches, its parts, its `$ref`'s target."""
+    found = [
+        part
+        for key in ("anyOf", "oneOf", "allOf")
+        if isinstance(node.get(key), list)
+        for part in node[key]
+        if isinstance(part, Mapping)
+    ]
+    ref = node.get("$ref")
+    target = _lookup(root, ref) if isinstance(ref, str) else _MISSING
+    return [*found, target] if isinstance(target, Mapping) else found
 
 
 def _check_keywords(node: Mapping[str, Any], path: str) -> None:
