@@ -11,8 +11,9 @@ whichever way the schema said it, and never raises on what it is given.
 
 What cannot be read at all is said by `problem`: parameters that are not an object schema,
 a `$ref` that does not resolve or points outside the schema, `$ref`s that lead back to
-themselves without reaching a schema, a keyword of the wrong shape, nesting deeper than
-`MAX_DEPTH`. Such a tool is registered but never offered to the model, with that reason
+themselves without reaching a schema, a schema made of itself through its branches
+(`A = anyOf[A, null]`) or whose branches multiply past `MAX_WAYS` ways to read it, a
+keyword of the wrong shape, nesting deeper than `MAX_DEPTH`. Such a tool is registered but never offered to the model, with that reason
 (core.tools.entry). A schema that refers to itself through a property (a tree of nodes) is
 no loop: it is read one level at a time, as deep as the value read with it.
 """
@@ -302,7 +303,7 @@ class Node:
         own = self.sub("items")
         if own is not None:
             return own
-        return next((b.items for b in self.branches if b.items is not None), None)
+        return next((items for b in self.branches if (items := b.items) is not None), None)
 
 
 # -- unusable schemas ------------------------------------------------------------------
