@@ -114,6 +114,27 @@ def test_stdin_conversation(env, fake: FakeOpenAI) -> None:
     assert out.returncode == 0 and out.stdout.split() == ["one", "two"]
 
 
+@pytest.mark.e2e  # the installed command as a process: a conversation piped to its stdin
+def test_a_failed_turn_makes_the_conversation_exit_1_after_a_good_one(
+    env, fake: FakeOpenAI
+) -> None:
+    import subprocess
+
+    from tests.support.cli import BIN
+
+    fake.add(error(404, "no such model"), text("two"))
+    out = subprocess.run(
+        [str(BIN / "hermes-tui"), "chat"],
+        input="hello\nagain\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["two"] and "Not found (404)" in out.stderr
+    assert out.returncode == 1, out.stderr
+
+
 def test_a_session_leaves_only_private_state(env, fake: FakeOpenAI, home: Path, tmp_path) -> None:
     """After a chat with a spilled result, a session index and logs, nothing in HERMES_HOME is
     readable by others, and a home an older version created 0755 has been tightened."""

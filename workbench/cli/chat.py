@@ -197,7 +197,7 @@ async def _converse(session: Any, prompt: str | None, lines: Lines) -> int:
 
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, session.cancel)
-    code = EXIT_OK
+    code, failed = EXIT_OK, False
     try:
         where = session.executor.backend or session.runtime.backend()  # confined or not, said
         _err(f"[{session.settings.describe()} · session {session.id} · {where.label()}]")
@@ -228,6 +228,7 @@ async def _converse(session: Any, prompt: str | None, lines: Lines) -> int:
             if finished.error:
                 _err(f"hermes-tui: {finished.error}")
             code = {"error": EXIT_FAILED, "cancelled": EXIT_CANCELLED}.get(finished.reason, EXIT_OK)
+            failed = failed or finished.reason == "error"  # a later good turn does not undo it
             if prompts is not None:
                 break
     except Exception as exc:
@@ -238,7 +239,7 @@ async def _converse(session: Any, prompt: str | None, lines: Lines) -> int:
         await session.close()
         if not session.transcript.failure:  # nothing to resume from otherwise
             _err(f"[resume with: hermes-tui chat --resume {session.id}]")
-    return code
+    return EXIT_FAILED if failed else code
 
 
 async def _trust(session: Any) -> None:

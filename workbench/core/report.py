@@ -30,6 +30,8 @@ def tool_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "owner": entry.owner,
                 "available": availability.available,
                 "reason": availability.reason or None,
+                # why its schema cannot be used, so it is never offered (core.schema)
+                "schema_problem": entry.schema_problem or None,
                 "enabled": name not in every_off,  # by itself or with its toolset
                 "switched_off": off.get(name),  # why this one tool is off, or None
                 "offered": name in offered,
@@ -123,6 +125,17 @@ def backend_problems(runtime: Runtime) -> list[str]:
     return problems
 
 
+def schema_problems(runtime: Runtime) -> list[str]:
+    """The tools whose schemas cannot be used, each with where it came from and why: they
+    are listed, and never offered to the model."""
+    return [
+        f"tool {name} ({entry.source.value} '{entry.owner}'): its schema cannot be used, so "
+        f"the model is not offered it: {entry.schema_problem}"
+        for name, entry in sorted(runtime.registry.snapshot().items())
+        if entry.schema_problem
+    ]
+
+
 def collect_problems(runtime: Runtime) -> list[str]:
     problems = list(runtime.home_problems)
     if exposed := home_exposure(runtime.home):
@@ -134,6 +147,7 @@ def collect_problems(runtime: Runtime) -> list[str]:
     else:
         problems.extend(f"toolsets: {p}" for p in runtime.choices.problems(runtime.toolsets))
     problems.extend(f"tool module {f.module}: {f.error}" for f in runtime.discovery.failed)
+    problems.extend(schema_problems(runtime))
     for server in runtime.mcp.statuses() if runtime.mcp else []:
         if server.state not in ("ready", "disabled"):
             problems.append(f"MCP server {server.name}: {server.state}: {server.error}")

@@ -268,6 +268,28 @@ def test_a_small_model_is_offered_no_numeric_or_boolean_option() -> None:
     assert lean_definition(plain) is plain
 
 
+def test_the_lean_profile_reads_every_way_a_schema_gives_a_type() -> None:
+    """A list of types in a shared, read-only definition took every command down
+    (TypeError: unhashable type: 'ReadOnlyList')."""
+    from workbench.core.tools.definitions import tool_definition
+
+    properties = {
+        "text": {"type": ["string", "null"]},
+        "page": {"type": ["integer", "null"]},
+        "flag": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+        "ratio": {"type": "number", "nullable": True},
+        "either": {"type": ["integer", "string"]},  # may be a word: kept
+        "level": {"enum": [1, 2]},  # numbers only, by its values
+        "mode": {"enum": ["a", 1]},
+        "point": {"$ref": "#/$defs/N"},
+    }
+    parameters = {"type": "object", "properties": properties, "$defs": {"N": {"type": "number"}}}
+    shared = tool_definition("t", {"description": "d", "parameters": parameters})
+    kept = lean_definition(shared)["function"]["parameters"]["properties"]
+    assert list(kept) == ["text", "either", "mode"]
+    assert kept["text"] == {"type": ["string", "null"]}
+
+
 def test_the_lean_profile_keeps_the_offset_a_result_says_to_go_on_from() -> None:
     from workbench.builtins.files import file_tools  # noqa: F401  (registers read_file)
     from workbench.core.tools.registry import registry

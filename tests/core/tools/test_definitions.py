@@ -178,3 +178,43 @@ def test_a_reader_racing_writers_ends_on_the_final_table(reg: ToolRegistry) -> N
         for thread in threads:
             thread.join()
     assert len(reg.get_definitions(wanted)) == 200
+
+
+DANGLING = {"type": "object", "properties": {"at": {"$ref": "#/$defs/Nowhere"}}}
+
+
+def test_a_tool_whose_schema_cannot_be_used_is_listed_and_never_offered(
+    reg: ToolRegistry,
+) -> None:
+    ran = {"runs": 0, "ok": True}
+    reg.register("good", "s", schema("fine"), noop)
+    reg.register("bad", "s", {"description": "x", "parameters": DANGLING}, noop, counted(ran))
+    assert names_of(reg.get_definitions({"good", "bad"})) == ["good"]
+    why = "its schema cannot be used: $ref '#/$defs/Nowhere' at properties.at does not resolve"
+    assert reg.availability("bad").reason == why and not reg.availability("bad").available
+    assert reg.availability_report()["bad"].reason == why
+    assert reg.get_available_toolsets()["s"]["available"]  # its toolset still has one
+    assert ran["runs"] == 0  # its check is never asked: nothing would change
+    assert reg.get_entry("bad").schema_problem == why.removeprefix("its schema cannot be used: ")
+
+
+def test_the_definition_sent_has_an_object_at_the_top(reg: ToolRegistry) -> None:
+    args = {"$ref": "#/$defs/Args", "$defs": {"Args": {"properties": {"n": {"type": "integer"}}}}}
+    reg.register("refd", "s", {"description": "x", "parameters": args}, noop)
+    (sent,) = reg.get_definitions({"refd"})
+    parameters = sent["function"]["parameters"]
+    assert parameters["type"] == "object" and parameters["properties"] == {"n": {"type": "integer"}}
+    assert reg.get_schema("refd")["parameters"] == args  # the tool's own schema, as given
+
+
+def test_dynamic_overrides_with_parameters_that_cannot_be_used_keep_the_static_ones(
+    reg: ToolRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    def overrides() -> dict:
+        return {"description": "new", "parameters": DANGLING}
+
+    reg.register("dyn", "s", schema("static"), noop, dynamic_schema_overrides=overrides)
+    (sent,) = reg.get_definitions({"dyn"})
+    assert sent["function"]["description"] == "static"
+    assert sent["function"]["parameters"] == schema("static")["parameters"]
+    assert "cannot be used" in caplog.text

@@ -108,7 +108,7 @@ async def test_the_form_sends_every_schema_type(home: Path, typed_tool: list[dic
         form.query_one("#arg-count").value = "3"
         form.query_one("#arg-ratio").value = "0.5"
         form.query_one("#arg-loud").value = True
-        form.query_one("#arg-mode").value = "slow"
+        form.query_one("#arg-mode").value = 1  # a select's choices by position: "slow"
         form.query_one("#arg-tags").text = '["a", "b"]'
         form.query_one("#arg-options").text = '{"k": 1}'
         await pilot.press("ctrl+r")
@@ -352,3 +352,42 @@ async def test_the_viewer_refuses_a_fifo_or_a_device_and_says_why(home: Path, tm
         said = [n.message for n in app._notifications]
         assert f"{fifo} is a FIFO (a pipe), not a regular file; the viewer shows files" in said
         assert "/dev/zero is a device, not a regular file; the viewer shows files" in said
+
+
+async def test_a_tool_whose_schema_cannot_be_used_says_why_and_gets_no_form(home: Path) -> None:
+    from textual.widgets import Button, Select
+
+    from tests.support.pilot import move_to
+    from workbench.tui.widgets.tool_detail import ToolDetail
+
+    shutil.copytree(PLUGIN_FIXTURES / "shapes", home / "plugins" / "shapes")
+    (home / "config.yaml").write_text("plugins:\n  enabled: [shapes]\n")
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await loaded(pilot, app)
+        tree = screen.query_one(ToolsTree)
+        await wait_until(pilot, lambda: "✖ shapes_ref_cycle" in labels(tree))
+        assert "✔ shapes_type_list" in labels(tree)
+        move_to(tree, "tool", "shapes_ref_cycle")
+        facts = screen.query_one(ToolDetail).query_one("#detail-facts")
+        said = "unavailable: its schema cannot be used: $ref '#/$defs/A' at properties.a leads"
+        await wait_until(pilot, lambda: said in str(facts.render()))
+        form = await open_form(pilot, screen, "shapes_ref_cycle")
+        await wait_until(pilot, lambda: "cannot be used" in labels_of(form))
+        assert form.query_one("#form-run", Button).disabled
+        # a union of an enum and null: a select that may be left blank, sending nothing
+        form = await open_form(pilot, screen, "shapes_any_of", "mode")
+        mode = form.query_one("#arg-mode", Select)
+        assert mode.is_blank() and form.arguments() == {}
+        mode.value = 1
+        assert form.arguments() == {"mode": "slow"}
+        # an enum of mixed types: each value as itself, `true` not 1
+        form = await open_form(pilot, screen, "shapes_mixed_enum", "level")
+        form.query_one("#arg-level", Select).value = 2
+        assert form.arguments() == {"level": True}
+        form.fill({"level": 1})
+        assert form.arguments() == {"level": 1}
+
+
+def labels_of(widget) -> str:
+    return " ".join(str(s.render()) for s in widget.query("Static"))

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.core.schema import Node
 from workbench.core.tools.deferral import (
     BRIDGE_NAMES,
     MAX_DESCRIBE_NAMES,
@@ -116,7 +117,7 @@ class Bridge:
 
     def _record(self, name: str) -> dict[str, Any]:
         function = self.offer.deferred[name]["function"]
-        required = (function.get("parameters") or {}).get("required")
+        required = Node.parameters_of(function).required
         source, toolset = self.source(name)
         description = str(function.get("description") or "")
         if len(description) > DESCRIPTION_CAP:
@@ -125,9 +126,7 @@ class Bridge:
             "source": source,
             "source_name": toolset,
             "description": description,
-            "required": [r[:64] for r in required if isinstance(r, str)][:32]
-            if isinstance(required, list)
-            else [],
+            "required": [r[:64] for r in required][:32],
         }
 
     def _sources(self) -> list[dict[str, Any]]:
@@ -330,12 +329,7 @@ def _missing(definition: dict[str, Any], args: dict[str, Any]) -> str:
     """A call made without reading the schema that lacks a required argument: told which,
     with the schema, before anything runs (as Hermes does)."""
     parameters = definition["function"].get("parameters") or {}
-    required = parameters.get("required")
-    missing = (
-        [r for r in required if isinstance(r, str) and r not in args]
-        if isinstance(required, list)
-        else []
-    )
+    missing = [r for r in Node.parameters_of(definition["function"]).required if r not in args]
     if not missing:
         return ""
     name = definition["function"]["name"]

@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
+from workbench.core.schema import Node
+
 WRITERS = frozenset({"write_file", "patch"})
 
 REPEATED = (
@@ -135,17 +137,17 @@ def lean_definition(definition: dict[str, Any], tools: Collection[str] = ()) -> 
     without it a small model could never read past what fits in its window."""
     function = definition.get("function") or {}
     parameters = function.get("parameters") or {}
-    properties = parameters.get("properties")
-    if not isinstance(properties, dict):
+    top = Node.parameters_of(function)
+    properties = top.own_properties
+    if not properties:
         return definition
-    required = set(parameters.get("required") or ())
+    required = set(top.own_required)
     if "next_offset" in str(function.get("description") or ""):
         required.add("offset")  # kept as offered, not made required
     kept = {
-        name: spec
+        name: spec.raw
         for name, spec in properties.items()
-        if name in required
-        or not (name in SHAPES or (isinstance(spec, dict) and spec.get("type") in KNOBS))
+        if name in required or not (name in SHAPES or _knob(spec))
     }
     return {
         **definition,
@@ -157,6 +159,12 @@ def lean_definition(definition: dict[str, Any], tools: Collection[str] = ()) -> 
             "parameters": {**parameters, "properties": kept},
         },
     }
+
+
+def _knob(spec: Node) -> bool:
+    """An option of numbers or flags only (`["integer", "null"]` too)."""
+    kinds = set(spec.types) - {"null"}
+    return bool(kinds) and kinds <= KNOBS
 
 
 SENTENCE_END = re.compile(r"(?<=[a-z0-9)'\"])\.\s+(?=[A-Z])")

@@ -26,6 +26,7 @@ from workbench.core.mcp.events import (
 from workbench.core.mcp.names import tool_name, toolset
 from workbench.core.mcp.server import NotReady, ServerHandle, ServerStatus
 from workbench.core.mcp.trust import annotations_of, mark_untrusted, read_only
+from workbench.core.schema import mcp_parameters
 from workbench.core.tools.events import ToolSource
 from workbench.core.tools.registry import ToolRegistry
 
@@ -236,7 +237,7 @@ class MCPManager:
             "toolset": toolset(handle.name),
             "schema": {
                 "description": description,
-                "parameters": normalise_schema(tool.input_schema),
+                "parameters": mcp_parameters(tool.input_schema),
             },
             "handler": self._handler(handle, tool.name),
             "is_async": True,
@@ -280,14 +281,3 @@ class MCPManager:
                 self.on_event(event)
             except Exception:
                 logger.exception("MCP event listener failed")
-
-
-def normalise_schema(schema: Any) -> dict[str, Any]:
-    """As Hermes: `definitions` → `$defs`; objects get a type and properties."""
-    normal: dict[str, Any] = dict(schema or {})
-    if "definitions" in normal and "$defs" not in normal:
-        normal["$defs"] = normal.pop("definitions")
-    if normal.get("type") in (None, "object"):
-        normal["type"] = "object"
-        normal.setdefault("properties", {})
-    return normal

@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workbench.core.schema import Node, fits, json_equal, json_type
+from workbench.core.schema import problem as schema_problem
+
 
 class ArgumentError(ValueError):
     """Arguments that cannot be used; the message says which and why."""
@@ -33,49 +36,46 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
             ) from None
     if not isinstance(raw, dict):
         raise ArgumentError(
-            f"Tool arguments must be a valid JSON object, not {_json_type(raw)}; "
+            f"Tool arguments must be a valid JSON object, not {json_type(raw)}; "
             "tool was not executed."
         )
     return raw
 
 
-def coerce_arguments(args: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
-    properties = (schema or {}).get("properties") or {}
+def coerce_arguments(args: dict[str, Any], schema: Any) -> dict[str, Any]:
+    """`args` coerced to the `parameters` schema, as Hermes coerces them."""
+    return _coerce_object(args, Node.of(schema if schema is not None else {}))
+
+
+def _coerce_object(args: dict[str, Any], node: Node) -> dict[str, Any]:
+    properties = node.properties
     if not properties:
         return args
     out = dict(args)
     for key, value in args.items():
         spec = properties.get(key)
-        if isinstance(spec, dict):
+        if spec is not None:
             out[key] = _coerce(value, spec)
     return out
 
 
-def _types(spec: dict[str, Any]) -> set[str]:
-    kind = spec.get("type")
-    if isinstance(kind, list):
-        return set(kind)
-    if isinstance(kind, str):
-        return {kind}
-    return set()
-
-
-def _coerce(value: Any, spec: dict[str, Any]) -> Any:
-    types = _types(spec)
+def _coerce(value: Any, spec: Node) -> Any:
+    types = set(spec.types)
     if not types:
         return value
     if isinstance(value, str):
         return _coerce_string(value, spec, types)
-    if "array" in types and not isinstance(value, list) and value is not None:
+    if "array" in types and value is not None and not any(fits(value, t) for t in types):
         return [value]
-    if isinstance(value, list) and isinstance(spec.get("items"), dict):
-        return [_coerce(v, spec["items"]) for v in value]
+    items = spec.items
+    if isinstance(value, list) and items is not None:
+        return [_coerce(v, items) for v in value]
     if isinstance(value, dict) and "object" in types:
-        return coerce_arguments(value, spec)
+        return _coerce_object(value, spec)
     return value
 
 
-def _coerce_string(value: str, spec: dict[str, Any], types: set[str]) -> Any:
+def _coerce_string(value: str, spec: Node, types: set[str]) -> Any:
     if "string" in types:
         return value
     text = value.strip()
@@ -101,75 +101,86 @@ def _coerce_string(value: str, spec: dict[str, Any], types: set[str]) -> Any:
         except json.JSONDecodeError:
             return value
     if "array" in types:
-        return [_coerce(value, spec.get("items") or {})]
+        items = spec.items
+        return [_coerce(value, items) if items is not None else value]
     return value
 
 
-def validate_arguments(args: dict[str, Any], schema: dict[str, Any] | None) -> list[str]:
-    """Problems with `args` under `schema` (empty when they fit): required keys, types, enums."""
+def validate_arguments(args: dict[str, Any], schema: Any) -> list[str]:
+    """Problems with `args` under the `parameters` schema (empty when they fit): required
+    keys, types, enums, ranges, `anyOf`/`oneOf` (one branch must fit) and `allOf` (each)."""
     if not schema:
         return []
-    return _validate_object(args, schema, "")
+    return _validate_object(args, Node.of(schema), "")
 
 
-def _validate_object(args: dict[str, Any], schema: dict[str, Any], where: str) -> list[str]:
+def _validate_object(args: dict[str, Any], node: Node, where: str) -> list[str]:
     problems = []
-    properties = schema.get("properties") or {}
-    for key in schema.get("required") or []:
+    properties = node.own_properties
+    for key in node.own_required:
         if key not in args:
             problems.append(f"missing required argument '{where}{key}'")
-    if schema.get("additionalProperties") is False:
+    if node.closed:
         for key in args:
             if key not in properties:
                 problems.append(f"unexpected argument '{where}{key}'")
     for key, value in args.items():
         spec = properties.get(key)
-        if isinstance(spec, dict):
+        if spec is not None:
             problems.extend(_validate_value(value, spec, f"{where}{key}"))
     return problems
 
 
-_CHECKS = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
-
-
-def _validate_value(value: Any, spec: dict[str, Any], where: str) -> list[str]:
-    types = _types(spec)
-    if types and not any(_CHECKS.get(t, lambda v: True)(value) for t in types):
+def _validate_value(value: Any, spec: Node, where: str) -> list[str]:
+    spec = spec.resolved()
+    if spec.never:
+        return [f"argument '{where}' is not allowed here"]
+    types = spec.types
+    if types and not any(fits(value, t) for t in types):
         wanted = " or ".join(sorted(types))
-        return [f"argument '{where}' must be {wanted}, got {_json_type(value)} {_short(value)}"]
-    enum = spec.get("enum")
-    if isinstance(enum, list) and value not in enum:
-        return [f"argument '{where}' must be one of {enum}, got {_short(value)}"]
-    if _CHECKS["number"](value):
+        return [f"argument '{where}' must be {wanted}, got {json_type(value)} {_short(value)}"]
+    if value is None and "null" in types:
+        return []  # a null the type allows, even where an enum beside it leaves null out
+    problems = _validate_branches(value, spec, where)
+    for part in spec.all_of:
+        problems = problems or _validate_value(value, part, where)
+    return problems or _validate_own(value, spec, where)
+
+
+def _validate_branches(value: Any, spec: Node, where: str) -> list[str]:
+    """Nothing when the value fits one of the `anyOf`/`oneOf` branches (or there are none);
+    else the problems with the first branch of its type."""
+    branches = spec.branches
+    if not branches:
+        return []
+    outcomes = [_validate_value(value, branch, where) for branch in branches]
+    if not all(outcomes):
+        return []
+    typed = [o for b, o in zip(branches, outcomes, strict=True) if _of_types(value, b.types)]
+    return (typed or outcomes)[0]
+
+
+def _of_types(value: Any, types: tuple[str, ...]) -> bool:
+    return not types or any(fits(value, t) for t in types)
+
+
+def _validate_own(value: Any, spec: Node, where: str) -> list[str]:
+    """The node's own keywords: its enum, range, items and properties."""
+    enum = spec.enum
+    if enum is not None and not any(json_equal(value, v) for v in enum):
+        return [f"argument '{where}' must be one of {list(enum)}, got {_short(value)}"]
+    if fits(value, "number"):
         low, high = spec.get("minimum"), spec.get("maximum")
-        if isinstance(low, int | float) and value < low:
+        if fits(low, "number") and value < low:
             return [f"argument '{where}' must be >= {low}, got {value}"]
-        if isinstance(high, int | float) and value > high:
+        if fits(high, "number") and value > high:
             return [f"argument '{where}' must be <= {high}, got {value}"]
-    if isinstance(value, list) and isinstance(spec.get("items"), dict):
-        return [
-            p
-            for i, v in enumerate(value)
-            for p in _validate_value(v, spec["items"], f"{where}[{i}]")
-        ]
-    if isinstance(value, dict) and spec.get("properties"):
+    items = spec.sub("items")
+    if isinstance(value, list) and items is not None:
+        return [p for i, v in enumerate(value) for p in _validate_value(v, items, f"{where}[{i}]")]
+    if isinstance(value, dict) and (spec.own_properties or spec.own_required or spec.closed):
         return _validate_object(value, spec, f"{where}.")
     return []
-
-
-def _json_type(value: Any) -> str:
-    for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
-        if _CHECKS[name](value):
-            return name
-    return type(value).__name__
 
 
 def _short(value: Any) -> str:
@@ -179,8 +190,12 @@ def _short(value: Any) -> str:
 
 def prepare_arguments(raw: Any, schema: dict[str, Any] | None) -> dict[str, Any]:
     """Parse, coerce and validate in one step; raises `ArgumentError` with every problem."""
-    args = coerce_arguments(parse_arguments(raw), (schema or {}).get("parameters"))
-    problems = validate_arguments(args, (schema or {}).get("parameters"))
+    parameters = (schema or {}).get("parameters")
+    unusable = schema_problem(parameters)
+    if unusable:
+        raise ArgumentError(f"the tool's schema cannot be used: {unusable}; tool was not executed.")
+    args = coerce_arguments(parse_arguments(raw), parameters)
+    problems = validate_arguments(args, parameters)
     if problems:
         raise ArgumentError("; ".join(problems) + "; tool was not executed.")
     return args

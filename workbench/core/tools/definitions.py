@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from workbench.core import schema as schemas
+
 if TYPE_CHECKING:
     from workbench.core.tools.availability import CheckCache
     from workbench.core.tools.entry import ToolEntry
@@ -63,8 +65,11 @@ def frozen(value: Any) -> Any:
 
 
 def tool_definition(name: str, schema: Any) -> ReadOnlyDict:
-    """A tool's OpenAI definition: its schema as the function, `name` always its own."""
+    """A tool's OpenAI definition: its schema as the function, `name` always its own, its
+    parameters in the shape endpoints take (core.schema.sendable)."""
     function = {**(schema if isinstance(schema, Mapping) else {}), "name": name}
+    if "parameters" in function:
+        function["parameters"] = schemas.sendable(function["parameters"])
     return ReadOnlyDict({"type": "function", "function": frozen(function)})
 
 
@@ -137,7 +142,7 @@ def _build(
     expires = float("inf")
     for name in sorted(names):
         entry = tools.get(name)
-        if entry is None:
+        if entry is None or entry.schema_problem:  # never offered: the tools list says why
             continue
         if entry.check_fn is not None:
             result = checks.run(entry.check_fn, now)
@@ -152,7 +157,8 @@ def _build(
 
 
 def definition(entry: ToolEntry) -> dict[str, Any]:
-    """A tool's definition with its dynamic schema overrides applied now."""
+    """A tool's definition with its dynamic schema overrides applied now (the static one
+    when they fail, or give parameters that cannot be used)."""
     function = dict(entry.definition["function"])
     try:
         extra = entry.dynamic_schema_overrides()  # type: ignore[misc]
@@ -161,6 +167,18 @@ def definition(entry: ToolEntry) -> dict[str, Any]:
             "dynamic schema overrides of %s failed; using the static schema", entry.name
         )
         extra = None
+    if isinstance(extra, dict) and "parameters" in extra:
+        why = schemas.problem(extra["parameters"])
+        if why:
+            logger.warning(
+                "dynamic schema overrides of %s give parameters that cannot be used (%s); "
+                "using the static schema",
+                entry.name,
+                why,
+            )
+            extra = None
+        else:
+            extra = {**extra, "parameters": schemas.sendable(extra["parameters"])}
     if isinstance(extra, dict):
         function.update(extra)
         function["name"] = entry.name

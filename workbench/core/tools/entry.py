@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from workbench.core import schema as schemas
 from workbench.core.tools.availability import CheckFn
 from workbench.core.tools.definitions import tool_definition
 from workbench.core.tools.events import ToolSource
@@ -47,13 +48,18 @@ class ToolEntry:
     # The OpenAI definition ({"type": "function", "function": ...}), built once and
     # read-only: every request that offers the tool shares it.
     definition: dict[str, Any] = field(init=False, repr=False, compare=False)
+    # Why its parameters cannot be used ("" when they can: core.schema.problem). Such a
+    # tool stays registered, to be listed with the reason, but is never available.
+    schema_problem: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         fill = functools.partial(object.__setattr__, self)  # frozen: set once, here
         schema = self.schema if self.schema is not None else {}
+        fill("schema_problem", "")
         if isinstance(schema, Mapping):  # anything else is refused at registration
             fill("schema", dict(schema))
             fill("description", self.description or str(schema.get("description", "")))
+            fill("schema_problem", schemas.problem(schema.get("parameters")))
         fill("requires_env", list(self.requires_env or []))
         fill("path_args", dict(self.path_args or {}))
         fill("annotations", dict(self.annotations or {}))

@@ -469,15 +469,13 @@ class ToolRegistry:
         entry = self._tools.get(name)
         if entry is None:
             return Availability(False, f"no tool named '{name}' is registered")
-        return self._checks.availability(entry.check_fn, entry.requires_env, time.monotonic())
+        return _available(entry, self._checks, time.monotonic())
 
     def availability_report(self, names: Iterable[str] | None = None) -> dict[str, Availability]:
         """Tool name → availability (with the reason when unavailable), sorted by name."""
         tools, now, checks = self._tools, time.monotonic(), self._checks
         wanted = sorted(tools) if names is None else sorted(n for n in names if n in tools)
-        return {
-            n: checks.availability(tools[n].check_fn, tools[n].requires_env, now) for n in wanted
-        }
+        return {n: _available(tools[n], checks, now) for n in wanted}
 
     def get_definitions(
         self, tool_names: Iterable[str], quiet: bool = False
@@ -508,7 +506,7 @@ class ToolRegistry:
                 {"available": False, "tools": [], "description": "", "requirements": []},
             )
             info["tools"].append(name)
-            available = self._checks.availability(entry.check_fn, entry.requires_env, now)
+            available = _available(entry, self._checks, now)
             info["available"] = info["available"] or available.available
             for var in entry.requires_env:
                 if var not in info["requirements"]:
@@ -540,6 +538,14 @@ class ToolRegistry:
         return await dispatching.dispatch_async(
             self._tools.get(name), name, args, thread_pool=thread_pool, **kwargs
         )
+
+
+def _available(entry: ToolEntry, checks: CheckCache, now: float) -> Availability:
+    """A tool's availability: never with parameters that cannot be used (its check is not
+    run), else as its check says."""
+    if entry.schema_problem:
+        return Availability(False, f"its schema cannot be used: {entry.schema_problem}")
+    return checks.availability(entry.check_fn, entry.requires_env, now)
 
 
 class _ModuleRegistry(ToolRegistry):

@@ -28,6 +28,7 @@ from workbench.core.mcp.asks import (
     check_content,
 )
 from workbench.core.printable import escape
+from workbench.core.schema import Node
 from workbench.tui.widgets.run_form import RunToolForm
 
 
@@ -110,7 +111,7 @@ class ElicitationScreen(Countdown, ModalScreen[ElicitAnswer | None]):
         self._accept(content)
 
     def _accept(self, content: dict[str, Any]) -> None:
-        required = self.request.schema.get("required") or []
+        required = Node.of(self.request.schema).required
         missing = [n for n in required if content.get(n) in (None, "")]
         problem = f"needed: {', '.join(missing)}" if missing else ""
         problem = problem or check_content(self.request.schema, content)
@@ -232,9 +233,8 @@ class ArgumentsScreen(ModalScreen[dict[str, Any] | None]):
 
     def on_run_tool_form_run_requested(self, message: RunToolForm.RunRequested) -> None:
         message.stop()
-        missing = [
-            n for n in self.schema.get("required") or [] if message.arguments.get(n) in (None, "")
-        ]
+        required = Node.of(self.schema).required
+        missing = [n for n in required if message.arguments.get(n) in (None, "")]
         if missing:
             self.query_one(RunToolForm).set_status(
                 Text(f"needed: {', '.join(missing)}", style="red")

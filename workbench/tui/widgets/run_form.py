@@ -1,7 +1,9 @@
 """The run-tool form: one field per schema property, and the result in place.
 
 Strings are inputs (long text fields are text areas), numbers and integers are validated
-inputs, booleans checkboxes, enums selects, arrays and objects JSON text areas. The call
+inputs, booleans checkboxes, enums selects, arrays and objects JSON text areas. A property's
+type is read as the schema says it (core.schema): `["integer", "null"]` is an integer field
+that may be left empty, an `anyOf` of enums and null a select that may be blank. The call
 goes through the same path the agent uses (arguments checked, approvals, timeouts, budgets).
 """
 
@@ -19,6 +21,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 from textual.widgets.select import InvalidSelectValueError
+
+from workbench.core.schema import Node, json_equal, problem
 
 LONG_TEXT = {"content", "old_string", "new_string", "text", "body", "patch", "code", "script"}
 
@@ -58,6 +62,8 @@ class RunToolForm(VerticalScroll):
         super().__init__(**kwargs)
         self.tool: str | None = None
         self.schema: dict[str, Any] = {}
+        self.top = Node.of({})  # the parameters, read
+        self.choices: dict[str, tuple[Any, ...]] = {}  # a select's values by position
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Select a tool in the tree to run it.", style="dim"), id="form-title")
@@ -73,21 +79,31 @@ class RunToolForm(VerticalScroll):
         if tool == self.tool:
             return
         self.tool, self.schema = tool, (schema or {}).get("parameters") or {}
+        self.top, self.choices = Node.of(self.schema), {}
         fields = self.query_one("#form-fields", Vertical)
         await fields.remove_children()
         self.query_one("#form-status", Static).update("")
         self.query_one("#form-result", Static).update("")
-        self.query_one("#form-run", Button).disabled = tool is None
+        unusable = problem(self.schema) if tool is not None else ""
+        self.query_one("#form-run", Button).disabled = tool is None or bool(unusable)
         if tool is None:
             self.query_one("#form-title", Static).update(
                 Text("Select a tool in the tree to run it.", style="dim")
             )
             return
         self.query_one("#form-title", Static).update(Text(f"Run {tool}", style="bold"))
-        required = set(self.schema.get("required") or [])
+        if unusable:  # no form can be built from it, and no call made with it
+            self.top = Node.of({})
+            message = f"This tool's schema cannot be used: {unusable}"
+            await fields.mount(Static(Text(message, style="red")))
+            return
+        required = set(self.top.required)
         widgets = []
-        for name, spec in (self.schema.get("properties") or {}).items():
-            widgets.extend(_field(name, spec if isinstance(spec, dict) else {}, name in required))
+        for name, spec in self.top.properties.items():
+            choices = spec.choices
+            if choices is not None:
+                self.choices[name] = tuple(v for v in choices if v is not None)
+            widgets.extend(_field(name, spec, name in required, self.choices.get(name)))
         if not widgets:
             widgets.append(Static(Text("This tool takes no arguments.", style="dim")))
         await fields.mount_all(widgets)
@@ -95,25 +111,25 @@ class RunToolForm(VerticalScroll):
     def arguments(self) -> dict[str, Any]:
         """The form's values as arguments; raises ValueError naming a field that is wrong."""
         args: dict[str, Any] = {}
-        for name, spec in (self.schema.get("properties") or {}).items():
-            value = self._value(name, spec if isinstance(spec, dict) else {})
+        for name, spec in self.top.properties.items():
+            value = self._value(name, spec)
             if value is not None:
                 args[name] = value
         return args
 
     def fill(self, arguments: dict[str, Any]) -> list[str]:
         """Put a call's arguments in the fields; returns the names the form has no field for."""
-        properties = self.schema.get("properties") or {}
+        properties = self.top.properties
         for name, spec in properties.items():
             widget = self.query_one(f"#arg-{name}")
             value = arguments.get(name)
-            kind = _type(spec if isinstance(spec, dict) else {})
+            kind = spec.kind
             if isinstance(widget, Checkbox):
                 widget.value = bool(value)
             elif isinstance(widget, Select):
-                options = spec.get("enum") if isinstance(spec, dict) else None
-                if value is not None and value in (options or []):
-                    widget.value = value
+                at = _position(self.choices.get(name, ()), value)
+                if at is not None:
+                    widget.value = at
                 elif value is None and not widget.is_blank():
                     with contextlib.suppress(InvalidSelectValueError):
                         widget.clear()  # a required choice cannot be blank: it keeps its value
@@ -127,20 +143,22 @@ class RunToolForm(VerticalScroll):
                     self.query_one(f"#arg-{name}", Input).value = text
         return [name for name in arguments if name not in properties]
 
-    def _value(self, name: str, spec: dict[str, Any]) -> Any:
+    def _value(self, name: str, spec: Node) -> Any:
         widget = self.query_one(f"#arg-{name}")
-        kind = _type(spec)
+        kind = spec.kind
         if isinstance(widget, Checkbox):
             return widget.value
         if isinstance(widget, Select):
-            return None if widget.is_blank() else widget.value
+            if widget.is_blank():
+                return None
+            return self.choices[name][widget.value]  # type: ignore[index]
         if isinstance(widget, TextArea):
             raw = widget.text
         else:  # the one other kind of field
             raw = self.query_one(f"#arg-{name}", Input).value
         if raw == "" and kind != "string":
             return None
-        if raw == "" and name not in set(self.schema.get("required") or []):
+        if raw == "" and name not in self.top.required:
             return None
         if kind in ("array", "object"):
             try:
@@ -198,32 +216,37 @@ def render_result(content: Any) -> Any:
     return Syntax(json.dumps(parsed, indent=2, ensure_ascii=False)[:20_000], "json", word_wrap=True)
 
 
-def _type(spec: dict[str, Any]) -> str:
-    kind = spec.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "string")
-    return kind or "string"
+def _position(choices: tuple[Any, ...], value: Any) -> int | None:
+    """Where a value is among a select's choices (as JSON compares them: `true` is not 1)."""
+    return next((i for i, v in enumerate(choices) if json_equal(v, value)), None)
 
 
-def _field(name: str, spec: dict[str, Any], required: bool) -> list[Any]:
-    kind = _type(spec)
+def _shown(value: Any) -> str:
+    """A choice as the select shows it: a string as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _field(
+    name: str, spec: Node, required: bool, choices: tuple[Any, ...] | None = None
+) -> list[Any]:
+    kind = spec.kind
     title = Text(name, style="bold")
     if required:
         title.append(" *", "red")
-    title.append(f"  {kind}", "dim")
+    title.append(f"  {' or '.join(spec.types) or kind}", "dim")
     label = Label(title)
     description = spec.get("description")
     hint = (
         [Static(Text(str(description), style="dim"), classes="field-hint")] if description else []
     )
     default = spec.get("default")
-    if isinstance(spec.get("enum"), list):
-        options = [(str(v), v) for v in spec["enum"]]
+    if choices is not None:
+        at = _position(choices, default) if spec.has("default") else None
         widget: Any = Select(
-            options,
+            [(_shown(v), i) for i, v in enumerate(choices)],
             id=f"arg-{name}",
-            allow_blank=not required,
-            value=default if default in spec["enum"] else Select.NULL,
+            allow_blank=not required or spec.nullable,
+            value=Select.NULL if at is None else at,
         )
     elif kind == "boolean":
         widget = Checkbox(name, bool(default), id=f"arg-{name}")
