@@ -212,7 +212,7 @@ def _act_on_plugin(runtime: Runtime, action: SourceAction, name: str) -> Done:
     try:
         if action is SourceAction.RELOAD:
             state = runtime.plugins.reload(name)
-            return Done(f"plugin {name}: {state.last_change or state.status}")
+            return Done(f"plugin {state.key}: {state.last_change or state.status}")
         state = runtime.plugins.set_enabled(name, action is SourceAction.ENABLE)
     except KeyError as exc:
         raise CommandFailed(str(exc.args[0]) if exc.args else name, usage=True) from exc
@@ -221,7 +221,7 @@ def _act_on_plugin(runtime: Runtime, action: SourceAction, name: str) -> Done:
     except Exception as exc:  # a plugin's own failure: said, and the app goes on
         raise CommandFailed(f"{action} {name}: {exc}") from exc
     return Done(
-        f"plugin {name}: {action}d (saved to {runtime.config.path}); {plugin_summary(state)}",
+        f"plugin {state.key}: {action}d (saved to {runtime.config.path}); {plugin_summary(state)}",
         ok=state.status != "failed",
     )
 

@@ -144,8 +144,9 @@ class PluginManager:
         )
 
     def is_enabled(self, manifest: PluginManifest) -> bool:
-        """Listed in plugins.enabled; a memory provider instead when memory.provider names it."""
-        names = {manifest.key, manifest.name}
+        """Listed in plugins.enabled (by any of its names); a memory provider instead when
+        memory.provider names it. Listed in plugins.disabled wins, as in Hermes."""
+        names = manifest.aliases
         if names & set(_strings(self.config.get("plugins.disabled"))):
             return False
         if manifest.kind == "exclusive":
@@ -198,16 +199,39 @@ class PluginManager:
         settings = {m.key: self._plugin_config(m) for m in manifests}
         return self.prober.check(manifests, settings)
 
-    def set_enabled(self, key: str, enabled: bool) -> PluginState:
-        """Enable or disable a plugin, persisted atomically; loads or unloads it now."""
-        state = self.states.get(key)
-        if state is None:
-            raise KeyError(f"no plugin '{key}' (see `hermes-tui plugins list`)")
+    def find(self, name: str) -> PluginState:
+        """The plugin `name` means: its key, else the one plugin whose manifest's name or
+        folder it is, else the one category plugin whose last part it is (Hermes resolves
+        `hermes plugins enable NAME` the same way, without the folder)."""
+        state = self.states.get(name)
+        if state is not None:
+            return state
+        for matches in (
+            [s for s in self.states.values() if name in s.manifest.aliases],
+            [s for s in self.states.values() if s.key.rpartition("/")[2] == name],
+        ):
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                keys = ", ".join(sorted(s.key for s in matches))
+                raise KeyError(f"'{name}' could be any of the plugins {keys}: give its key")
+        raise KeyError(f"no plugin '{name}' (see `hermes-tui plugins list`)")
+
+    def set_enabled(self, name: str, enabled: bool) -> PluginState:
+        """Enable or disable a plugin, persisted atomically; loads or unloads it now.
+
+        What is written is what Hermes reads: the plugin's key goes in plugins.enabled or
+        plugins.disabled, and every name of it leaves the other list (Hermes's disable
+        leaves a folder's name in plugins.enabled, which it ignores and we would not)."""
+        state = self.find(name)
+        key = state.key
+        others = {a for s in self.states.values() if s is not state for a in s.manifest.aliases}
+        aliases = {key} | (state.manifest.aliases - others)  # never another plugin's name
 
         def mutate(doc: Any) -> None:
             plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
-            on = [k for k in _strings(plugins.get("enabled")) if k != key]
-            off = [k for k in _strings(plugins.get("disabled")) if k != key]
+            on = [k for k in _strings(plugins.get("enabled")) if k not in aliases]
+            off = [k for k in _strings(plugins.get("disabled")) if k not in aliases]
             (on if enabled else off).append(key)
             set_path(doc, "plugins.enabled", on)
             set_path(doc, "plugins.disabled", off)
@@ -217,6 +241,11 @@ class PluginManager:
 
         self.config = load_config(self.config.path)
         state.enabled = enabled
+        if enabled and state.manifest.kind != "exclusive" and not self.is_enabled(state.manifest):
+            state.enabled = False  # plugins.disabled still names it, by a name it shares
+            shared = state.manifest.aliases & set(_strings(self.config.get("plugins.disabled")))
+            state.error = f"still disabled: plugins.disabled lists {', '.join(sorted(shared))}"
+            return state
         if enabled:
             if self.prober is not None:
                 self.prober.forget(key)  # enabling again is asking to try again
@@ -264,8 +293,8 @@ class PluginManager:
                 return self._failed(state, exc)
             return self._commit(state, ctx)
 
-    def reload(self, key: str) -> PluginState:
-        return self.load(key)
+    def reload(self, name: str) -> PluginState:
+        return self.load(self.find(name).key)
 
     def may_run(self, manifest: PluginManifest) -> bool:
         """Not a project plugin, or one whose files are as the person last trusted them,
@@ -395,11 +424,10 @@ class PluginManager:
 
     def _plugin_config(self, manifest: PluginManifest) -> dict[str, Any]:
         entries = self.config.get("plugins.entries") or {}
-        section = (
-            entries.get(manifest.key) or entries.get(manifest.name)
-            if isinstance(entries, dict)
-            else None
-        )
+        if not isinstance(entries, dict):
+            return {}
+        names = (manifest.key, manifest.name, manifest.folder)
+        section = next((entries[n] for n in names if n and entries.get(n)), None)
         return section if isinstance(section, dict) else {}
 
     def _may_override(self, manifest: PluginManifest) -> bool:
