@@ -237,4 +237,24 @@ def plugin_summary(state: PluginState) -> str:
     }.get(state.status, state.status)
     extra = [f"refused {name}: {why}" for name, why in state.refused]
     extra += state.manifest.problems + state.warnings
+    running = sum(c.running for c in state.processes)
+    if running:
+        extra.append(f"{running} process(es) it started running (stopped with hermes-tui)")
     return detail + "".join(f"; {e}" for e in extra)
+
+
+def plugin_extras(state: PluginState, lines: int = 5) -> list[str]:
+    """Below a plugin's line: each process it started as it loaded, and the last lines its
+    code printed (which never reach hermes-tui's stdout), every character visible."""
+    from workbench.core.printable import escape
+
+    said = [
+        f"process {c.pid}: {escape(c.command)[:120]}" + ("" if c.running else " (ended)")
+        for c in state.processes
+    ]
+    printed = state.output
+    if printed:
+        more = f", the last {lines}" if len(printed) > lines else ""
+        said.append(f"printed (in the log too{more}):")
+        said += [f"  {escape(line)[:200]}" for line in printed[-lines:]]
+    return said

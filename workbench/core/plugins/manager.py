@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from workbench.core import own_output
 from workbench.core.config import Config, set_path, update_config
-from workbench.core.plugins import loader
+from workbench.core.plugins import children, loader
 from workbench.core.plugins.context import PluginContext
 from workbench.core.plugins.events import PluginChanged
 from workbench.core.plugins.hooks import HookRegistry
@@ -77,10 +78,16 @@ class PluginState:
     loads: int = 0
     last_change: str = ""
     committed: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    processes: list[children.Child] = field(default_factory=list)  # started as it loaded
 
     @property
     def key(self) -> str:
         return self.manifest.key
+
+    @property
+    def output(self) -> list[str]:
+        """The last lines its code printed (stdout, fd 1): never hermes-tui's output."""
+        return own_output.lines(self.key)
 
 
 class PluginManager:
@@ -125,7 +132,10 @@ class PluginManager:
             previous = self.states
             self.states = {}
             for key, manifest in winners.items():
-                state = previous.get(key) or PluginState(manifest)
+                state = previous.get(key)
+                if state is None:  # new to this manager: what another one kept is not its
+                    own_output.forget(key)
+                    state = PluginState(manifest)
                 state.manifest = manifest
                 state.enabled = self.is_enabled(manifest)
                 if state.status not in ("loaded", "failed"):
@@ -276,21 +286,31 @@ class PluginManager:
             ctx = PluginContext(
                 manifest, config=self._plugin_config(manifest), dispatcher=self.dispatcher
             )
+            own_output.claim(key, _code_of(manifest))
+            born: list[children.Child] = []
             try:
                 # The plugin's own code runs inside: what it registers on the module-level
-                # registry, on import too, is its own and is committed with ctx's tools.
-                with self.registry.scope(
-                    ToolSource.PLUGIN,
-                    key,
-                    may_override=self._may_override(manifest),
-                    record=ctx.recording.tools.append,
+                # registry, on import too, is its own and is committed with ctx's tools;
+                # what it prints is its output; the processes it starts are its own.
+                with (
+                    own_output.speaking(key),
+                    children.watching() as born,
+                    self.registry.scope(
+                        ToolSource.PLUGIN,
+                        key,
+                        may_override=self._may_override(manifest),
+                        record=ctx.recording.tools.append,
+                    ),
                 ):
                     loader.load_register(manifest)(ctx)
             except BaseException as exc:  # SystemExit from a plugin must not end the app
                 if manifest.source != "entrypoint":
                     loader.take_modules(manifest)  # drop what the failed import left
                 loader.restore_modules(old_modules)
+                _stop(key, born)  # a failed load leaves nothing behind
                 return self._failed(state, exc)
+            previous, state.processes = state.processes, born
+            _stop(key, previous)  # the version it replaces: its processes go with it
             return self._commit(state, ctx)
 
     def reload(self, name: str) -> PluginState:
@@ -338,6 +358,8 @@ class PluginManager:
             self.memory.remove(key)
             state.memory_tools = []
             loader.take_modules(state.manifest)
+            _stop(key, state.processes)
+            state.processes = []
             state.status, state.tools, state.hooks, state.middleware, state.committed = (
                 status,
                 [],
@@ -348,6 +370,13 @@ class PluginManager:
             state.last_change = f"{status}: removed {', '.join(swap.removed) or 'nothing'}"
         self._emit(PluginChanged(key, status, removed=swap.removed))
         return state
+
+    def stop(self) -> None:
+        """hermes-tui stops: every process a plugin started as it loaded is stopped."""
+        with self._lock:
+            for state in [*self.states.values(), *self.shadowed]:
+                _stop(state.key, state.processes)
+                state.processes = []
 
     def remove(self, key: str) -> None:
         """The plugin's directory is gone: its tools go, and so does the entry."""
@@ -455,6 +484,19 @@ class PluginManager:
                 self.on_event(event)
             except Exception:
                 logger.exception("plugin event listener failed")
+
+
+def _code_of(manifest: PluginManifest) -> str:
+    """The modules whose code is the plugin's: a directory plugin's namespace, a pip
+    plugin's package."""
+    if manifest.source != "entrypoint":
+        return loader.module_name(manifest)
+    return manifest.entry_point.partition(":")[0].strip().partition(".")[0]
+
+
+def _stop(key: str, processes: builtins.list[children.Child]) -> None:
+    for child in children.stop(processes):
+        logger.info("plugin %s: stopped process %d (%s)", key, child.pid, child.command)
 
 
 def _strings(value: Any) -> list[str]:
