@@ -124,7 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
         "action", nargs="?", default="list", choices=["list", "enable", "disable", "memory"]
     )
     plugins.add_argument(
-        "name", nargs="?", help="plugin key (memory: a provider plugin's key, or builtin)"
+        "name",
+        nargs="?",
+        help="plugin key, manifest name or folder name (memory: a provider plugin's, or builtin)",
     )
     plugins.add_argument("--json", action="store_true", help="machine-readable output (list)")
 

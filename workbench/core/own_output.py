@@ -68,6 +68,10 @@ class Outputs:
             with self._lock:
                 self._owners = {**self._owners, module: key}
 
+    @property
+    def claimed(self) -> bool:
+        return bool(self._owners)
+
     def owner(self, module: str) -> str | None:
         owners = self._owners  # replaced, never changed: read without the lock
         while module and owners:
@@ -137,7 +141,7 @@ def forget(key: str) -> None:
 def speaker() -> str | None:
     """The plugin whose code is writing now, or None: hermes-tui's own."""
     key = _current.get()
-    if key is not None:
+    if key is not None or not outputs.claimed:
         return key
     frame: types.FrameType | None = sys._getframe(1)
     depth = 0
@@ -239,6 +243,8 @@ class _Switch(io.TextIOBase):
         return bool(getattr(self.own, "line_buffering", False))
 
     def __getattr__(self, name: str) -> Any:
+        if name == "own":  # not set yet (a copy being made): never look it up in itself
+            raise AttributeError(name)
         return getattr(self.own, name)
 
 
