@@ -106,6 +106,7 @@ class Outputs:
         with self._lock:
             self._tails.pop(key, None)
             self._partial.pop(key, None)
+            self._logged.pop(key, None)
 
     def _line(self, key: str, line: str) -> None:
         line = line.rstrip("\r")
