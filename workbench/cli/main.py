@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from workbench import __version__
-from workbench.core.commands import CommandFailed, Done, plugin_summary
+from workbench.core.commands import CommandFailed, Done, plugin_extras, plugin_summary
 
 if TYPE_CHECKING:
     import argparse
@@ -124,7 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
         "action", nargs="?", default="list", choices=["list", "enable", "disable", "memory"]
     )
     plugins.add_argument(
-        "name", nargs="?", help="plugin key (memory: a provider plugin's key, or builtin)"
+        "name",
+        nargs="?",
+        help="plugin key, manifest name or folder name (memory: a provider plugin's, or builtin)",
     )
     plugins.add_argument("--json", action="store_true", help="machine-readable output (list)")
 
@@ -260,7 +262,11 @@ def main(argv: list[str] | None = None, workbench: Workbench | None = None) -> i
     from workbench.cli import replay as replay_cli
     from workbench.core.runtime import load_runtime
 
+    if _runs_plugins(args):
+        _keep_stdout(whole_process=argv is None)
     runtime = load_runtime(load_plugins=_runs_plugins(args))
+    if argv is None and runtime.plugins is not None:
+        _stop_plugins_on_signal(runtime)
     if _needs_mcp(runtime, args):
         _start_mcp(runtime, args)
     handler = {
@@ -281,7 +287,36 @@ def main(argv: list[str] | None = None, workbench: Workbench | None = None) -> i
     except BrokenPipeError:
         return EXIT_OK
     finally:
-        runtime.stop_mcp()
+        runtime.stop()  # MCP servers, and what plugins started as they loaded
+
+
+def _keep_stdout(whole_process: bool) -> None:
+    """A command's stdout is hermes-tui's alone: what plugin code prints goes to the log and
+    to the plugin's output (`plugins` lists it). In a process that is hermes-tui, fd 1
+    too (os.write(1, ...), sys.__stdout__, the processes a plugin starts); a test calling
+    `main` in its own process keeps its fd 1."""
+    from workbench.core import own_output
+
+    if whole_process:
+        own_output.take_fd(always=True)
+    else:
+        own_output.route_stdout()
+
+
+def _stop_plugins_on_signal(runtime: Runtime) -> None:
+    """Ended by SIGTERM or SIGHUP (`timeout`, a closed terminal), hermes-tui still stops
+    what plugins started as they loaded, then ends as the signal says."""
+    import os
+    import signal
+
+    def stop(number: int, _frame: object) -> None:
+        if runtime.plugins is not None:
+            runtime.plugins.stop()
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, stop)
 
 
 def _needs_mcp(runtime: Runtime, args: argparse.Namespace) -> bool:
@@ -635,6 +670,12 @@ def plugin_rows(runtime: Runtime) -> list[dict]:
                 "other": state.other,
                 "problems": m.problems + state.warnings,
                 "last_change": state.last_change,
+                # what its code printed (never on hermes-tui's stdout), and what it started
+                "output": state.output,
+                "processes": [
+                    {"pid": c.pid, "command": c.command, "running": c.running}
+                    for c in state.processes
+                ],
             }
         )
     return rows
@@ -657,6 +698,8 @@ def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
         for state in runtime.plugins.list():
             mark = "[x]" if state.enabled else "[ ]"
             _out(f"{mark} {state.key:<24} {state.manifest.source:<10} {plugin_summary(state)}")
+            for line in plugin_extras(state):
+                _out(f"      {line}")
         return EXIT_OK
     if args.action == "memory":
         return _select_memory(runtime, args.name)

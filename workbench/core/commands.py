@@ -212,7 +212,7 @@ def _act_on_plugin(runtime: Runtime, action: SourceAction, name: str) -> Done:
     try:
         if action is SourceAction.RELOAD:
             state = runtime.plugins.reload(name)
-            return Done(f"plugin {name}: {state.last_change or state.status}")
+            return Done(f"plugin {state.key}: {state.last_change or state.status}")
         state = runtime.plugins.set_enabled(name, action is SourceAction.ENABLE)
     except KeyError as exc:
         raise CommandFailed(str(exc.args[0]) if exc.args else name, usage=True) from exc
@@ -221,7 +221,7 @@ def _act_on_plugin(runtime: Runtime, action: SourceAction, name: str) -> Done:
     except Exception as exc:  # a plugin's own failure: said, and the app goes on
         raise CommandFailed(f"{action} {name}: {exc}") from exc
     return Done(
-        f"plugin {name}: {action}d (saved to {runtime.config.path}); {plugin_summary(state)}",
+        f"plugin {state.key}: {action}d (saved to {runtime.config.path}); {plugin_summary(state)}",
         ok=state.status != "failed",
     )
 
@@ -237,4 +237,24 @@ def plugin_summary(state: PluginState) -> str:
     }.get(state.status, state.status)
     extra = [f"refused {name}: {why}" for name, why in state.refused]
     extra += state.manifest.problems + state.warnings
+    running = sum(c.running for c in state.processes)
+    if running:
+        extra.append(f"{running} process(es) it started running (stopped with hermes-tui)")
     return detail + "".join(f"; {e}" for e in extra)
+
+
+def plugin_extras(state: PluginState, lines: int = 5) -> list[str]:
+    """Below a plugin's line: each process it started as it loaded, and the last lines its
+    code printed (which never reach hermes-tui's stdout), every character visible."""
+    from workbench.core.printable import escape
+
+    said = [
+        f"process {c.pid}: {escape(c.command)[:120]}" + ("" if c.running else " (ended)")
+        for c in state.processes
+    ]
+    printed = state.output
+    if printed:
+        more = f", the last {lines}" if len(printed) > lines else ""
+        said.append(f"printed (in the log too{more}):")
+        said += [f"  {escape(line)[:200]}" for line in printed[-lines:]]
+    return said

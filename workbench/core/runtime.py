@@ -130,6 +130,13 @@ class Runtime:
             self.mcp.stop()
             self.mcp = None
 
+    def stop(self) -> None:
+        """hermes-tui stops: the MCP servers, and the processes plugins started as they
+        loaded (in Hermes they outlive the command that loaded them)."""
+        self.stop_mcp()
+        if self.plugins is not None:
+            self.plugins.stop()
+
     def backend(self) -> Backend:
         """Where terminal and file calls run, from `terminal.*` in config.yaml."""
         from workbench.core.backends import backend_from_config

@@ -180,8 +180,10 @@ class Controller:
     def load(self) -> Runtime:
         """Load the core (slow: on a worker thread). `start` then puts it to work."""
         from workbench.core.execution.approval import ApprovalBroker
+        from workbench.core.own_output import route_stdout
         from workbench.core.runtime import load_runtime
 
+        route_stdout()  # inside the app's capture: what plugin code prints is its output
         runtime = load_runtime()
         runtime.broker = ApprovalBroker.from_config(runtime.config, asker=runtime.asker)
         runtime.registry.add_listener(self.deliver)
@@ -230,7 +232,7 @@ class Controller:
         if self.reloader is not None:
             self.reloader.stop(timeout=0.5)
         if self.runtime is not None:
-            self.runtime.stop_mcp()
+            self.runtime.stop()  # MCP, and the processes plugins started
         if self.executor is not None:
             self.executor.shutdown()
         self._writer.shutdown(wait=True)

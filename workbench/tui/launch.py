@@ -32,6 +32,10 @@ def run_app(view: str | None = None, model_flags: dict[str, str] | None = None) 
         return EXIT_USAGE
     from workbench.tui.app import WorkbenchApp
 
+    if not _served():  # Textual's web driver writes its frames to fd 1
+        from workbench.core.own_output import take_fd
+
+        take_fd(always=False)  # fd 1 is a pipe of ours while plugin code runs
     WorkbenchApp(view=Path(view) if view else None, model_flags=model_flags).run()
     return EXIT_OK
 

@@ -84,3 +84,17 @@ def test_a_read_only_state_dir_still_probes(tmp_path: Path, make_read_only) -> N
     make_read_only(home / "state")
     plugins, _ = manager(home)
     assert {s.key: s.status for s in plugins.list()} == {"killer": "failed", "positional": "loaded"}
+
+
+def test_a_daemon_started_in_the_probe_ends_with_the_probe(tmp_path: Path) -> None:
+    """The probe ran register, which started a daemon; the probe ended well, and its
+    daemon with it: the one left is the plugin's here, listed and stopped with the app."""
+    from tests.support.procs import alive, processes_with
+
+    home = make_home(tmp_path, ["daemon"])
+    plugins, prober = manager(home)
+    state = plugins.states["daemon"]
+    assert prober.probed == 1 and state.status == "loaded"
+    running = [p for p in processes_with(str(home / "plugins/daemon/__init__.py")) if alive(p)]
+    assert running == [c.pid for c in state.processes]
+    plugins.stop()

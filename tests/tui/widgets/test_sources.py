@@ -43,3 +43,26 @@ def test_a_hostile_servers_words_stay_plain_and_visible() -> None:
     assert "tools (listChanged)" in info
     assert "its prompts could not be listed: [bold red]x[/ \\x1b" in info
     assert "\x1b" not in server_log_text(status).plain
+
+
+def test_a_plugins_details_show_what_it_printed_and_started_escaped() -> None:
+    from pathlib import Path
+
+    from workbench.core import own_output
+    from workbench.core.plugins.children import Child
+    from workbench.core.plugins.manager import PluginState
+    from workbench.core.plugins.sources import PluginManifest
+    from workbench.tui.widgets.sources import _plugin_detail
+
+    manifest = PluginManifest("loud-detail", "loud", "user", Path("/p/loud"))
+    state = PluginState(manifest, status="loaded")
+    state.processes = [Child(4242, 1, f"sleep 600 {HOSTILE}")]  # no such process: ended
+    with own_output.speaking(state.key):
+        own_output.outputs.add(state.key, f"{HOSTILE}\n")
+    try:
+        detail = _plugin_detail(state)
+    finally:
+        own_output.forget(state.key)
+    assert "stdout: [bold red]x[/ \\x1b[2J\\u202eevil" in detail
+    assert "process 4242: sleep 600 [bold red]x[/ \\x1b[2J\\u202eevil (ended)" in detail
+    assert "\x1b" not in detail and "\u202e" not in detail

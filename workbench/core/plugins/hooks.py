@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.own_output import speaking
+
 logger = logging.getLogger(__name__)
 
 VALID_HOOKS = frozenset(
@@ -109,7 +111,8 @@ class HookRegistry:
         results = []
         for owner, callback in self._hooks.get(name, ()):
             try:
-                value = callback(**kwargs, **TELEMETRY)
+                with speaking(owner):
+                    value = callback(**kwargs, **TELEMETRY)
             except Exception:
                 logger.exception("hook %s of plugin %s failed", name, owner)
                 continue
@@ -142,9 +145,13 @@ class HookRegistry:
         original = copy.deepcopy(args)
         for owner, callback in self._middleware.get("tool_request", ()):
             try:
-                answer = callback(
-                    tool_name=tool_name, args=copy.deepcopy(args), original_args=original, **context
-                )
+                with speaking(owner):
+                    answer = callback(
+                        tool_name=tool_name,
+                        args=copy.deepcopy(args),
+                        original_args=original,
+                        **context,
+                    )
             except Exception as exc:
                 raise MiddlewareBlocked(
                     f"tool_request middleware of {owner} failed: {exc}"
@@ -176,7 +183,10 @@ class HookRegistry:
                 return call(index + 1, payload if new_payload is None else new_payload)
 
             try:
-                return callback(tool_name=tool_name, args=payload, next_call=next_call, **context)
+                with speaking(owner):
+                    return callback(
+                        tool_name=tool_name, args=payload, next_call=next_call, **context
+                    )
             except MiddlewareBlocked:
                 raise
             except Exception as exc:

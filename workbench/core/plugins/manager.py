@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from workbench.core import own_output
 from workbench.core.config import Config, set_path, update_config
-from workbench.core.plugins import loader
+from workbench.core.plugins import children, loader
 from workbench.core.plugins.context import PluginContext
 from workbench.core.plugins.events import PluginChanged
 from workbench.core.plugins.hooks import HookRegistry
@@ -77,10 +78,16 @@ class PluginState:
     loads: int = 0
     last_change: str = ""
     committed: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    processes: list[children.Child] = field(default_factory=list)  # started as it loaded
 
     @property
     def key(self) -> str:
         return self.manifest.key
+
+    @property
+    def output(self) -> list[str]:
+        """The last lines its code printed (stdout, fd 1): never hermes-tui's output."""
+        return own_output.lines(self.key)
 
 
 class PluginManager:
@@ -125,7 +132,10 @@ class PluginManager:
             previous = self.states
             self.states = {}
             for key, manifest in winners.items():
-                state = previous.get(key) or PluginState(manifest)
+                state = previous.get(key)
+                if state is None:  # new to this manager: what another one kept is not its
+                    own_output.forget(key)
+                    state = PluginState(manifest)
                 state.manifest = manifest
                 state.enabled = self.is_enabled(manifest)
                 if state.status not in ("loaded", "failed"):
@@ -144,8 +154,9 @@ class PluginManager:
         )
 
     def is_enabled(self, manifest: PluginManifest) -> bool:
-        """Listed in plugins.enabled; a memory provider instead when memory.provider names it."""
-        names = {manifest.key, manifest.name}
+        """Listed in plugins.enabled (by any of its names); a memory provider instead when
+        memory.provider names it. Listed in plugins.disabled wins, as in Hermes."""
+        names = manifest.aliases
         if names & set(_strings(self.config.get("plugins.disabled"))):
             return False
         if manifest.kind == "exclusive":
@@ -198,16 +209,39 @@ class PluginManager:
         settings = {m.key: self._plugin_config(m) for m in manifests}
         return self.prober.check(manifests, settings)
 
-    def set_enabled(self, key: str, enabled: bool) -> PluginState:
-        """Enable or disable a plugin, persisted atomically; loads or unloads it now."""
-        state = self.states.get(key)
-        if state is None:
-            raise KeyError(f"no plugin '{key}' (see `hermes-tui plugins list`)")
+    def find(self, name: str) -> PluginState:
+        """The plugin `name` means: its key, else the one plugin whose manifest's name or
+        folder it is, else the one category plugin whose last part it is (Hermes resolves
+        `hermes plugins enable NAME` the same way, without the folder)."""
+        state = self.states.get(name)
+        if state is not None:
+            return state
+        for matches in (
+            [s for s in self.states.values() if name in s.manifest.aliases],
+            [s for s in self.states.values() if s.key.rpartition("/")[2] == name],
+        ):
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                keys = ", ".join(sorted(s.key for s in matches))
+                raise KeyError(f"'{name}' could be any of the plugins {keys}: give its key")
+        raise KeyError(f"no plugin '{name}' (see `hermes-tui plugins list`)")
+
+    def set_enabled(self, name: str, enabled: bool) -> PluginState:
+        """Enable or disable a plugin, persisted atomically; loads or unloads it now.
+
+        What is written is what Hermes reads: the plugin's key goes in plugins.enabled or
+        plugins.disabled, and every name of it leaves the other list (Hermes's disable
+        leaves a folder's name in plugins.enabled, which it ignores and we would not)."""
+        state = self.find(name)
+        key = state.key
+        others = {a for s in self.states.values() if s is not state for a in s.manifest.aliases}
+        aliases = {key} | (state.manifest.aliases - others)  # never another plugin's name
 
         def mutate(doc: Any) -> None:
             plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
-            on = [k for k in _strings(plugins.get("enabled")) if k != key]
-            off = [k for k in _strings(plugins.get("disabled")) if k != key]
+            on = [k for k in _strings(plugins.get("enabled")) if k not in aliases]
+            off = [k for k in _strings(plugins.get("disabled")) if k not in aliases]
             (on if enabled else off).append(key)
             set_path(doc, "plugins.enabled", on)
             set_path(doc, "plugins.disabled", off)
@@ -217,6 +251,11 @@ class PluginManager:
 
         self.config = load_config(self.config.path)
         state.enabled = enabled
+        if enabled and state.manifest.kind != "exclusive" and not self.is_enabled(state.manifest):
+            state.enabled = False  # plugins.disabled still names it, by a name it shares
+            shared = state.manifest.aliases & set(_strings(self.config.get("plugins.disabled")))
+            state.error = f"still disabled: plugins.disabled lists {', '.join(sorted(shared))}"
+            return state
         if enabled:
             if self.prober is not None:
                 self.prober.forget(key)  # enabling again is asking to try again
@@ -247,25 +286,35 @@ class PluginManager:
             ctx = PluginContext(
                 manifest, config=self._plugin_config(manifest), dispatcher=self.dispatcher
             )
+            own_output.claim(key, _code_of(manifest))
+            born: list[children.Child] = []
             try:
                 # The plugin's own code runs inside: what it registers on the module-level
-                # registry, on import too, is its own and is committed with ctx's tools.
-                with self.registry.scope(
-                    ToolSource.PLUGIN,
-                    key,
-                    may_override=self._may_override(manifest),
-                    record=ctx.recording.tools.append,
+                # registry, on import too, is its own and is committed with ctx's tools;
+                # what it prints is its output; the processes it starts are its own.
+                with (
+                    own_output.speaking(key),
+                    children.watching() as born,
+                    self.registry.scope(
+                        ToolSource.PLUGIN,
+                        key,
+                        may_override=self._may_override(manifest),
+                        record=ctx.recording.tools.append,
+                    ),
                 ):
                     loader.load_register(manifest)(ctx)
             except BaseException as exc:  # SystemExit from a plugin must not end the app
                 if manifest.source != "entrypoint":
                     loader.take_modules(manifest)  # drop what the failed import left
                 loader.restore_modules(old_modules)
+                _stop(key, born)  # a failed load leaves nothing behind
                 return self._failed(state, exc)
+            previous, state.processes = state.processes, born
+            _stop(key, previous)  # the version it replaces: its processes go with it
             return self._commit(state, ctx)
 
-    def reload(self, key: str) -> PluginState:
-        return self.load(key)
+    def reload(self, name: str) -> PluginState:
+        return self.load(self.find(name).key)
 
     def may_run(self, manifest: PluginManifest) -> bool:
         """Not a project plugin, or one whose files are as the person last trusted them,
@@ -309,6 +358,8 @@ class PluginManager:
             self.memory.remove(key)
             state.memory_tools = []
             loader.take_modules(state.manifest)
+            _stop(key, state.processes)
+            state.processes = []
             state.status, state.tools, state.hooks, state.middleware, state.committed = (
                 status,
                 [],
@@ -319,6 +370,13 @@ class PluginManager:
             state.last_change = f"{status}: removed {', '.join(swap.removed) or 'nothing'}"
         self._emit(PluginChanged(key, status, removed=swap.removed))
         return state
+
+    def stop(self) -> None:
+        """hermes-tui stops: every process a plugin started as it loaded is stopped."""
+        with self._lock:
+            for state in [*self.states.values(), *self.shadowed]:
+                _stop(state.key, state.processes)
+                state.processes = []
 
     def remove(self, key: str) -> None:
         """The plugin's directory is gone: its tools go, and so does the entry."""
@@ -395,11 +453,10 @@ class PluginManager:
 
     def _plugin_config(self, manifest: PluginManifest) -> dict[str, Any]:
         entries = self.config.get("plugins.entries") or {}
-        section = (
-            entries.get(manifest.key) or entries.get(manifest.name)
-            if isinstance(entries, dict)
-            else None
-        )
+        if not isinstance(entries, dict):
+            return {}
+        names = (manifest.key, manifest.name, manifest.folder)
+        section = next((entries[n] for n in names if n and entries.get(n)), None)
         return section if isinstance(section, dict) else {}
 
     def _may_override(self, manifest: PluginManifest) -> bool:
@@ -427,6 +484,19 @@ class PluginManager:
                 self.on_event(event)
             except Exception:
                 logger.exception("plugin event listener failed")
+
+
+def _code_of(manifest: PluginManifest) -> str:
+    """The modules whose code is the plugin's: a directory plugin's namespace, a pip
+    plugin's package."""
+    if manifest.source != "entrypoint":
+        return loader.module_name(manifest)
+    return manifest.entry_point.partition(":")[0].strip().partition(".")[0]
+
+
+def _stop(key: str, processes: builtins.list[children.Child]) -> None:
+    for child in children.stop(processes):
+        logger.info("plugin %s: stopped process %d (%s)", key, child.pid, child.command)
 
 
 def _strings(value: Any) -> list[str]:

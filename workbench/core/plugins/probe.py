@@ -237,19 +237,35 @@ def _failed(why: str) -> Verdict:
 
 
 def _ended(child: subprocess.Popen[bytes]) -> str:
-    try:
-        code = child.wait(5)
-    except subprocess.TimeoutExpired:
+    code = _exit_status(child.pid, 5.0)
+    if code is None:
         return "closed its output while loading"
     if code < 0:
         return f"ended the process while loading (signal {signal.Signals(-code).name})"
     return f"ended the process while loading (exit code {code})"
 
 
+def _exit_status(pid: int, timeout: float) -> int | None:
+    """How the child ended (a negative signal number, as Popen says it), without reaping
+    it: until it is reaped its number, and its group's, are no other process's."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(ChildProcessError):
+            done = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if done is not None:
+                killed = done.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+                return -done.si_status if killed else done.si_status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
 def _kill(child: subprocess.Popen[bytes]) -> None:
-    if child.poll() is None:
-        with contextlib.suppress(OSError):
-            os.killpg(child.pid, signal.SIGKILL)
+    """End the child and every process of its group: what a plugin's `register` started
+    there (a daemon) ends with the probe, even when the probe itself ended well. The
+    group is killed before the child is reaped, so its number is still the probe's."""
+    with contextlib.suppress(OSError):
+        os.killpg(child.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         child.wait(5)
 

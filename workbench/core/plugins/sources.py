@@ -1,8 +1,14 @@
 """Where plugins come from: the user's directory, the project's (opt-in), pip entry points.
 
-Directory plugins are `<root>/<name>/` (key `name`) or `<root>/<category>/<name>/` (key
-`category/name`), each with `plugin.yaml` (or `plugin.yml`) and `__init__.py`. Pip plugins
-are entry points in `hermes_agent.plugins`: a module with `register`, or the callable itself.
+Directory plugins are `<root>/<folder>/` or `<root>/<category>/<folder>/`, each with
+`plugin.yaml` (or `plugin.yml`) and `__init__.py`. Pip plugins are entry points in
+`hermes_agent.plugins`: a module with `register`, or the callable itself.
+
+A plugin's key is Hermes's, so `plugins.enabled` and `plugins.disabled` mean the same to
+both: a flat plugin's is its manifest's `name` (the folder's name when the manifest has
+none: a plugin cloned as `hermes-plugin-x` with `name: x` is `x`), a category plugin's is
+`category/folder`, a pip plugin's the entry point's name. The config names a plugin by its
+key or its manifest's name, as in Hermes, or (ours) a flat plugin by its folder's name.
 
 Precedence is Hermes's (user < project < entry point), but a key found in two sources is
 reported on both, never silently resolved (Hermes lets the entry point win unsaid).
@@ -39,20 +45,37 @@ class PluginManifest:
     problems: list[str] = field(default_factory=list)  # manifest errors, collisions
     # a project plugin as trusted: the hash of each of its files the loader may compile
     trusted: dict[str, str] | None = None
+    category: str = ""  # the folder a category plugin is in (its key is category/folder)
 
     @property
     def slug(self) -> str:
         return self.key.replace("/", "__").replace("-", "_").replace(".", "_")
+
+    @property
+    def folder(self) -> str:
+        """A flat directory plugin's folder name ("" for the others: theirs is in the key)."""
+        return self.path.name if self.path is not None and not self.category else ""
+
+    @property
+    def aliases(self) -> frozenset[str]:
+        """Every name the config may give this plugin: its key, its manifest's name (both as
+        Hermes reads them), a flat plugin's folder name (ours)."""
+        return frozenset(n for n in (self.key, self.name, self.folder) if n)
 
 
 def truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def read_manifest(directory: Path, key: str, source: str) -> PluginManifest:
+def read_manifest(directory: Path, category: str, source: str) -> PluginManifest:
+    """The plugin in `directory`; `category` is the folder it is in ("" for a flat plugin,
+    whose key is then its manifest's name, as Hermes keys it)."""
     from workbench.core.storage import yaml_file
 
-    manifest = PluginManifest(key=key, name=directory.name, source=source, path=directory)
+    key = f"{category}/{directory.name}" if category else ""
+    manifest = PluginManifest(
+        key=key, name=directory.name, source=source, path=directory, category=category
+    )
     file = next(
         (directory / n for n in ("plugin.yaml", "plugin.yml") if (directory / n).is_file()), None
     )
@@ -69,6 +92,7 @@ def read_manifest(directory: Path, key: str, source: str) -> PluginManifest:
     if not (directory / "__init__.py").is_file():
         manifest.problems.append("no __init__.py with register(ctx)")
     _fill(manifest, data)
+    manifest.key = manifest.key or manifest.name
     return manifest
 
 
@@ -98,13 +122,13 @@ def scan_directory(root: Path, source: str) -> list[PluginManifest]:
         return found
     for child in children:
         if _is_plugin_dir(child):
-            found.append(read_manifest(child, child.name, source))
+            found.append(read_manifest(child, "", source))
             continue
         for grandchild in sorted(
             p for p in child.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
         ):
             if _is_plugin_dir(grandchild):
-                found.append(read_manifest(grandchild, f"{child.name}/{grandchild.name}", source))
+                found.append(read_manifest(grandchild, child.name, source))
     return found
 
 
@@ -156,7 +180,7 @@ def discover(
         if previous is not None:
             previous.problems.append(
                 f"key '{manifest.key}' is also provided by the {manifest.source} "
-                f"plugin, which takes precedence"
+                f"plugin at {manifest.path or manifest.entry_point}, which takes precedence"
             )
             manifest.problems.append(
                 f"key '{manifest.key}' collides with the {previous.source} plugin "

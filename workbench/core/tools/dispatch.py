@@ -9,13 +9,16 @@ per thread; `dispatch_async` awaits them, and runs sync handlers in a worker thr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.own_output import speaking
 from workbench.core.tools import errors
+from workbench.core.tools.events import ToolSource
 
 if TYPE_CHECKING:
     from workbench.core.tools.entry import ToolEntry
@@ -32,10 +35,11 @@ def dispatch(
     if entry is None:
         return errors.unknown_tool(name)
     try:
-        if entry.is_async:
-            result = run_coroutine_sync(entry.handler(args, **kwargs))
-        else:
-            result = entry.handler(args, **kwargs)
+        with _speaking(entry):
+            if entry.is_async:
+                result = run_coroutine_sync(entry.handler(args, **kwargs))
+            else:
+                result = entry.handler(args, **kwargs)
     except BaseException as exc:
         logger.warning("tool %s raised %s: %s", name, type(exc).__name__, exc)
         return errors.execution_failed(exc)
@@ -60,12 +64,11 @@ async def dispatch_async(
         return errors.unknown_tool(name)
     try:
         if entry.is_async:
-            result = await entry.handler(args, **kwargs)
+            with _speaking(entry):
+                result = await entry.handler(args, **kwargs)
         else:
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(
-                thread_pool, _call_guarded, entry.handler, args, kwargs
-            )
+            result = await loop.run_in_executor(thread_pool, _call_guarded, entry, args, kwargs)
     except asyncio.CancelledError:
         raise
     except BaseException as exc:
@@ -94,12 +97,20 @@ class _Raised:
     exc: BaseException
 
 
-def _call_guarded(handler: Handler, args: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+def _call_guarded(entry: ToolEntry, args: dict[str, Any], kwargs: dict[str, Any]) -> Any:
     """Run a sync handler in a worker thread, keeping SystemExit from killing the thread."""
     try:
-        return handler(args, **kwargs)
+        with _speaking(entry):
+            return entry.handler(args, **kwargs)
     except BaseException as exc:
         return _Raised(exc)
+
+
+def _speaking(entry: ToolEntry) -> contextlib.AbstractContextManager[None]:
+    """A plugin's handler speaks as its plugin: what it prints is that plugin's output."""
+    if entry.source is ToolSource.PLUGIN:
+        return speaking(entry.owner)
+    return contextlib.nullcontext()
 
 
 _thread_loops = threading.local()

@@ -366,6 +366,11 @@ def _plugin_detail(plugin: Any) -> str:
             lines.append(f"{label}: {', '.join(values)}")
     lines += [f"refused {n}: {why}" for n, why in plugin.refused]
     lines += [*m.problems, *plugin.warnings]
+    lines += [
+        f"process {c.pid}: {c.command}" + ("" if c.running else " (ended)")
+        for c in plugin.processes
+    ]
+    lines += [f"stdout: {line}" for line in plugin.output[-8:]]  # never on hermes-tui's
     if plugin.traceback:
         lines.append(plugin.traceback)
-    return "\n".join(line for line in lines if line)
+    return escape("\n".join(line for line in lines if line))
