@@ -60,7 +60,10 @@ def set_toolset(runtime: Runtime, name: str, enabled: bool) -> Done:
         raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
     runtime.reload_config()
     state = "enabled" if enabled else "disabled"
-    return Done(f"toolset {name} {state} (saved to {runtime.config.path})")
+    done = f"toolset {name} {state} (saved to {runtime.config.path})"
+    if not runtime.toolsets.here(name):
+        done += f"; {name} is Hermes's, not in hermes-tui: it changes nothing here"
+    return Done(done)
 
 
 def set_tool(runtime: Runtime, name: str, enabled: bool) -> Done:

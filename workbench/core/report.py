@@ -56,19 +56,34 @@ def _not_offered(runtime: Runtime, alone: str | None, off: bool) -> str:
 
 
 def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    """One row per toolset a switch shows: the registry's and the agent's own (`source`
+    "agent"), on when every tool of it is offered (a composite such as `hermes-cli` in
+    platform_toolsets.cli switches on those it holds: `via` names it), with its tools."""
     choices, toolsets = runtime.choices, runtime.toolsets
+    on = choices.effective_tools(toolsets)  # once for every row
+    members = {n: e.toolset for n, e in runtime.registry.snapshot().items()}
+    members |= runtime.agent_tools()
     rows = []
-    for name, source in toolsets.registry_toolsets().items():
-        info = toolsets.get(name)
+    for name, source in toolsets.switchable().items():
+        enabled = choices.is_enabled(name, toolsets, on)
         rows.append(
             {
                 "name": name,
-                "source": source.value,
-                "enabled": choices.is_enabled(name, toolsets),
-                "tools": list(info.tools) if info else [],
+                "source": source,
+                "enabled": enabled,
+                "via": choices.via(name, toolsets) if enabled else [],
+                "tools": sorted(tool for tool, ts in members.items() if ts == name),
             }
         )
     return rows
+
+
+def not_in_hermes_tui(runtime: Runtime) -> list[str]:
+    """Hermes's toolsets config.yaml names that hermes-tui has no tools for (`browser`,
+    `vision`, ...): kept there for Hermes, nothing to offer here; said once by `doctor`."""
+    if runtime.config.error:
+        return []
+    return runtime.choices.not_here(runtime.toolsets)
 
 
 def home_exposure(home: Path) -> str:

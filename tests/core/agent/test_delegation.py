@@ -182,7 +182,9 @@ async def test_a_subagent_cannot_get_toolsets_its_parent_lacks(
     make_session, fake: FakeOpenAI, home: Path, toolsets
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [file]\n")  # no terminal
+    (home / "config.yaml").write_text(
+        "platform_toolsets:\n  cli: [file, delegation]\n"
+    )  # no terminal
     fake.add(tools(("delegate_task", {"goal": "browse", "toolsets": toolsets})), text("no"))
     session, _ = await make_session()
     await session.turn("browse")

@@ -33,9 +33,7 @@ def anchor_comments(doc: Any) -> str:
 
 def _block(node: Any) -> bool:
     """A collection written over lines of its own (its items hold the comments after it)."""
-    return (
-        isinstance(node, CommentedMap | CommentedSeq) and bool(node) and not node.fa.flow_style()
-    )
+    return isinstance(node, CommentedMap | CommentedSeq) and bool(node) and not node.fa.flow_style()
 
 
 def _walk(node: CommentedMap | CommentedSeq, hoist_tail: bool) -> list[CommentToken]:
