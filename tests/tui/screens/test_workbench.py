@@ -280,9 +280,7 @@ async def test_the_memory_providers_tools_show_and_follow_a_switch(home: Path) -
 
         def memory_node() -> str:
             (agent,) = (n for n in tree.root.children if str(n.label).startswith("Agent"))
-            return next(
-                unsized(str(n.label)) for n in agent.children if "memory" in str(n.label)
-            )
+            return next(unsized(str(n.label)) for n in agent.children if "memory" in str(n.label))
 
         assert memory_node() == "☑ memory: notes (2)"
         app.select_memory("builtin")

@@ -28,7 +28,18 @@ def anchor_comments(doc: Any) -> str:
     if not isinstance(doc, CommentedMap | CommentedSeq):
         return ""
     tail = _walk(doc, hoist_tail=True)
-    return "".join(" " * t.column + t.value if t.value.strip() else "\n" for t in tail)
+    # the indented lines first belong to the last section: they stay at its end; from the
+    # first comment at the margin on, they close the file
+    cut = next((i for i, t in enumerate(tail) if t.column == 0 and t.value.strip()), len(tail))
+    while cut and not tail[cut - 1].value.strip():
+        cut -= 1
+    if cut:
+        _reattach(doc, _text(tail[:cut]))
+    return _text(tail[cut:])
+
+
+def _text(tokens: list[CommentToken]) -> str:
+    return "".join(" " * t.column + t.value if t.value.strip() else "\n" for t in tokens)
 
 
 def _block(node: Any) -> bool:
@@ -71,6 +82,23 @@ def _split(node: CommentedMap | CommentedSeq, key: Any, value: Any) -> list[Comm
     if isinstance(value, CommentedBase) and value.ca.comment and value.ca.comment[0] is token:
         value.ca.comment[0] = kept  # a flow collection holds the same comment
     return [_line(line) for line in rest.splitlines()]
+
+
+def _reattach(doc: CommentedMap | CommentedSeq, lines: str) -> None:
+    """Put comment lines back after the document's last value (its deepest last item)."""
+    node: Any = doc
+    while True:
+        key = list(node.keys())[-1] if isinstance(node, CommentedMap) else len(node) - 1
+        if not _block(node[key]):
+            break
+        node = node[key]
+    slot = _POST if isinstance(node, CommentedMap) else 0
+    entry = node.ca.items.setdefault(key, [None, None, None, None])
+    kept = entry[slot]
+    if isinstance(kept, CommentToken):
+        entry[slot] = CommentToken(kept.value + lines, kept.start_mark, None)
+    else:
+        entry[slot] = CommentToken("\n" + lines, CommentMark(0), None)
 
 
 def _line(text: str) -> CommentToken:
