@@ -31,7 +31,7 @@ FIRST_CONFIG = """\
 #
 # Toolset choices, saved by `hermes-tui toolsets enable|disable NAME` and the workbench:
 #   platform_toolsets:
-#     cli: [file, terminal, web]
+#     cli: [hermes-cli]          # or a list: [file, terminal, web, todo, memory, ...]
 #   agent:
 #     disabled_toolsets: []      # subtracted last: a disabled toolset always wins
 """
