@@ -60,22 +60,23 @@ def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:
     "agent"), on when every tool of it is offered (a composite such as `hermes-cli` in
     platform_toolsets.cli switches on those it holds: `via` names it), with its tools."""
     choices, toolsets = runtime.choices, runtime.toolsets
-    on = choices.effective_tools(toolsets)  # once for every row
     members = {n: e.toolset for n, e in runtime.registry.snapshot().items()}
     members |= runtime.agent_tools()
-    rows = []
-    for name, source in toolsets.switchable().items():
-        enabled = choices.is_enabled(name, toolsets, on)
-        rows.append(
-            {
-                "name": name,
-                "source": source,
-                "enabled": enabled,
-                "via": choices.via(name, toolsets) if enabled else [],
-                "tools": sorted(tool for tool, ts in members.items() if ts == name),
-            }
-        )
-    return rows
+    held: dict[str, list[str]] = {}  # toolset -> its tools
+    for tool, toolset in sorted(members.items()):
+        held.setdefault(toolset, []).append(tool)
+    switchable = toolsets.switchable()
+    states = choices.states(toolsets, switchable, members)
+    return [
+        {
+            "name": name,
+            "source": source,
+            "enabled": states[name][0],
+            "via": states[name][1],
+            "tools": held.get(name, []),
+        }
+        for name, source in switchable.items()
+    ]
 
 
 def not_in_hermes_tui(runtime: Runtime) -> list[str]:

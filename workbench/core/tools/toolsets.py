@@ -287,30 +287,47 @@ class ToolsetChoices:
         ]
         return sorted({*self.enabled, *fresh})
 
-    def is_enabled(self, toolset: str, toolsets: Toolsets, on: Iterable[str] | None = None) -> bool:
+    def is_enabled(self, toolset: str, toolsets: Toolsets) -> bool:
         """Whether the toolset is on: every tool of it hermes-tui has is offered by these
-        choices (so `[hermes-cli]` shows file, terminal, todo... on). `on`: what
-        `effective_tools` gave, for a caller asking about many toolsets."""
-        if toolset in self.disabled:
-            return False
-        have = self._tools_here(toolset, toolsets)
-        if not have:  # nothing here to offer: on as the config lists it
-            enabled = self.enabled_toolsets(toolsets)
-            return enabled is None or toolset in enabled
-        return have <= set(self.effective_tools(toolsets) if on is None else on)
+        choices (so `[hermes-cli]` shows file, terminal, todo... on)."""
+        return self.states(toolsets, [toolset])[toolset][0]
 
     def via(self, toolset: str, toolsets: Toolsets) -> list[str]:
         """The enabled toolsets that hold all of this one's tools when it is not listed
         itself: the composites (`hermes-cli`) that switch it on unless it is disabled."""
-        enabled = self.enabled_toolsets(toolsets) or []
-        have = self._tools_here(toolset, toolsets)
-        if toolset in enabled or not have:
-            return []
-        return [ts for ts in enabled if ts != toolset and have <= set(toolsets.resolve(ts))]
+        return self.states(toolsets, [toolset], on_or_not=True)[toolset][1]
 
-    @staticmethod
-    def _tools_here(toolset: str, toolsets: Toolsets) -> set[str]:
-        return set(toolsets.resolve(toolset)) & set(toolsets.members())
+    def states(
+        self,
+        toolsets: Toolsets,
+        names: Iterable[str],
+        members: Iterable[str] | None = None,
+        *,
+        on_or_not: bool = False,
+    ) -> dict[str, tuple[bool, list[str]]]:
+        """Each of `names` → (on, the composites it is on through), read in one pass for
+        the many a front end shows. `members`: every tool hermes-tui has (default: the
+        registry's and the agent's); `on_or_not`: the composites even for a toolset off."""
+        derived = toolsets._registry_toolsets()  # once: each resolve reads it
+        here = set(toolsets.members() if members is None else members)
+        enabled = self.enabled_toolsets(toolsets)
+        offered = set(toolsets.effective_tools(enabled, self.disabled))
+        composites = {ts: set(toolsets.resolve(ts, derived)) for ts in enabled or ()}
+        out: dict[str, tuple[bool, list[str]]] = {}
+        for name in names:
+            have = set(toolsets.resolve(name, derived)) & here
+            if name in self.disabled:
+                on = False
+            elif not have:  # nothing here to offer: on as the config lists it
+                on = enabled is None or name in enabled
+            else:
+                on = have <= offered
+            listed = enabled is not None and name in enabled
+            via = [
+                ts for ts, tools in composites.items() if ts != name and have <= tools
+            ] if have and not listed and (on or on_or_not) else []  # fmt: skip
+            out[name] = (on, via)
+        return out
 
     def not_here(self, toolsets: Toolsets) -> list[str]:
         """Hermes's toolsets the choices name that hermes-tui has no tools for (`browser`,
