@@ -128,6 +128,8 @@ def test_toolsets_usage_errors(cli_env) -> None:
     unknown = run(cli_env, "toolsets", "enable", "nope")
     assert unknown.returncode == 2 and "unknown toolset 'nope'" in unknown.stderr
     assert run(cli_env, "toolsets", "disable").returncode == 2
+    alone = run(cli_env, "tools", "disable", "todo")  # the agent's own: with its toolset
+    assert alone.returncode == 2 and "`hermes-tui toolsets disable todo`" in alone.stderr
 
 
 HERMES_WROTE = Path(__file__).parents[1] / "core" / "fixtures" / "hermes-tools-disable-todo.yaml"

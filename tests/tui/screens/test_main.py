@@ -83,6 +83,10 @@ async def test_space_switches_the_agents_own_toolset_like_any_other(home: Path) 
         await pilot.press("space")
         await wait_until(pilot, lambda: "☑ todo (1)" in labels(tree) and todo_offered())
         assert load_config(home / "config.yaml").get("agent.disabled_toolsets") == []
+        move_to(tree, "agent", "todo")
+        await pilot.press("x")  # no switch of its own: the workbench says which one it has
+        said = "todo is one of the agent's own tools: it switches with its toolset"
+        await wait_until(pilot, lambda: any(said in n.message for n in app._notifications))
 
 
 async def test_a_composite_in_platform_toolsets_shows_the_toolsets_it_holds_on(home: Path) -> None:

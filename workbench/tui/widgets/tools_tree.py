@@ -334,13 +334,13 @@ class ToolsTree(Tree[dict[str, Any]]):
     def action_toggle_tool(self) -> None:
         node = self.cursor_node
         data = node.data if node is not None else None
-        if data and data.get("kind") == "tool":
+        if data and data.get("kind") in ("tool", AGENT):  # the agent's own: told how instead
             self.post_message(self.ToolToggled(data["name"], bool(data.get("switched_off"))))
 
     def action_toggle_deferred(self) -> None:
         node = self.cursor_node
         data = node.data if node is not None else None
-        if data and data.get("kind") == "tool":
+        if data and data.get("kind") in ("tool", AGENT):
             self.post_message(self.DeferToggled(data["name"]))
 
     def action_expand(self) -> None:
