@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -28,7 +29,8 @@ def _own_log_handlers():
         for handler in logger.handlers:
             if handler not in handlers:
                 logger.removeHandler(handler)
-                handler.close()
+                with contextlib.suppress(OSError):  # a test that filled its disk
+                    handler.close()
         logger.setLevel(level)
         logger.propagate = propagate
 

@@ -119,16 +119,16 @@ def gate(s: hostile.Scratch, command: str) -> str:
     return json.loads(done.stdout)["outcome"]
 
 
-def not_loaded_nor_obeyed(s: hostile.Scratch, before: dict[str, str]) -> None:
+def not_loaded_nor_obeyed(s: hostile.Scratch, before: dict[str, str], said: bool = True) -> None:
     """The next trusted run, headless: the planted plugin never imported (in hermes-tui or a
-    probe), the planted rule never obeyed; said on stderr."""
+    probe), the planted rule never obeyed; said on stderr when something was planted."""
     removed = hostile.call(s, "terminal", {"command": RM_OUTSIDE}, yes=False, env=TRUSTED)
     tool = hostile.call(s, "helper_tool", {}, yes=False, env=TRUSTED)
     assert not (s.outside / "pwned.txt").exists() and not (s.outside / "stolen.env").exists()
     assert (s.outside / "a.txt").read_text() == hostile.OUTSIDE_A, removed.stdout
     assert gate(s, RM_OUTSIDE) == "ask"  # the planted allow rule is not in force
     assert "planted" not in tool.stdout and "unknown tool 'helper_tool'" in tool.stderr
-    assert "not loaded. `hermes-tui trust --cwd" in removed.stderr, removed.stderr
+    assert ("not loaded. `hermes-tui trust --cwd" in removed.stderr) == said, removed.stderr
     assert not hostile.changes(before, hostile.fingerprint(s), ())
 
 
@@ -144,9 +144,13 @@ def test_a_planted_plugin_and_rules_are_neither_loaded_nor_obeyed(
     before = hostile.fingerprint(s)
     (planted,) = hostile.run_steps(s, (hostile.Step("terminal", {"command": PLANTERS[planter]}),),
                                    yes=planter == "cp-r")  # fmt: skip
+    rules = s.work / ".hermes" / "approvals.yaml"
     if config == "off":  # the gate alone: the program's paths come from the files it reads
-        assert (s.work / ".hermes" / "approvals.yaml").read_text() == ALLOW_RM, planted.stdout
-    not_loaded_nor_obeyed(s, before)
+        assert rules.read_text() == ALLOW_RM, planted.stdout
+    else:  # the sandbox holds the project's .hermes read-only: nothing lands to refuse later
+        assert not rules.exists(), planted.stdout
+        assert not (s.work / ".hermes" / "plugins").exists(), planted.stdout
+    not_loaded_nor_obeyed(s, before, said=config == "off")
 
 
 @users

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.cli import BIN
+from workbench.core.backends.sandbox import bwrap_status
 
 # Every secret holds "hostile"; commands that filter for one write the word as `hostil[e]`
 # so their own command line (visible to ps) never holds a secret. A scratch world's own are
@@ -442,12 +443,8 @@ class Expect:
 
 
 def bwrap_works() -> bool:
-    """The probe the sandbox itself uses (user and PID namespaces, no network)."""
-    path = shutil.which("bwrap")
-    if path is None:
-        return False
-    probe = [path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--", "true"]
-    return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    """Whether the sandbox runs here, by the probe the sandbox itself makes."""
+    return bwrap_status()[0]
 
 
 def fifo_has_reader(path: Path) -> bool:

@@ -168,13 +168,19 @@ def test_slirp4netns_ends_with_the_command(tmp_path: Path, work: Path) -> None:
     )
     cancel = threading.Event()
     done: list[str] = []
+    # an earlier test's slirp4netns may still be ending under the same shared server
+    before = set(slirp4netns_processes())
     runner = threading.Thread(
         target=lambda: done.append(terminal_tool.run_spawn(spawn, 60, cancel=cancel))
     )
     runner.start()
     wait_until((work / "started").exists, what="the command started")
     server = terminal_tool._SERVER.pid
-    slirps = [pid for pid in slirp4netns_processes() if parent_of(parent_of(pid)) == server]
+    slirps = [
+        pid
+        for pid in slirp4netns_processes()
+        if pid not in before and parent_of(parent_of(pid)) == server
+    ]
     assert len(slirps) == 1
     cancel.set()
     runner.join(timeout=30)
