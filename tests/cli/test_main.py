@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.cli import run
 from workbench import __version__
+from workbench.core.config import load_config
 
 
 def test_version_and_help(cli_env) -> None:
@@ -127,6 +128,50 @@ def test_toolsets_usage_errors(cli_env) -> None:
     unknown = run(cli_env, "toolsets", "enable", "nope")
     assert unknown.returncode == 2 and "unknown toolset 'nope'" in unknown.stderr
     assert run(cli_env, "toolsets", "disable").returncode == 2
+    alone = run(cli_env, "tools", "disable", "todo")  # the agent's own: with its toolset
+    assert alone.returncode == 2 and "`hermes-tui toolsets disable todo`" in alone.stderr
+
+
+HERMES_WROTE = Path(__file__).parents[1] / "core" / "fixtures" / "hermes-tools-disable-todo.yaml"
+
+
+def test_a_config_hermes_wrote_is_read_as_hermes_reads_it(cli_env, home: Path) -> None:
+    home.mkdir()
+    shutil.copy(HERMES_WROTE, home / "config.yaml")  # `hermes tools disable todo`'s
+    doctor = run(cli_env, "doctor").stdout
+    assert "unknown toolset" not in doctor
+    (said,) = [line for line in doctor.splitlines() if "not in hermes-tui" in line]
+    assert said.startswith(
+        "toolsets  not in hermes-tui: browser, code_execution, computer_use, cronjob, "
+        "image_gen, kanban, skills, tts, vision (Hermes's"
+    )
+    problems = doctor.split("problem(s):")[-1] if "problem(s):" in doctor else ""
+    assert "browser" not in problems and "toolset" not in problems
+    listing = json.loads(run(cli_env, "toolsets", "--json").stdout)
+    states = {t["name"]: t["enabled"] for t in listing["toolsets"]}
+    assert states["todo"] is False  # switched off by Hermes: off here
+    assert states["memory"] and states["clarify"] and states["delegation"] and states["file"]
+    assert "todo" not in listing["effective"] and "memory" in listing["effective"]
+    # switched here as Hermes's own CLI does, the names it wrote kept for it
+    assert run(cli_env, "toolsets", "enable", "todo").returncode == 0
+    assert run(cli_env, "toolsets", "disable", "memory").returncode == 0
+    saved = load_config(home / "config.yaml")
+    assert {"browser", "kanban", "todo"} <= set(saved.get("platform_toolsets.cli"))
+    assert saved.get("agent.disabled_toolsets") == ["memory"]
+    effective = json.loads(run(cli_env, "toolsets", "--json").stdout)["effective"]
+    assert "todo" in effective and "memory" not in effective
+
+
+def test_a_composite_shows_the_toolsets_it_holds_on(cli_env, home: Path) -> None:
+    home.mkdir()
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [hermes-cli]\n")
+    listing = run(cli_env, "toolsets").stdout
+    for name in ("file", "terminal", "web", "todo", "memory"):
+        assert re.search(rf"^\[x\] {name} .*\(on with hermes-cli\)$", listing, re.M), listing
+    rows = json.loads(run(cli_env, "toolsets", "--json").stdout)["toolsets"]
+    assert all(r["enabled"] and r["via"] == ["hermes-cli"] for r in rows)
+    out = run(cli_env, "toolsets", "disable", "browser")  # Hermes's, nothing here: saved, said
+    assert out.returncode == 0 and "browser is Hermes's, not in hermes-tui" in out.stdout
 
 
 def test_corrupt_config_is_named_and_never_overwritten(cli_env, home: Path) -> None:

@@ -590,7 +590,8 @@ def cmd_toolsets(runtime: Runtime, args: argparse.Namespace) -> int:
             return EXIT_OK
         for row in rows:
             mark = "[x]" if row["enabled"] else "[ ]"
-            _out(f"{mark} {row['name']:<20} {row['source']:<8} {', '.join(row['tools'])}")
+            via = f" (on with {', '.join(row['via'])})" if row["via"] else ""
+            _out(f"{mark} {row['name']:<20} {row['source']:<8} {', '.join(row['tools'])}{via}")
         _out(f"\n{len(runtime.effective_tools())} tools offered to the model")
         return EXIT_OK
     if not args.name:
@@ -726,7 +727,12 @@ def _select_memory(runtime: Runtime, name: str | None) -> int:
 
 def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
 
-    from workbench.core.report import collect_problems, home_exposure, home_io_problem
+    from workbench.core.report import (
+        collect_problems,
+        home_exposure,
+        home_io_problem,
+        not_in_hermes_tui,
+    )
 
     home = runtime.home
     io_problem = home_io_problem(home)
@@ -750,6 +756,11 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         (n, a.reason) for n, a in runtime.registry.availability_report().items() if not a.available
     ):
         _out(f"          unavailable {name}: {reason}")
+    if elsewhere := not_in_hermes_tui(runtime):  # named once: not a problem, Hermes's own
+        _out(
+            f"toolsets  not in hermes-tui: {', '.join(elsewhere)} (Hermes's, named in "
+            "config.yaml: kept there for Hermes, nothing to offer here)"
+        )
     for line in _terminal_report(runtime) + _sources_report(runtime) + _approvals_report(runtime):
         _out(line)
     problems = ([io_problem] if io_problem else []) + model_problems + collect_problems(runtime)

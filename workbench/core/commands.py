@@ -60,7 +60,10 @@ def set_toolset(runtime: Runtime, name: str, enabled: bool) -> Done:
         raise CommandFailed(f"{exc}\n{NOTHING_CHANGED}") from exc
     runtime.reload_config()
     state = "enabled" if enabled else "disabled"
-    return Done(f"toolset {name} {state} (saved to {runtime.config.path})")
+    done = f"toolset {name} {state} (saved to {runtime.config.path})"
+    if not runtime.toolsets.here(name):
+        done += f"; {name} is Hermes's, not in hermes-tui: it changes nothing here"
+    return Done(done)
 
 
 def set_tool(runtime: Runtime, name: str, enabled: bool) -> Done:
@@ -131,12 +134,23 @@ def tool_change(runtime: Runtime, name: str, enabled: bool) -> tuple[Callable[[A
         server, tool = name.split(":", 1)  # Hermes's notation for an MCP tool
         return _mcp_change(runtime, server, tool, enabled)
     if entry is None:
-        raise CommandFailed(f"unknown tool '{name}' (see `hermes-tui tools`)", usage=True)
+        raise CommandFailed(_not_a_tool(runtime, name), usage=True)
     if entry.source is ToolSource.MCP:
         originals = runtime.mcp.original_names if runtime.mcp is not None else {}
         server, tool = originals.get(name, (entry.owner, name))
         return _mcp_change(runtime, server, tool, enabled)
     return (lambda doc: switches.switch(doc, name, enabled)), switches.DISABLED_KEY
+
+
+def _not_a_tool(runtime: Runtime, name: str) -> str:
+    """Why `name` cannot be switched alone: the agent's own tools switch with their toolset."""
+    toolset = runtime.agent_tools().get(name)
+    if toolset is None:
+        return f"unknown tool '{name}' (see `hermes-tui tools`)"
+    return (
+        f"{name} is one of the agent's own tools: it switches with its toolset "
+        f"(`hermes-tui toolsets disable {toolset}`; in the workbench: the toolset's checkbox)"
+    )
 
 
 def _mcp_change(

@@ -31,7 +31,7 @@ FIRST_CONFIG = """\
 #
 # Toolset choices, saved by `hermes-tui toolsets enable|disable NAME` and the workbench:
 #   platform_toolsets:
-#     cli: [file, terminal, web]
+#     cli: [hermes-cli]          # or a list: [file, terminal, web, todo, memory, ...]
 #   agent:
 #     disabled_toolsets: []      # subtracted last: a disabled toolset always wins
 """
@@ -166,6 +166,8 @@ def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError as RuamelError
 
+    from workbench.core.storage.yaml_comments import anchor_comments
+
     if why := untrusted_file(path):  # rewritten by us it would be trusted, whoever wrote it
         raise ConfigError(f"{why}: not changed until you have checked its content")
     rt = YAML(typ="rt")
@@ -181,6 +183,7 @@ def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
         doc = rt.load(text) if text.strip() else None
     except RuamelError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    tail = anchor_comments(doc)  # the comments above each key stay above it
     out = io.StringIO()
     if doc is None:  # empty, `~`, or comments only (as the first run writes it)
         doc = CommentedMap()
@@ -189,6 +192,7 @@ def _rewrite(mutate: Callable[[Any], None], path: Path) -> None:
             out.write(text.rstrip() + "\n")
     mutate(doc)
     rt.dump(doc, out)
+    out.write(tail)
     try:
         atomic_write_text(path, out.getvalue(), mode=0o600)
     except OSError as exc:
@@ -204,7 +208,8 @@ def preview_config(config: Config, mutate: Callable[[Any], None]) -> Config:
 
 
 def set_path(doc: Any, dotted: str, value: Any) -> None:
-    """Set `a.b.c` in a (round-trip) mapping, creating the intermediate mappings."""
+    """Set `a.b.c` in a (round-trip) mapping, creating the intermediate mappings; a list
+    replacing a list keeps its style and comments (`yaml_comments.assign`)."""
     parts = dotted.split(".")
     node = doc
     for part in parts[:-1]:
@@ -212,4 +217,9 @@ def set_path(doc: Any, dotted: str, value: Any) -> None:
         if not isinstance(child, dict):
             child = node[part] = type(node)()
         node = child
-    node[parts[-1]] = value
+    if type(node).__module__.startswith("ruamel"):  # a document read to be written back
+        from workbench.core.storage.yaml_comments import assign
+
+        assign(node, parts[-1], value)
+    else:
+        node[parts[-1]] = value

@@ -58,19 +58,35 @@ def _not_offered(runtime: Runtime, alone: str | None, off: bool) -> str:
 
 
 def toolset_rows(runtime: Runtime) -> list[dict[str, Any]]:
+    """One row per toolset a switch shows: the registry's and the agent's own (`source`
+    "agent"), on when every tool of it is offered (a composite such as `hermes-cli` in
+    platform_toolsets.cli switches on those it holds: `via` names it), with its tools."""
     choices, toolsets = runtime.choices, runtime.toolsets
-    rows = []
-    for name, source in toolsets.registry_toolsets().items():
-        info = toolsets.get(name)
-        rows.append(
-            {
-                "name": name,
-                "source": source.value,
-                "enabled": choices.is_enabled(name, toolsets),
-                "tools": list(info.tools) if info else [],
-            }
-        )
-    return rows
+    members = {n: e.toolset for n, e in runtime.registry.snapshot().items()}
+    members |= runtime.agent_tools()
+    held: dict[str, list[str]] = {}  # toolset -> its tools
+    for tool, toolset in sorted(members.items()):
+        held.setdefault(toolset, []).append(tool)
+    switchable = toolsets.switchable()
+    states = choices.states(toolsets, switchable, members)
+    return [
+        {
+            "name": name,
+            "source": source,
+            "enabled": states[name][0],
+            "via": states[name][1],
+            "tools": held.get(name, []),
+        }
+        for name, source in switchable.items()
+    ]
+
+
+def not_in_hermes_tui(runtime: Runtime) -> list[str]:
+    """Hermes's toolsets config.yaml names that hermes-tui has no tools for (`browser`,
+    `vision`, ...): kept there for Hermes, nothing to offer here; said once by `doctor`."""
+    if runtime.config.error:
+        return []
+    return runtime.choices.not_here(runtime.toolsets)
 
 
 def home_exposure(home: Path) -> str:

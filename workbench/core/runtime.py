@@ -17,11 +17,11 @@ from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.storage.private import private_file_handler
 from workbench.core.tools.discovery import DiscoveryReport, discover_builtin_tools
 from workbench.core.tools.events import ToolSource
-from workbench.core.tools.memory import BUILTIN, MemoryProviders
+from workbench.core.tools.memory import BUILTIN, MEMORY_TOOLSET, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry, fresh_registry
 from workbench.core.tools.switches import REASON as DISABLED_REASON
 from workbench.core.tools.switches import disabled_tools, refusal
-from workbench.core.tools.toolsets import ToolsetChoices, Toolsets
+from workbench.core.tools.toolsets import AGENT_TOOLS, AGENT_TOOLSETS, ToolsetChoices, Toolsets
 
 if TYPE_CHECKING:
     from workbench.core.agent.session_index import SessionIndex
@@ -211,14 +211,24 @@ class Runtime:
 
     def effective_tools(self, config: Config | None = None) -> list[str]:
         """The tools the model would be offered now (or with another `config`): those no
-        switch leaves off (`off_tools`), available now. None while config.yaml cannot be
-        read (`switches_unknown`)."""
+        switch leaves off (`off_tools`), available now; the agent's own among them (which
+        of those a session has is its own: a sub-agent asks no one, core.agent.own_tools).
+        None while config.yaml cannot be read (`switches_unknown`)."""
         config = config or self.config
         if config.error:
             return []
         on, _ = self._switches(config)
         report = self.registry.availability_report(on)
-        return [n for n, a in report.items() if a.available]
+        agent = self.agent_tools()
+        mine = [n for n in on if n in agent and n not in report]
+        return sorted([*(n for n, a in report.items() if a.available), *mine])
+
+    def agent_tools(self) -> dict[str, str]:
+        """The agent's own tools → their toolset: the session's (todo, clarify,
+        session_search, delegate_task) and the active memory provider's (all in `memory`)."""
+        own = {t: ts for t, ts in AGENT_TOOLS.items() if ts != MEMORY_TOOLSET}
+        provider = self.memory.registry().get_all_tool_names()
+        return {**own, **dict.fromkeys(provider, MEMORY_TOOLSET)}
 
     def off_tools(self, config: Config | None = None) -> dict[str, str]:
         """Every registered tool switched off → why, and how to switch it on again: by itself
@@ -242,8 +252,12 @@ class Runtime:
         """The tools the switches leave on, and those they leave off → refusal's sentence."""
         choices = ToolsetChoices.from_config(config)
         names = choices.effective_tools(self.toolsets)
+        agent = self.agent_tools()
+        if set(AGENT_TOOLSETS[MEMORY_TOOLSET]) <= set(names):  # the toolset stands for them
+            names = sorted({*names, *(n for n, ts in agent.items() if ts == MEMORY_TOOLSET)})
         alone = self.switched_off(config)
-        by_toolset = choices.off_by_toolset(self.toolsets, names)
+        members = {n: e.toolset for n, e in self.registry.snapshot().items()} | agent
+        by_toolset = choices.off_by_toolset(self.toolsets, names, members)
         off = {
             name: refusal(name, alone.get(name), by_toolset.get(name))
             for name in sorted({*alone, *by_toolset})

@@ -172,8 +172,11 @@ class ChatSession:
         state = OwnToolsState(self.runtime.home)
         given = set(task.tools)
 
-        def allowed() -> list[str]:  # what it was given, less what is switched off since
-            return [n for n in self.runtime.effective_tools() if n in given]
+        def allowed() -> list[str]:  # what it was given, less what is switched off since;
+            # and the agent's own it has, as long as their toolsets are on
+            registry = self.runtime.registry
+            on = self.runtime.effective_tools()
+            return [n for n in on if n in given or registry.get_entry(n) is None]
 
         tools = self._tools(state, depth=task.depth, offered=allowed)
         executor = self.runtime.executor(broker=self.broker, session_id=self.id, cwd=self.cwd)

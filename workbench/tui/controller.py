@@ -133,14 +133,17 @@ _STATE_MARK = {"listed": " deferred", "searchable": " deferred, search only"}
 def _sizes(rows: ToolRows, costs: Costs) -> dict[tuple[str, str], str]:
     """Each tool's, toolset's and source's size, said short ("1.2k"), by (kind, name)."""
     from workbench.core.agent.context import short
+    from workbench.core.agent.offered import AGENT, MEMORY
 
     out = {("tool", name): short(c.tokens) + _STATE_MARK.get(c.state.value, "")
            if c.offered else short(c.tokens)
            for name, c in costs.tools.items()}  # fmt: skip
     for row in rows.toolsets:
         out["toolset", row["name"]] = short(costs.toolset(row["name"]))
-    for source in {row["source"] for row in rows.tools} | {"memory"}:
+    for source in {row["source"] for row in rows.tools}:
         out["source", source] = short(costs.source(source))
+    # the agent's own tools and the memory provider's: one source in the tree
+    out["source", AGENT] = short(costs.source(AGENT) + costs.source(MEMORY))
     owners: dict[tuple[str, str], int] = {}  # an MCP server's tools, a plugin's: those on
     for key, row in _owned(rows.tools):
         cost = costs.tools.get(row["name"])

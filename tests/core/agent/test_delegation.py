@@ -159,6 +159,21 @@ async def test_subagents_get_no_delegate_task_at_the_default_depth_limit(
     await session.close()
 
 
+async def test_a_subagent_has_the_agents_own_tools_whose_toolsets_are_on(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [todo]\n")
+    fake.add(tools(("delegate_task", {"goal": "inspect", "toolsets": ["file"]})), text("ok"))
+    fake.route("inspect", text("seen"))
+    session, _ = await make_session()
+    await session.turn("look")
+    parent, subagent = fake.requests[0], fake.requests[1]
+    assert "todo" not in offered(parent) and "todo" not in offered(subagent)
+    assert "session_search" in offered(subagent)  # its own, on: whatever toolsets it asked
+    await session.close()
+
+
 async def test_the_schema_states_the_limits_from_config(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
@@ -182,7 +197,9 @@ async def test_a_subagent_cannot_get_toolsets_its_parent_lacks(
     make_session, fake: FakeOpenAI, home: Path, toolsets
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [file]\n")  # no terminal
+    (home / "config.yaml").write_text(
+        "platform_toolsets:\n  cli: [file, delegation]\n"
+    )  # no terminal
     fake.add(tools(("delegate_task", {"goal": "browse", "toolsets": toolsets})), text("no"))
     session, _ = await make_session()
     await session.turn("browse")

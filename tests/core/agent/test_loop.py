@@ -130,6 +130,58 @@ async def test_offered_tools_follow_toolsets_and_availability(
     await session.close()
 
 
+async def test_the_agents_own_toolsets_switch_off_like_any_other(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [todo, memory, delegation]\n")
+    fake.add(tools(("todo", {}), ("memory", {"action": "add", "content": "x"})), text("ok"))
+    session, _ = await make_session()
+    await session.turn("plan")
+    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    assert not offered & {"todo", "memory", "delegate_task"}
+    assert {"read_file", "clarify", "session_search"} <= offered
+    todo, memory = (m["content"] for m in tool_messages(fake.requests[1]))
+    assert todo.startswith("Tool 'todo' does not exist") and "clarify" in todo
+    assert memory.startswith("Tool 'memory' does not exist")
+    assert not (home / "memories" / "MEMORY.md").exists()  # nothing ran
+    # a call that comes another way (a plugin's, a replay) is refused with the switch
+    (outcome,) = await session.executor.run([{"id": "by-hand", "name": "todo", "arguments": {}}])
+    said = json.loads(outcome.content)["error"]
+    assert outcome.status == "invalid" and said.startswith(
+        "Tool 'todo' is switched off with its toolset todo (agent.disabled_toolsets in "
+        "config.yaml); to switch it on: `hermes-tui toolsets enable todo`"
+    )
+    await session.close()
+
+
+async def test_a_platform_toolsets_list_offers_only_the_agents_toolsets_it_names(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [file, todo]\n")
+    fake.add(text("ok"))
+    session, _ = await make_session()
+    await session.turn("hi")
+    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    assert offered == {"patch", "read_file", "search_files", "write_file", "todo"}
+    await session.close()
+
+
+async def test_hermes_cli_offers_the_agents_own_tools_too(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [hermes-cli]\n")
+    fake.add(text("ok"))
+    session, _ = await make_session()
+    await session.turn("hi")
+    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    own = {"todo", "memory", "clarify", "session_search", "delegate_task"}
+    assert own | {"read_file", "terminal"} <= offered
+    await session.close()
+
+
 async def test_round_cap_then_one_final_answer_with_tool_choice_none(
     make_session, fake: FakeOpenAI
 ) -> None:

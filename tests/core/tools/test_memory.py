@@ -65,6 +65,27 @@ async def test_a_provider_plugin_takes_over_and_its_calls_go_to_it(
     await session.close()
 
 
+async def test_a_providers_tools_switch_off_with_the_memory_toolset(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    # as Hermes: a memory provider's tools are offered only while `memory` is on
+    home_with_providers(home, {"memory": {"provider": "notes_memory"},
+                               "agent": {"disabled_toolsets": ["memory"]}})  # fmt: skip
+    fake.add(tools(("notes_add", {"note": "x"})), text("ok"))
+    runtime = load_runtime(home)
+    assert not {"notes_add", "notes_list", "memory"} & set(runtime.effective_tools())
+    assert runtime.off_tools()["notes_add"].startswith(
+        "switched off with its toolset memory (agent.disabled_toolsets in config.yaml)"
+    )
+    session, _ = await make_session(runtime=runtime)
+    await session.turn("note it")
+    assert not {"notes_add", "notes_list", "memory"} & offered(fake.requests[0])
+    (result,) = tool_messages(fake.requests[1])
+    assert result["content"].startswith("Tool 'notes_add' does not exist")
+    assert not (home / "notes.json").exists()
+    await session.close()
+
+
 def test_switching_providers_persists_and_keeps_one_active(home: Path) -> None:
     home_with_providers(home, {"memory": {"provider": "notes_memory"}})
     runtime = load_runtime(home)

@@ -39,8 +39,9 @@ def toolsets(reg: ToolRegistry) -> Toolsets:
 def test_static_and_registry_toolsets_merge(toolsets: Toolsets, reg: ToolRegistry) -> None:
     reg.register("web_archive", "web", schema(), noop)  # a registry tool in a static toolset
     assert toolsets.resolve("web") == ["web_archive", "web_extract", "web_search"]
-    assert toolsets.resolve("debugging") == sorted(
+    assert toolsets.resolve("debugging") == sorted(  # as Hermes: process is not a tool here
         [
+            "process",
             "terminal",
             "web_archive",
             "web_extract",
@@ -53,7 +54,9 @@ def test_static_and_registry_toolsets_merge(toolsets: Toolsets, reg: ToolRegistr
     )
     assert toolsets.get("notes").kind == "plugin"
     assert toolsets.get("notes").description == "Plugin toolset: notes"
-    assert toolsets.resolve("all") == toolsets.resolve("*") == reg.get_all_tool_names()
+    agent_tools = ["clarify", "delegate_task", "memory", "session_search", "todo"]
+    every = sorted([*reg.get_all_tool_names(), *agent_tools])
+    assert toolsets.resolve("all") == toolsets.resolve("*") == every
     assert toolsets.resolve("no-such-toolset") == []
 
 
@@ -115,7 +118,7 @@ def test_choices_persist_and_survive_a_reload(toolsets: Toolsets, home: Path) ->
     assert choices.is_enabled("file", toolsets)
     assert "web_search" not in choices.effective_tools(toolsets)
     assert config.get("agent.disabled_toolsets") == ["web"]
-    assert "web" not in config.get("platform_toolsets.cli")
+    assert config.get("platform_toolsets.cli") is None  # unset stays unset: every toolset
     set_toolset_enabled("web", True, toolsets, config)
     choices = ToolsetChoices.from_config(load_config(home / "config.yaml"))
     assert choices.is_enabled("web", toolsets)
@@ -170,3 +173,73 @@ def test_problems_report_unknown_names_and_cycles(reg: ToolRegistry, tmp_path: P
         "toolset include cycle: loop -> loop",
         "config names unknown toolset 'ghost'",
     ]
+
+
+HERMES_WROTE = Path(__file__).parents[1] / "fixtures" / "hermes-tools-disable-todo.yaml"
+NOT_HERE = [  # Hermes's toolsets in that file whose tools hermes-tui does not have
+    "browser", "code_execution", "computer_use", "cronjob", "image_gen", "kanban", "skills",
+    "tts", "vision",
+]  # fmt: skip
+
+
+def test_every_hermes_stock_toolset_is_known_and_those_without_tools_here_said_once(
+    toolsets: Toolsets,
+) -> None:
+    choices = ToolsetChoices.from_config(load_config(HERMES_WROTE))
+    assert choices.problems(toolsets) == []  # none of Hermes's own names is "unknown"
+    assert choices.not_here(toolsets) == NOT_HERE
+    for name in ("hermes-cli", "hermes-gateway", "coding", "safe", "debugging", "x_search"):
+        assert toolsets.is_known(name)
+    assert toolsets.here("safe") and toolsets.here("hermes-cli")  # composites of ours
+    assert not toolsets.here("browser")  # its web_search is not what makes it browser
+    # what `hermes tools disable todo` wrote switches todo off here too, the rest on
+    on = choices.effective_tools(toolsets)
+    assert "todo" not in on and {"clarify", "memory", "delegate_task", "read_file"} <= set(on)
+    assert not choices.is_enabled("todo", toolsets) and choices.is_enabled("memory", toolsets)
+
+
+def test_the_agents_own_toolsets_switch_and_persist(toolsets: Toolsets, home: Path) -> None:
+    home.mkdir()
+    assert set(toolsets.switchable()) >= {"todo", "memory", "clarify", "delegation", "file"}
+    assert toolsets.switchable()["todo"] == "agent"
+    set_toolset_enabled("todo", False, toolsets, load_config(home / "config.yaml"))
+    config = load_config(home / "config.yaml")
+    assert config.get("agent.disabled_toolsets") == ["todo"]
+    assert config.get("platform_toolsets.cli") is None  # unset stays unset
+    choices = ToolsetChoices.from_config(config)
+    assert "todo" not in choices.effective_tools(toolsets)
+    assert {"clarify", "memory", "session_search", "delegate_task"} <= set(
+        choices.effective_tools(toolsets)
+    )
+    (switch,) = choices.off_by_toolset(toolsets, choices.effective_tools(toolsets)).values()
+    assert (switch.toolset, switch.key, switch.own) == ("todo", "agent.disabled_toolsets", True)
+
+
+def test_a_composite_switches_on_the_toolsets_it_holds(toolsets: Toolsets, home: Path) -> None:
+    home.mkdir()
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [hermes-cli]\n")
+    choices = ToolsetChoices.from_config(load_config(home / "config.yaml"))
+    for name in ("file", "terminal", "web", "todo", "memory", "clarify", "delegation"):
+        assert choices.is_enabled(name, toolsets), name
+        assert choices.via(name, toolsets) == ["hermes-cli"]
+    # a plugin toolset Hermes's bundle does not hold: new, so on by itself, not through it
+    assert choices.is_enabled("notes", toolsets) and choices.via("notes", toolsets) == []
+    # switching one off and on again: the list stays the composite, nothing is repeated
+    set_toolset_enabled("file", False, toolsets, load_config(home / "config.yaml"))
+    config = load_config(home / "config.yaml")
+    assert not ToolsetChoices.from_config(config).is_enabled("file", toolsets)
+    set_toolset_enabled("file", True, toolsets, config)
+    config = load_config(home / "config.yaml")
+    # (notes, on as new, is written out now it is known, as before)
+    assert config.get("platform_toolsets.cli") == ["hermes-cli", "notes"]
+    assert config.get("agent.disabled_toolsets") == []
+
+
+def test_a_disabled_platform_bundle_takes_away_only_its_tools_beyond_the_core(
+    toolsets: Toolsets,
+) -> None:
+    # as Hermes: disabling hermes-cli (all core tools) or hermes-discord never empties the list
+    for bundle in ("hermes-cli", "hermes-discord", "coding"):
+        assert toolsets.effective_tools(["file", "todo"], [bundle]) == [
+            "patch", "read_file", "search_files", "todo", "write_file"
+        ]  # fmt: skip

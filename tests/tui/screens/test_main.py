@@ -56,6 +56,55 @@ async def test_space_toggles_a_toolset_and_persists(home: Path) -> None:
         await wait_until(pilot, lambda: "4 offered" in str(status.content))
 
 
+async def test_space_switches_the_agents_own_toolset_like_any_other(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)  # a model of an endpoint: not the lean profile
+    (home / "config.yaml").write_text(
+        "model:\n  default: gpt-4o\n  provider: custom\n  base_url: http://127.0.0.1:9/v1\n"
+    )
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
+        tree = app.screen.query_one(ToolsTree)
+
+        def todo_offered() -> bool | None:
+            costs = app.screen.controller.rows.costs
+            return None if costs is None else costs.tools["todo"].offered
+
+        assert "☑ todo (1)" in labels(tree) and "✔ todo" in labels(tree)
+        await wait_until(pilot, lambda: todo_offered() is True)
+        move_to(tree, "agent", "todo")  # on its tool: space switches the toolset
+        await pilot.press("space")
+        await wait_until(pilot, lambda: "☐ todo (1)" in labels(tree))
+        assert load_config(home / "config.yaml").get("agent.disabled_toolsets") == ["todo"]
+        await wait_until(pilot, lambda: todo_offered() is False)  # the model no longer gets it
+        move_to(tree, "toolset", "todo")
+        await pilot.press("space")
+        await wait_until(pilot, lambda: "☑ todo (1)" in labels(tree) and todo_offered())
+        assert load_config(home / "config.yaml").get("agent.disabled_toolsets") == []
+        move_to(tree, "agent", "todo")
+        await pilot.press("x")  # no switch of its own: the workbench says which one it has
+        said = "todo is one of the agent's own tools: it switches with its toolset"
+        await wait_until(pilot, lambda: any(said in n.message for n in app._notifications))
+
+
+async def test_a_composite_in_platform_toolsets_shows_the_toolsets_it_holds_on(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)  # the example config of Hermes, memory switched off
+    (home / "config.yaml").write_text(
+        "platform_toolsets:\n  cli: [hermes-cli]\nagent:\n  disabled_toolsets: [memory]\n"
+    )
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
+        text = labels(app.screen.query_one(ToolsTree))
+        for on in ("☑ file (4)", "☑ terminal (1)", "☑ web (2)", "☑ todo (1)", "☑ clarify (1)"):
+            assert on in text
+        assert "☐ memory: builtin (1)" in text
+
+
 async def test_a_toolset_switched_under_a_filter_shows_with_the_filter_kept(home: Path) -> None:
     app = WorkbenchApp()
     async with app.run_test(size=(120, 40)) as pilot:

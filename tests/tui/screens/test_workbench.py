@@ -279,13 +279,12 @@ async def test_the_memory_providers_tools_show_and_follow_a_switch(home: Path) -
         tree = app.screen.query_one(ToolsTree)
 
         def memory_node() -> str:
-            return next(
-                unsized(str(n.label)) for n in tree.root.children if "Memory" in str(n.label)
-            )
+            (agent,) = (n for n in tree.root.children if str(n.label).startswith("Agent"))
+            return next(unsized(str(n.label)) for n in agent.children if "memory" in str(n.label))
 
-        assert memory_node() == "Memory: notes (2)"
+        assert memory_node() == "☑ memory: notes (2)"
         app.select_memory("builtin")
-        await wait_until(pilot, lambda: memory_node() == "Memory: builtin (1)")
+        await wait_until(pilot, lambda: memory_node() == "☑ memory: builtin (1)")
 
 
 async def test_sources_show_each_server_and_plugins_tools_size(home: Path) -> None:

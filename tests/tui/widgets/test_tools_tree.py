@@ -101,11 +101,47 @@ async def test_the_memory_providers_tools_follow_the_query_and_the_provider() ->
     async with app.run_test():
         tree = app.query_one(ToolsTree)
         tree.show_rows(ROWS, TOOLSETS, "", memory)
-        assert "Memory: builtin (1)" in labels(tree) and "✔ memory" in labels(tree)
+        assert "Agent (1)" in labels(tree) and "☑ memory: builtin (1)" in labels(tree)
+        assert "✔ memory" in labels(tree)
         tree.show_rows(ROWS, TOOLSETS, "note", memory)  # the same rows, the memory tool goes
-        assert "Memory: builtin (0)" in labels(tree) and "✔ memory" not in labels(tree)
+        assert "☑ memory: builtin (0)" in labels(tree) and "✔ memory" not in labels(tree)
         other = ("honcho", [ProviderTool("honcho_note", "a note", False, "no key")])
         tree.show_rows(ROWS, TOOLSETS, "note", other)
-        assert "Memory: honcho (1)" in labels(tree) and "✖ honcho_note  no key" in labels(tree)
+        assert "☑ memory: honcho (1)" in labels(tree)
+        assert "✖ honcho_note  no key" in labels(tree)
         assert tree.show_rows(ROWS, TOOLSETS, "note_", other) == 2  # the same two rows match
-        assert "Memory: honcho (0)" in labels(tree)  # and the memory tool no longer
+        assert "☑ memory: honcho (0)" in labels(tree)  # and the memory tool no longer
+
+
+class ToggleHost(TreeHost):
+    def __init__(self) -> None:
+        super().__init__()
+        self.toggled: list[tuple[str, bool]] = []
+
+    def on_tools_tree_toolset_toggled(self, message: ToolsTree.ToolsetToggled) -> None:
+        self.toggled.append((message.toolset, message.enabled))
+
+
+AGENT_SETS = [
+    {"name": "todo", "source": "agent", "enabled": True, "tools": ["todo"]},
+    {"name": "delegation", "source": "agent", "enabled": False, "tools": ["delegate_task"]},
+    {"name": "memory", "source": "agent", "enabled": False, "tools": ["memory"]},
+]
+
+
+async def test_the_agents_own_toolsets_have_a_checkbox_like_any_other() -> None:
+    memory = ("builtin", [ProviderTool("memory", "save a fact", True)])
+    app = ToggleHost()
+    async with app.run_test() as pilot:
+        tree = app.query_one(ToolsTree)
+        tree.show_rows(ROWS, [*TOOLSETS, *AGENT_SETS], "", memory)
+        shown = labels(tree)
+        assert "Agent (3)" in shown and "☑ todo (1)" in shown and "☐ delegation (1)" in shown
+        assert "☐ memory: builtin (1)" in shown and "✔ delegate_task" in shown
+        line = shown.index("✔ todo")  # the tool: space switches its toolset
+        tree.move_cursor(tree.get_node_at_line(line))
+        await pilot.press("space")
+        tree.move_cursor(tree.get_node_at_line(shown.index("☐ memory: builtin (1)")))
+        await pilot.press("space")
+        await pilot.pause()
+        assert app.toggled == [("todo", False), ("memory", True)]

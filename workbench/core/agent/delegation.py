@@ -85,7 +85,7 @@ class Delegation:
     ) -> None:
         self.depth = depth
         self.limits = limits
-        self.offered = offered  # the shared tools the parent may use now
+        self.offered = offered  # the tools the parent may use now (its own among them)
         self.toolset_of = toolset_of
         self.spawn = spawn
         self.emit = emit

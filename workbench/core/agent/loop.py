@@ -138,7 +138,7 @@ class Agent:
         self.tools = tools
         self.state = state
         self.executor = executor
-        self.offered = offered  # the shared tools the model may be offered now
+        self.offered = offered  # the tools the switches leave on now (the agent's own too)
         self.transcript = transcript
         self.client = client
         self.on_event = on_event

@@ -27,20 +27,21 @@ MEMORY = "memory"  # the source of the memory provider's tools
 
 
 def offered(
-    tools: ToolRouter, shared: Iterable[str], lean: bool
+    tools: ToolRouter, chosen: Iterable[str], lean: bool
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The definitions the model gets this round, sorted by name, and their names.
 
-    `shared` are the registry's tools the user's choices offer now; a lean profile (a small
-    model) gets only those, since it misuses the agent's own tools, and without their
-    numeric and boolean options (core.agent.guards.lean_definition)."""
+    `chosen` are the tools the user's choices offer now (core.runtime.effective_tools): the
+    registry's and the agent's own, each taken from the layer the router sends it to. A
+    lean profile (a small model) gets only the registry's, since it misuses the agent's
+    own tools, and without their numeric and boolean options
+    (core.agent.guards.lean_definition)."""
+    wanted = set(chosen)
     definitions: list[dict[str, Any]] = []
     names: set[str] = set()
-    layers: list[tuple[ToolRegistry, Iterable[str] | None]] = [(tools.shared, shared)]
-    if not lean:
-        layers = [(tools.own, None), (tools.memory, None), *layers]
-    for layer, wanted in layers:
-        fresh = set(layer.get_all_tool_names() if wanted is None else wanted) - names
+    layers: list[ToolRegistry] = [tools.shared] if lean else [tools.own, tools.memory, tools.shared]
+    for layer in layers:
+        fresh = (set(layer.get_all_tool_names()) & wanted) - names
         definitions += layer.get_definitions(fresh)
         names |= fresh
     if lean:
@@ -165,14 +166,15 @@ class Costs:
 def measure(
     meter: Meter,
     tools: ToolRouter,
-    shared: Iterable[str],
+    on: Iterable[str],
     lean: bool,
     search: ToolSearchSettings | None = None,
     context_window: int | None = None,
 ) -> Costs:
-    """The cost of every tool the agent could be offered, and of what `offered` gives now:
-    with `search` (tools.tool_search), the deferred ones replaced by the bridge."""
-    definitions, _ = offered(tools, shared, lean)
+    """The cost of every tool the agent could be offered, and of what `offered` gives now
+    from `on` (the tools the switches leave on): with `search` (tools.tool_search), the
+    deferred ones replaced by the bridge."""
+    definitions, _ = offered(tools, on, lean)
     chosen = {d["function"]["name"] for d in definitions}  # a failing check leaves one out
     found: dict[str, tuple[Any, str, dict[str, Any]]] = {}  # name -> entry, source, as sent
     layers = ((tools.own, AGENT), (tools.memory, MEMORY), (tools.shared, None))

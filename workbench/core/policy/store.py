@@ -289,7 +289,7 @@ def _append(doc: Any, rule: Rule) -> None:
         allow = list(doc.get("command_allowlist") or [])
         if rule.pattern not in allow:
             allow.append(rule.pattern)
-        doc["command_allowlist"] = allow
+        set_path(doc, "command_allowlist", allow)
         return
     key = "rules" if rule.scope is Scope.PROJECT else "approvals.rules"
     entries = list(_get(doc, key) or [])
@@ -306,9 +306,12 @@ def _delete(doc: Any, rule: Rule) -> None:
     if rule.scope is Scope.PROJECT:
         return
     if rule.action is Action.ALLOW and isinstance(doc.get("command_allowlist"), list):
-        doc["command_allowlist"] = [
-            e for e in doc["command_allowlist"] if not (isinstance(e, str) and _text(e, rule))
-        ]
+        allowed = doc["command_allowlist"]
+        set_path(
+            doc,
+            "command_allowlist",
+            [e for e in allowed if not (isinstance(e, str) and _text(e, rule))],
+        )
     deny = _get(doc, "approvals.deny")
     if rule.action is Action.DENY and isinstance(deny, list):
         set_path(

@@ -25,6 +25,7 @@ from workbench.core.tools.registry import ToolRegistry
 logger = logging.getLogger(__name__)
 
 BUILTIN = "builtin"
+MEMORY_TOOLSET = "memory"  # Hermes's toolset: every tool of the active provider is in it
 MEMORY_LIMIT = 8_000
 MEMORY_SCHEMA = {
     "name": "memory",
@@ -166,7 +167,7 @@ class MemoryProviders:
                 continue
             registry.register(
                 name,
-                f"memory-{self.active_name}",
+                MEMORY_TOOLSET,  # switched on and off as one, whichever provider is active
                 {"name": name, **{k: v for k, v in schema.items() if k != "name"}},
                 _forward(provider, name),
                 check_fn=getattr(provider, "is_available", None),

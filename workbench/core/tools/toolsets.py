@@ -2,22 +2,31 @@
 
 Resolution follows Hermes's `toolsets.py`: a static toolset's tools are merged with
 every registry tool in a toolset of that name, `all`/`*` means everything, and disabled
-toolsets are subtracted last, by tool name ("disabled wins"). Unlike Hermes, an include
-cycle is an error naming the cycle, and views are derived on demand, never cached stale.
+toolsets are subtracted last, by tool name ("disabled wins"; a disabled platform bundle such
+as `hermes-cli` takes away only its tools beyond Hermes's core ones, as in Hermes). Unlike
+Hermes, an include cycle is an error naming the cycle, and views are derived on demand,
+never cached stale.
+
+Every Hermes 0.19.0 stock toolset is known (core.tools.stock): the ones hermes-tui has tools
+for work; the others (`browser`, `vision`, ...) offer nothing here and are never "unknown".
+The agent's own tools are in Hermes's toolsets too (`todo`, `memory`, `clarify`,
+`delegation`, `session_search`): the session provides them, not the registry, and they
+switch like any other. `memory` stands for every tool of the active memory provider.
 
 The user's choices live under Hermes's keys in config.yaml:
-`platform_toolsets.cli` (enabled), `agent.disabled_toolsets` (subtracted last) and
-`known_plugin_toolsets.cli` (plugin and MCP toolsets already seen; a new one starts
-enabled, one the user turned off stays off).
+`platform_toolsets.cli` (enabled; unset: every toolset), `agent.disabled_toolsets`
+(subtracted last) and `known_plugin_toolsets.cli` (plugin and MCP toolsets already seen; a
+new one starts enabled, one the user turned off stays off).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.config import Config, preview_config, set_path, update_config
+from workbench.core.tools import stock
 from workbench.core.tools.events import ToolsetsChanged, ToolSource
 from workbench.core.tools.registry import ToolRegistry
 
@@ -25,8 +34,20 @@ PLATFORM = "cli"
 ENABLED_KEY = f"platform_toolsets.{PLATFORM}"
 DISABLED_KEY = "agent.disabled_toolsets"
 KNOWN_KEY = f"known_plugin_toolsets.{PLATFORM}"
+AGENT = "agent"  # the source of the agent's own toolsets, as the front ends say it
 
-STATIC_TOOLSETS: dict[str, dict[str, Any]] = {
+# The agent's own toolsets (Hermes's names) and their tools: the session's, not the
+# registry's (core.agent.own_tools); `memory` is the active memory provider's tools.
+AGENT_TOOLSETS: dict[str, tuple[str, ...]] = {
+    "clarify": ("clarify",),
+    "delegation": ("delegate_task",),
+    "memory": ("memory",),
+    "session_search": ("session_search",),
+    "todo": ("todo",),
+}
+AGENT_TOOLS: dict[str, str] = {t: ts for ts, tools in AGENT_TOOLSETS.items() for t in tools}
+
+_OURS: dict[str, dict[str, Any]] = {
     "web": {
         "description": "Web research and content extraction tools",
         "tools": ["web_search", "web_extract"],
@@ -47,22 +68,46 @@ STATIC_TOOLSETS: dict[str, dict[str, Any]] = {
         "tools": ["read_file", "write_file", "patch", "search_files"],
         "includes": [],
     },
-    "debugging": {
-        "description": "Debugging and troubleshooting toolkit",
-        "tools": ["terminal"],
-        "includes": ["web", "file"],
+    "todo": {"description": "The session's task list", "tools": ["todo"], "includes": []},
+    "memory": {
+        "description": "Notes kept across sessions (the active memory provider's tools)",
+        "tools": ["memory"],
+        "includes": [],
     },
-    "safe": {
-        "description": "Safe toolkit without terminal access",
-        "tools": [],
-        "includes": ["web"],
+    "clarify": {
+        "description": "Ask the user a question and wait for the answer",
+        "tools": ["clarify"],
+        "includes": [],
     },
-    "hermes-cli": {
-        "description": "Full interactive CLI toolset",
-        "tools": ["terminal"],
-        "includes": ["web", "file"],
+    "session_search": {
+        "description": "Search past sessions",
+        "tools": ["session_search"],
+        "includes": [],
+    },
+    "delegation": {
+        "description": "Hand a task to a sub-agent with its own conversation",
+        "tools": ["delegate_task"],
+        "includes": [],
     },
 }
+
+
+def _stock_entry(name: str, tools: tuple[str, ...], includes: tuple[str, ...]) -> dict[str, Any]:
+    kind = "toolset" if name in stock.LEAVES else "composite toolset"
+    return {
+        "description": f"Hermes's {kind} {name}",
+        "tools": list(tools),
+        "includes": list(includes),
+    }
+
+
+# Hermes's stock toolsets, with ours (the ones hermes-tui has the tools of) in our words.
+STATIC_TOOLSETS: dict[str, dict[str, Any]] = {
+    **{name: _stock_entry(name, *definition) for name, definition in stock.STOCK.items()},
+    **_OURS,
+}
+# The static toolsets with tools here: ours; the rest of Hermes's leaves offer nothing here.
+IMPLEMENTED = frozenset(_OURS)
 
 
 _Derived = dict[str, tuple[list[str], ToolSource]]  # toolset -> (its tools, their source)
@@ -97,8 +142,34 @@ class Toolsets:
         return out
 
     def registry_toolsets(self) -> dict[str, ToolSource]:
-        """Toolsets that hold registered tools → the source of their tools (the toggles)."""
+        """Toolsets that hold registered tools → the source of their tools."""
         return {ts: src for ts, (_, src) in sorted(self._registry_toolsets().items())}
+
+    def switchable(self) -> dict[str, str]:
+        """Every toolset a switch shows → its source ("builtin", "mcp", "plugin", AGENT):
+        the registry's and the agent's own (those win a name both hold: theirs are real)."""
+        found = {ts: src.value for ts, src in self.registry_toolsets().items()}
+        found.update((ts, AGENT) for ts in AGENT_TOOLSETS if ts in self.static)
+        return dict(sorted(found.items()))
+
+    def members(self) -> dict[str, str]:
+        """Every tool a toolset can switch → its own toolset: the registry's and the
+        agent's (the memory provider's beyond `memory` are the runtime's to add)."""
+        found = {name: entry.toolset for name, entry in self.registry.snapshot().items()}
+        return {**found, **self._agent_tools()}
+
+    def _agent_tools(self) -> dict[str, str]:
+        return {t: ts for t, ts in AGENT_TOOLS.items() if ts in self.static}
+
+    def here(self, name: str) -> bool:
+        """Whether hermes-tui has tools for the toolset: one of ours or the registry's, or a
+        composite of Hermes's (it expands to ours); not one of Hermes's leaves we lack."""
+        name = self._canonical(name)
+        if name in self._registry_toolsets():
+            return True
+        if name in stock.LEAVES and name not in IMPLEMENTED:
+            return False
+        return self.is_known(name)
 
     def names(self) -> list[str]:
         aliases = self.registry.get_registered_toolset_aliases()
@@ -142,7 +213,7 @@ class Toolsets:
         `ToolsetError` naming it. Diamonds (one toolset included twice) are fine.
         """
         if name in ("all", "*"):
-            return sorted(self.registry.snapshot())
+            return sorted({*self.registry.snapshot(), *self._agent_tools()})
         found: set[str] = set()
         derived = self._registry_toolsets() if derived is None else derived
         self._resolve_into(name, [], set(), found, derived)
@@ -166,14 +237,17 @@ class Toolsets:
         done.add(name)
 
     def effective_tools(self, enabled: list[str] | None, disabled: list[str] | None) -> list[str]:
-        """The tools a model may be offered: enabled minus disabled, disabled winning."""
+        """The tools a model may be offered: enabled minus disabled, disabled winning. The
+        names a static toolset lists are in it whether registered or not (the runtime keeps
+        those that are: core.runtime)."""
         derived = self._registry_toolsets()  # once: each toolset resolved reads it
         if enabled is None:
-            names = set(self.registry.snapshot())
+            names = {*self.registry.snapshot(), *self._agent_tools()}
         else:
             names = {tool for ts in enabled for tool in self.resolve(ts, derived)}
         for ts in disabled or []:
-            names.difference_update(self.resolve(ts, derived))
+            taken = set(self.resolve(ts, derived))
+            names -= taken - stock.CORE_TOOLS if stock.subtracts_core(ts) else taken
         return sorted(names)
 
 
@@ -214,21 +288,66 @@ class ToolsetChoices:
         return sorted({*self.enabled, *fresh})
 
     def is_enabled(self, toolset: str, toolsets: Toolsets) -> bool:
-        if toolset in self.disabled:
-            return False
+        """Whether the toolset is on: every tool of it hermes-tui has is offered by these
+        choices (so `[hermes-cli]` shows file, terminal, todo... on)."""
+        return self.states(toolsets, [toolset])[toolset][0]
+
+    def via(self, toolset: str, toolsets: Toolsets) -> list[str]:
+        """The enabled toolsets that hold all of this one's tools when it is not listed
+        itself: the composites (`hermes-cli`) that switch it on unless it is disabled."""
+        return self.states(toolsets, [toolset], on_or_not=True)[toolset][1]
+
+    def states(
+        self,
+        toolsets: Toolsets,
+        names: Iterable[str],
+        members: Iterable[str] | None = None,
+        *,
+        on_or_not: bool = False,
+    ) -> dict[str, tuple[bool, list[str]]]:
+        """Each of `names` → (on, the composites it is on through), read in one pass for
+        the many a front end shows. `members`: every tool hermes-tui has (default: the
+        registry's and the agent's); `on_or_not`: the composites even for a toolset off."""
+        derived = toolsets._registry_toolsets()  # once: each resolve reads it
+        here = set(toolsets.members() if members is None else members)
         enabled = self.enabled_toolsets(toolsets)
-        return enabled is None or toolset in enabled
+        offered = set(toolsets.effective_tools(enabled, self.disabled))
+        composites = {ts: set(toolsets.resolve(ts, derived)) for ts in enabled or ()}
+        out: dict[str, tuple[bool, list[str]]] = {}
+        for name in names:
+            have = set(toolsets.resolve(name, derived)) & here
+            if name in self.disabled:
+                on = False
+            elif not have:  # nothing here to offer: on as the config lists it
+                on = enabled is None or name in enabled
+            else:
+                on = have <= offered
+            listed = enabled is not None and name in enabled
+            via = [
+                ts for ts, tools in composites.items() if ts != name and have <= tools
+            ] if have and not listed and (on or on_or_not) else []  # fmt: skip
+            out[name] = (on, via)
+        return out
+
+    def not_here(self, toolsets: Toolsets) -> list[str]:
+        """Hermes's toolsets the choices name that hermes-tui has no tools for (`browser`,
+        `vision`, ...): kept in config.yaml for Hermes, offering nothing here."""
+        named = dict.fromkeys([*(self.enabled or []), *self.disabled])
+        return sorted(ts for ts in named if toolsets.is_known(ts) and not toolsets.here(ts))
 
     def effective_tools(self, toolsets: Toolsets) -> list[str]:
         return toolsets.effective_tools(self.enabled_toolsets(toolsets), self.disabled)
 
-    def off_by_toolset(self, toolsets: Toolsets, on: Iterable[str]) -> dict[str, ToolsetSwitch]:
-        """Registered tools these choices leave off (`on`: what `effective_tools` gave) →
-        the toolset that switches each off: its own when that one is off, else a disabled
-        toolset that includes it (a disabled toolset wins over the tool's own)."""
+    def off_by_toolset(
+        self, toolsets: Toolsets, on: Iterable[str], members: Mapping[str, str] | None = None
+    ) -> dict[str, ToolsetSwitch]:
+        """Tools these choices leave off (`on`: what `effective_tools` gave) → the toolset
+        that switches each off: its own when that one is off, else a disabled toolset that
+        includes it (a disabled toolset wins over the tool's own). `members`: every tool →
+        its own toolset (default: the registry's and the agent's, `Toolsets.members`)."""
         left = set(on)
-        snapshot = toolsets.registry.snapshot()
-        off = [name for name in snapshot if name not in left]
+        members = toolsets.members() if members is None else members
+        off = [name for name in members if name not in left]
         if not off:
             return {}
         including: dict[str, str] = {}  # tool -> the first disabled toolset that holds it
@@ -237,7 +356,7 @@ class ToolsetChoices:
                 including.setdefault(tool, ts)
         found: dict[str, ToolsetSwitch] = {}
         for name in off:
-            own = snapshot[name].toolset
+            own = members[name]
             if own in self.disabled:
                 found[name] = ToolsetSwitch(own, DISABLED_KEY, own=True)
             elif name in including:
@@ -285,11 +404,11 @@ def toolset_change(
         raise ConfigError(config.error)
     choices = ToolsetChoices.from_config(config)
     current = choices.enabled_toolsets(toolsets)
-    selectable = list(toolsets.registry_toolsets())
-    on = set(selectable if current is None else current)
+    on = set(current or ())
     off = set(choices.disabled)
     if enabled:
-        on.add(name)
+        if not choices.via(name, toolsets):  # not already in a listed composite (hermes-cli)
+            on.add(name)
         off.discard(name)
     else:
         on.discard(name)
@@ -302,7 +421,8 @@ def toolset_change(
     )
 
     def mutate(doc: Any) -> None:
-        set_path(doc, ENABLED_KEY, sorted(on))
+        if current is not None:  # unset stays unset: every toolset, less the disabled ones
+            set_path(doc, ENABLED_KEY, sorted(on))
         set_path(doc, DISABLED_KEY, sorted(off))
         set_path(doc, KNOWN_KEY, known)
 

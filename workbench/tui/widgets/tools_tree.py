@@ -23,7 +23,9 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-SOURCE_LABELS = {"builtin": "Built-in", "mcp": "MCP servers", "plugin": "Plugins"}
+SOURCE_LABELS = {"builtin": "Built-in", "mcp": "MCP servers", "plugin": "Plugins", "agent": "Agent"}
+AGENT = "agent"  # the agent's own toolsets (todo, memory, ...): the session runs their tools
+MEMORY = "memory"  # the toolset of the active memory provider's tools
 # Tool leaves built up front; toolsets beyond this fill in when expanded, so a registry of
 # thousands of tools filters as fast as a small one.
 MAX_LEAVES = 80
@@ -120,6 +122,7 @@ class ToolsTree(Tree[dict[str, Any]]):
             bool(needle),
             matching,
             [t for t in tools if not needle or needle in f"{t.name} {t.description}".lower()],
+            _agent_leaves(toolsets, needle),
         )
         if not view.same_as(self._view):
             if not view.same_sources(self._view):
@@ -152,8 +155,7 @@ class ToolsTree(Tree[dict[str, Any]]):
                     budget -= len(items) if opened else 0
                     self._add_toolset(node, toolset, items, enabled.get(toolset, True), opened)
                 node.expand()
-            if view.memory_tools is not None:
-                self._add_memory(view.memory_tools[0], view.memory_shown)
+            self._add_agent(view, enabled)
         finally:
             self._rebuilding = False
         self._invalidate()
@@ -167,25 +169,47 @@ class ToolsTree(Tree[dict[str, Any]]):
     def _source_label(self, source: str, count: int) -> Text:
         return Text.assemble(f"{SOURCE_LABELS[source]} ({count})", self._tokens("source", source))
 
-    def _add_memory(self, provider: str, shown: list[Any]) -> None:
-        """The active memory provider's tools: routed to it by the agent, not in the registry."""
-        node = self.root.add(
-            Text.assemble(f"Memory: {provider} ({len(shown)})", self._tokens("source", "memory")),
-            {"kind": "source", "name": "memory"},
-        )
-        for tool in shown:
-            mark = ("✔ ", "green") if tool.available else ("✖ ", "red")
-            why = f"  {tool.reason}" if tool.reason else ""
-            label = Text.assemble(mark, tool.name, self._tokens("tool", tool.name), (why, "dim"))
-            node.add_leaf(label, {"kind": "memory", "name": tool.name})
+    def _add_agent(self, view: _View, enabled: dict[str, bool]) -> None:
+        """The agent's own toolsets, each with its checkbox: their tools are the session's
+        (todo, clarify, ...) and the active memory provider's, not the registry's."""
+        shown = dict(view.agent_shown)
+        if view.memory_tools is not None:
+            shown[MEMORY] = [_memory_leaf(t) for t in view.memory_shown]
+        if not shown:
+            return
+        count = sum(map(len, shown.values()))
+        node = self._add_source(AGENT, count)
+        provider = view.memory_tools[0] if view.memory_tools is not None else ""
+        for toolset, items in sorted(shown.items()):
+            title = f"{toolset}: {provider}" if toolset == MEMORY and provider else toolset
+            on = enabled.get(toolset, True)
+            self._add_toolset(node, toolset, items, on, True, title=title, leaf=AGENT)
         node.expand()
 
     def _add_toolset(
-        self, parent: TreeNode, toolset: str, items: list, on: bool, opened: bool
+        self,
+        parent: TreeNode,
+        toolset: str,
+        items: list,
+        on: bool,
+        opened: bool,
+        *,
+        title: str = "",
+        leaf: str = "tool",
     ) -> None:
+        """`leaf`: the kind of its tools' nodes ("tool": the registry's, which run from the
+        form and switch one by one; AGENT: the agent's own, which switch with the toolset)."""
         count = len(items)
-        label = self._label(("toolset", toolset, count), self._toolset_label, toolset, count, on)
-        data = {"kind": "toolset", "name": toolset, "enabled": on, "items": items, "filled": False}
+        key = ("toolset", toolset, count)
+        label = self._label(key, self._toolset_label, toolset, count, on, title or toolset)
+        data = {
+            "kind": "toolset",
+            "name": toolset,
+            "enabled": on,
+            "items": items,
+            "filled": False,
+            "leaf": leaf,
+        }
         node = parent.add(label, data, allow_expand=True)
         if opened:
             self._fill(node)
@@ -199,12 +223,12 @@ class ToolsTree(Tree[dict[str, Any]]):
         data["filled"] = True
         for row in data["items"]:
             label = self._label(("tool", row["name"]), self._tool_label, row, data["enabled"])
-            node.add_leaf(label, {"kind": "tool", **row})
+            node.add_leaf(label, {"kind": data.get("leaf", "tool"), **row})
 
-    def _toolset_label(self, toolset: str, count: int, on: bool) -> Text:
+    def _toolset_label(self, toolset: str, count: int, on: bool, title: str) -> Text:
         box = "☑" if on else "☐"
         return Text.assemble(
-            f"{box} {toolset} ", (f"({count})", "dim"), self._tokens("toolset", toolset)
+            f"{box} {title} ", (f"({count})", "dim"), self._tokens("toolset", toolset)
         )
 
     def _tool_label(self, row: dict[str, Any], toolset_on: bool) -> Text:
@@ -213,6 +237,8 @@ class ToolsTree(Tree[dict[str, Any]]):
         name = (row["name"], "dim strike" if off else "" if toolset_on else "dim")
         label = Text.assemble(mark, name, (" off" if off else "", "yellow"))
         label.append_text(self._tokens("tool", row["name"]))
+        if row.get("why"):  # a memory provider's tool says here why it cannot run
+            label.append(f"  {row['why']}", style="dim")
         return label
 
     def _label(self, key: tuple[Any, ...], make: Callable[..., Text], *args: Any) -> Text:
@@ -290,7 +316,7 @@ class ToolsTree(Tree[dict[str, Any]]):
 
     def _toolset_node(self) -> TreeNode | None:
         node = self.cursor_node
-        if node is not None and node.data and node.data.get("kind") == "tool":
+        if node is not None and node.data and node.data.get("kind") in ("tool", AGENT):
             node = node.parent
         return (
             node if node is not None and node.data and node.data.get("kind") == "toolset" else None
@@ -308,13 +334,13 @@ class ToolsTree(Tree[dict[str, Any]]):
     def action_toggle_tool(self) -> None:
         node = self.cursor_node
         data = node.data if node is not None else None
-        if data and data.get("kind") == "tool":
+        if data and data.get("kind") in ("tool", AGENT):  # the agent's own: told how instead
             self.post_message(self.ToolToggled(data["name"], bool(data.get("switched_off"))))
 
     def action_toggle_deferred(self) -> None:
         node = self.cursor_node
         data = node.data if node is not None else None
-        if data and data.get("kind") == "tool":
+        if data and data.get("kind") in ("tool", AGENT):
             self.post_message(self.DeferToggled(data["name"]))
 
     def action_expand(self) -> None:
@@ -352,6 +378,7 @@ class _View:
     filtered: bool  # an empty source says "no match", not what it lacks
     matching: list[dict[str, Any]]  # the matching rows, in order
     memory_shown: list[Any]  # the memory provider's matching tools
+    agent_shown: dict[str, list[dict[str, Any]]]  # the agent's toolsets: their matching tools
 
     def same_sources(self, other: _View | None) -> bool:
         """The same objects (not equal ones: comparing every row would cost what a rebuild
@@ -371,6 +398,7 @@ class _View:
             and self.filtered == other.filtered
             and self.matching == other.matching  # the same dicts: compared by identity first
             and self.memory_shown == other.memory_shown
+            and self.agent_shown == other.agent_shown
         )
 
 
@@ -380,3 +408,28 @@ def _haystack(row: dict[str, Any]) -> str:
     if text is None:
         text = row["_search"] = f"{row['name']}\0{row['toolset']}\0{row['owner']}".lower()
     return text
+
+
+def _agent_leaves(toolsets: list[dict[str, Any]], needle: str) -> dict[str, list[dict[str, Any]]]:
+    """The agent's own toolsets but memory (its tools are the provider's, shown apart) →
+    their tools matching the filter, as leaves."""
+    return {
+        row["name"]: [
+            {"name": tool, "toolset": row["name"], "available": True, "switched_off": None}
+            for tool in row.get("tools", [])
+            if not needle or needle in f"{tool}\0{row['name']}"
+        ]
+        for row in toolsets
+        if row.get("source") == AGENT and row["name"] != MEMORY
+    }
+
+
+def _memory_leaf(tool: Any) -> dict[str, Any]:
+    """A memory provider's tool as a leaf: available or not, and why."""
+    return {
+        "name": tool.name,
+        "toolset": MEMORY,
+        "available": tool.available,
+        "why": tool.reason,
+        "switched_off": None,
+    }
