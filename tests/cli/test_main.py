@@ -162,6 +162,20 @@ def test_a_config_hermes_wrote_is_read_as_hermes_reads_it(cli_env, home: Path) -
     assert "todo" in effective and "memory" not in effective
 
 
+def test_doctor_says_when_a_toolset_list_leaves_the_agents_own_out(cli_env, home: Path) -> None:
+    """A list an older hermes-tui wrote (`[file, terminal, web]`) switches the agent's own
+    toolsets off, as Hermes reads it: said by doctor, not lost silently."""
+    home.mkdir()
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [file, terminal, web, todo]\n")
+    (said,) = [ln for ln in run(cli_env, "doctor").stdout.splitlines() if "agent's own" in ln]
+    assert said.startswith("toolsets  the agent's own off: ") and "todo" not in said
+    assert all(ts in said for ts in ("memory", "clarify", "delegation", "session_search"))
+    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [hermes-cli]\n")
+    assert "agent's own" not in run(cli_env, "doctor").stdout
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [todo]\n")
+    assert "agent's own" not in run(cli_env, "doctor").stdout  # switched off by name
+
+
 def test_a_composite_shows_the_toolsets_it_holds_on(cli_env, home: Path) -> None:
     home.mkdir()
     (home / "config.yaml").write_text("platform_toolsets:\n  cli: [hermes-cli]\n")

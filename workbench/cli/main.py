@@ -728,6 +728,7 @@ def _select_memory(runtime: Runtime, name: str | None) -> int:
 def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
 
     from workbench.core.report import (
+        agent_toolsets_left_out,
         collect_problems,
         home_exposure,
         home_io_problem,
@@ -760,6 +761,11 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
         _out(
             f"toolsets  not in hermes-tui: {', '.join(elsewhere)} (Hermes's, named in "
             "config.yaml: kept there for Hermes, nothing to offer here)"
+        )
+    if left_out := agent_toolsets_left_out(runtime):
+        _out(
+            f"toolsets  the agent's own off: {', '.join(left_out)} (platform_toolsets.cli "
+            f"does not name them; `hermes-tui toolsets enable {left_out[0]}` switches one on)"
         )
     for line in _terminal_report(runtime) + _sources_report(runtime) + _approvals_report(runtime):
         _out(line)

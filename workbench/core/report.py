@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.tools.memory import BUILTIN
+from workbench.core.tools.toolsets import AGENT_TOOLSETS
 
 if TYPE_CHECKING:
     from workbench.core.runtime import Runtime
@@ -87,6 +88,20 @@ def not_in_hermes_tui(runtime: Runtime) -> list[str]:
     if runtime.config.error:
         return []
     return runtime.choices.not_here(runtime.toolsets)
+
+
+def agent_toolsets_left_out(runtime: Runtime) -> list[str]:
+    """The agent's own toolsets (todo, memory, ...) that are off only because
+    `platform_toolsets.cli` is a list that does not name them (as in Hermes): an older
+    hermes-tui wrote such lists, so `doctor` says it rather than let them go silently."""
+    choices = runtime.choices
+    if runtime.config.error or choices.enabled is None:
+        return []
+    return [
+        ts
+        for ts in AGENT_TOOLSETS
+        if ts not in choices.disabled and not choices.is_enabled(ts, runtime.toolsets)
+    ]
 
 
 def home_exposure(home: Path) -> str:
