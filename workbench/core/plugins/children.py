@@ -34,8 +34,16 @@ MAX_CHILDREN = 256  # held per plugin (each holds a file descriptor)
 class Child:
     pid: int
     started: int  # field 22 of /proc/PID/stat: with the pid, this one process
-    command: str
+    seen: str  # its command line when last read
     handle: int | None = field(default=None, repr=False)  # a pidfd, when the kernel has them
+
+    @property
+    def command(self) -> str:
+        """Its command line, read again while it runs: one read while it is in the middle
+        of its exec (found right after its fork) is empty, or still its parent's."""
+        if self.running and (now := _command(self.pid)):
+            self.seen = now
+        return self.seen
 
     @property
     def running(self) -> bool:
