@@ -844,6 +844,8 @@ def _approvals_report(runtime: Runtime) -> list[str]:
         "          writes outside the working directory ask"
         + (f", except under {', '.join(roots)} (approvals.write_roots)" if roots else ""),
     ]
+    if broker.mode_note:  # Hermes's `smart`: said, not a problem (ask is the safer one)
+        lines.append(f"          {broker.mode_note}")
     lines += [f"          {line}" for line in policy.notes]
     return lines
 
