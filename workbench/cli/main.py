@@ -349,6 +349,8 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
     only = None
     if args.command == "call":  # only the server that would own the tool
         only = [c.name for c in manager.configs if args.name.startswith(tool_name(c.name, ""))]
+    elif args.command in ("chat", "replay"):  # a lazy server joins when it is ready
+        only = [c.name for c in manager.configs if not c.lazy]
     settled = manager.wait_settled(
         float(wait) if isinstance(wait, int | float) and wait > 0 else 10.0, only
     )
