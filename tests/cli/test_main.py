@@ -457,3 +457,16 @@ def test_doctor_says_approvals_smart_falls_back_to_ask_and_names_bad_hermes_keys
         "terminal.timeout must be 1 or more, not 0: the default is used",
     ):
         assert f"  - {said}" in out.stdout, out.stdout
+
+
+def test_call_says_once_that_approvals_mode_smart_is_ask(
+    cli_env, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("approvals:\n  mode: smart\n")
+    (tmp_path / "a.txt").write_text("alpha\n")
+    out = run(cli_env, "call", "read_file", "--args", '{"path": "a.txt"}', cwd=tmp_path)
+    assert out.returncode == 0 and "alpha" in out.stdout
+    assert out.stderr.count("approvals.mode: smart") == 1 and "(mode ask)" in out.stderr
+    quiet = run(cli_env, "call", "--yes", "read_file", "--args", '{"path": "a.txt"}', cwd=tmp_path)
+    assert "smart" not in quiet.stderr  # --yes: approvals are off, nothing falls back

@@ -559,6 +559,8 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
         project=Path(args.cwd) if args.cwd else None,
         asker=runtime.asker,
     )
+    if broker.mode_note:  # Hermes's `smart`: what it is here instead, said once
+        _err(f"hermes-tui: {broker.mode_note}")
     if sys.stdin.isatty():
         from workbench.cli.prompt import TerminalPrompt
 
