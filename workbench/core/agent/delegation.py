@@ -50,15 +50,20 @@ class Limits:
 
     @classmethod
     def from_config(cls, get: Callable[[str], Any]) -> Limits:
-        depth = hermes_keys.read(get, hermes_keys.MAX_SPAWN_DEPTH)
         children = hermes_keys.read(get, hermes_keys.MAX_CHILDREN).value
         return cls(
-            DEFAULT_MAX_DEPTH
-            if depth.value is None
-            else int(depth.value) + (depth.key == hermes_keys.MAX_SPAWN_DEPTH.name),
+            _max_depth(hermes_keys.read(get, hermes_keys.MAX_SPAWN_DEPTH)),
             DEFAULT_MAX_CONCURRENT if children is None else int(children),
             _timeout(hermes_keys.read(get, hermes_keys.CHILD_TIMEOUT)),
         )
+
+
+def _max_depth(found: hermes_keys.Found) -> int:
+    if found.value is None:
+        return DEFAULT_MAX_DEPTH
+    if found.key == hermes_keys.MAX_SPAWN_DEPTH.name:  # Hermes counts the levels that spawn
+        return int(found.value) + 1
+    return int(found.value)  # our delegation.max_depth counts the levels that run
 
 
 def _timeout(found: hermes_keys.Found) -> float | None:
