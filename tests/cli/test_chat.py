@@ -504,3 +504,19 @@ def test_on_a_terminal_the_answer_typed_goes_to_the_question_asked_after_a_clari
     assert "that question is no longer asked (no answer in time)" in stderr
     clarified = json.loads(fake.requests[1]["messages"][-1]["content"])
     assert clarified["answer"] == "" and "no answer" in clarified["note"]
+
+
+def test_approvals_mode_smart_is_said_once_to_fall_back_to_ask(
+    env, fake: FakeOpenAI, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("approvals:\n  mode: smart\n")
+    fake.add(tools(("terminal", {"command": "rm -rf build"})), text("I could not."))
+    out = run(env, "chat", "clean up", cwd=tmp_path)
+    said = [ln for ln in out.stderr.splitlines() if "approvals.mode: smart" in ln]
+    assert said == [
+        "hermes-tui: approvals.mode: smart (Hermes's default: an auxiliary model approves "
+        "low-risk commands) is not supported by hermes-tui: every call that needs approval "
+        "asks you (mode ask)"
+    ]
+    assert "✖ terminal denied" in out.stderr  # asked, and headless no one answers: denied

@@ -432,3 +432,41 @@ def test_a_dry_run_says_what_a_switch_would_change_and_saves_nothing(cli_env, ho
     tool = run(cli_env, "tools", "disable", "terminal", "--dry-run")
     assert re.search(r"^tool terminal off: -\d+ tokens each request", tool.stdout)
     assert run(cli_env, "tools", "disable", "nope", "--dry-run").returncode == 2
+
+
+def test_doctor_says_approvals_smart_falls_back_to_ask_and_names_bad_hermes_keys(
+    cli_env, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("approvals:\n  mode: smart\n")
+    out = run(cli_env, "doctor")
+    assert "approvals mode ask, " in out.stdout
+    assert "approvals.mode: smart (Hermes's default" in out.stdout and "(mode ask)" in out.stdout
+    assert "no problems found" in out.stdout  # said, not a problem: ask is the safer one
+    (home / "config.yaml").write_text(
+        "approvals:\n  mode: sometimes\nagent:\n  max_turns: -1\n"
+        "delegation:\n  max_concurrent_children: three\nterminal:\n  timeout: 0\n"
+    )
+    out = run(cli_env, "doctor")
+    assert out.returncode == 1
+    for said in (
+        "approvals.mode must be manual (ask), smart or off, not 'sometimes': ask is used",
+        "agent.max_turns must be 1 or more, not -1: the default is used",
+        "delegation.max_concurrent_children must be a whole number (1 or more), not 'three': "
+        "the default is used",
+        "terminal.timeout must be 1 or more, not 0: the default is used",
+    ):
+        assert f"  - {said}" in out.stdout, out.stdout
+
+
+def test_call_says_once_that_approvals_mode_smart_is_ask(
+    cli_env, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("approvals:\n  mode: smart\n")
+    (tmp_path / "a.txt").write_text("alpha\n")
+    out = run(cli_env, "call", "read_file", "--args", '{"path": "a.txt"}', cwd=tmp_path)
+    assert out.returncode == 0 and "alpha" in out.stdout
+    assert out.stderr.count("approvals.mode: smart") == 1 and "(mode ask)" in out.stderr
+    quiet = run(cli_env, "call", "--yes", "read_file", "--args", '{"path": "a.txt"}', cwd=tmp_path)
+    assert "smart" not in quiet.stderr  # --yes: approvals are off, nothing falls back

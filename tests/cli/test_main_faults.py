@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import BIN, run
+from tests.support.fake_openai import FakeOpenAI, text
 from tests.support.yaml_bomb import alias_bomb
 
 
@@ -151,3 +152,20 @@ def test_a_server_printing_garbage_costs_one_line(cli_env, home: Path, tmp_path:
     doctor = run(cli_env, "doctor")
     assert "1000 line(s) of its output were not JSON-RPC messages" in doctor.stdout
     assert len(doctor.stdout.splitlines()) < 40 and "Traceback" not in doctor.stdout
+
+
+def test_chat_does_not_wait_for_a_lazy_server(
+    cli_env, home: Path, tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    mcp_config(home, markers, silent="silent_server.py")
+    env = {**cli_env, "OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": fake.api_key}
+    fake.add(text("hi"), text("hi"))
+    waited = run(env, "chat", "hello", cwd=tmp_path)
+    assert "MCP server silent is not ready" in waited.stderr  # waited 2 s, then said
+    config = home / "config.yaml"
+    config.write_text(config.read_text() + "    lazy: true\n")
+    lazy = run(env, "chat", "hello", cwd=tmp_path)
+    assert lazy.returncode == 0 and lazy.stdout.strip() == "hi"
+    assert "not ready" not in lazy.stderr and "unknown key" not in lazy.stderr

@@ -137,3 +137,18 @@ async def test_esc_cancels_a_running_call_through_the_controller_and_the_session
         await send(pilot, screen, "and now?")
         await wait_until(pilot, lambda: "answered" in turn_line(screen), 10)
         assert app.controller.session is session
+
+
+async def test_approvals_mode_smart_is_said_once_in_the_sessions_log(server, home: Path) -> None:
+    config = home / "config.yaml"
+    config.write_text(config.read_text() + "approvals:\n  mode: smart\n")
+    server.add(text("Hello."))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "hi")
+        await wait_until(pilot, lambda: "answered" in turn_line(screen), 10)
+        notes = [str(w.content) for w in screen.query(".note")]
+        said = [n for n in notes if "approvals.mode: smart" in n]
+        assert len(said) == 1 and "(mode ask)" in said[0], notes
+        assert app.controller.runtime.broker.mode == "ask"

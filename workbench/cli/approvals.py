@@ -73,6 +73,7 @@ def _list(book, args: argparse.Namespace) -> int:
 
 
 def _test(runtime: Runtime, book, args: argparse.Namespace) -> int:
+    from workbench.core.execution.approval import read_mode
     from workbench.core.policy.simulate import simulate
     from workbench.core.runtime import write_roots
 
@@ -83,7 +84,7 @@ def _test(runtime: Runtime, book, args: argparse.Namespace) -> int:
     name, arguments = call
     if name != "terminal" and runtime.registry.get_entry(name) is None:
         _err(f"note: no tool named {name!r} is registered; judged on its name only")
-    mode = str(runtime.config.get("approvals.mode", "ask")).lower()
+    mode, _, _ = read_mode(runtime.config.get("approvals.mode"))
     cwd = os.path.abspath(args.cwd or os.getcwd())
     result = simulate(
         book.policy,
@@ -92,7 +93,7 @@ def _test(runtime: Runtime, book, args: argparse.Namespace) -> int:
         arguments,
         cwd,
         write_roots(runtime.config),
-        mode_off=mode in ("off", "false", "no"),
+        mode_off=mode == "off",
         confined=_confined(runtime),
     )
     if args.json:

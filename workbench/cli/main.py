@@ -349,6 +349,8 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
     only = None
     if args.command == "call":  # only the server that would own the tool
         only = [c.name for c in manager.configs if args.name.startswith(tool_name(c.name, ""))]
+    elif args.command in ("chat", "replay"):  # a lazy server joins when it is ready
+        only = [c.name for c in manager.configs if not c.lazy]
     settled = manager.wait_settled(
         float(wait) if isinstance(wait, int | float) and wait > 0 else 10.0, only
     )
@@ -557,6 +559,8 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
         project=Path(args.cwd) if args.cwd else None,
         asker=runtime.asker,
     )
+    if broker.mode_note:  # Hermes's `smart`: what it is here instead, said once
+        _err(f"hermes-tui: {broker.mode_note}")
     if sys.stdin.isatty():
         from workbench.cli.prompt import TerminalPrompt
 
@@ -844,6 +848,8 @@ def _approvals_report(runtime: Runtime) -> list[str]:
         "          writes outside the working directory ask"
         + (f", except under {', '.join(roots)} (approvals.write_roots)" if roots else ""),
     ]
+    if broker.mode_note:  # Hermes's `smart`: said, not a problem (ask is the safer one)
+        lines.append(f"          {broker.mode_note}")
     lines += [f"          {line}" for line in policy.notes]
     return lines
 

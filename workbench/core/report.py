@@ -7,6 +7,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core import hermes_keys
+from workbench.core.execution.approval import read_mode
 from workbench.core.tools.memory import BUILTIN
 from workbench.core.tools.toolsets import AGENT_TOOLSETS
 
@@ -186,6 +188,9 @@ def collect_problems(runtime: Runtime) -> list[str]:
         if state.status == "failed":
             problems.append(f"plugin {state.key}: {state.error}")
     problems.extend(backend_problems(runtime))
+    problems.extend(hermes_keys.problems(runtime.config.get))  # a bad value, and its default
+    if mode_problem := read_mode(runtime.config.get("approvals.mode"))[2]:
+        problems.append(mode_problem)
     problems.extend(runtime.checkpoints().problems)  # a bad `checkpoints:` value, and its fallback
     memory = runtime.memory
     if memory.selected != BUILTIN and memory.plugin is None:

@@ -8,6 +8,7 @@ session from its transcript.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -91,6 +92,8 @@ class ChatSession:
             self.notes.append(unknown)
         if broker is not None and broker.book.policy.fail_closed:  # e.g. an untrusted config
             self.notes.append(f"every call asks: {broker.book.policy.fail_closed}")
+        if broker is not None and broker.mode_note:  # e.g. Hermes's `smart`, said once
+            self.notes.append(broker.mode_note)
         self.transcript.on_failure = self._tell  # a full disk later in the session
         if resume is None:
             self.transcript.record("session", id=session_id, model=settings.describe(), cwd=cwd)
@@ -148,7 +151,9 @@ class ChatSession:
     def _limit_delegation(self, executor: Any) -> None:
         """delegate_task runs under its own timeout, not the tools' (a sub-agent takes longer)."""
         limits = Limits.from_config(self.runtime.config.get)
-        executor.tool_timeouts.setdefault(DELEGATE, limits.timeout + 5)
+        # no limit (child_timeout_seconds: 0): none here either
+        wall = math.inf if limits.timeout is None else limits.timeout + 5
+        executor.tool_timeouts.setdefault(DELEGATE, wall)
 
     def _subagents_dir(self) -> Path:
         return transcript.sessions_dir(self.runtime.home) / self.id

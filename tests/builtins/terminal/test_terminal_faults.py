@@ -370,3 +370,30 @@ def test_cancelling_the_turn_kills_the_command_and_frees_the_next_call(tmp_path:
     assert outcome.status == "cancelled"
     assert wait_until_gone(marker) == []
     assert after.status == "ok" and json.loads(after.content)["output"] == "next\n"
+
+
+def test_terminal_timeout_is_the_default_for_a_command_that_names_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.core.runtime import load_runtime
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("terminal:\n  timeout: 1\n")
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    runtime = load_runtime(home, load_plugins=False)
+    executor = runtime.executor(broker=None, cwd=str(tmp_path))
+    try:
+        (unnamed, named) = asyncio.run(
+            executor.run(
+                [
+                    {"id": "1", "name": "terminal", "arguments": {"command": "sleep 30"}},
+                    {"id": "2", "name": "terminal", "arguments": {"command": "sleep 2; echo late", "timeout": 5}},
+                ]
+            )
+        )  # fmt: skip
+    finally:
+        executor.shutdown()
+    said = json.loads(unnamed.content)
+    assert said["status"] == "timeout" and "timed out after 1s" in said["error"]
+    assert named.status == "ok" and "late" in json.loads(named.content)["output"]  # its own wins

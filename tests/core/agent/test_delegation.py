@@ -16,8 +16,9 @@ from tests.support.fake_openai import FakeOpenAI, error, text, tools
 from tests.support.tools import schema
 from tests.support.waiting import PATIENCE, seen, until
 from workbench.core.agent import transcript
-from workbench.core.agent.delegation import SubagentFinished, SubagentStarted
+from workbench.core.agent.delegation import Delegation, Limits, SubagentFinished, SubagentStarted
 from workbench.core.commands import set_toolset
+from workbench.core.config import load_config
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
 from workbench.core.runtime import load_runtime
@@ -297,4 +298,112 @@ async def test_a_script_a_subagent_wrote_asks_when_its_parent_runs_it(
     await session.turn("clean up")
     assert (workdir / "cleanup.sh").exists() and (workdir / "data").is_dir()
     assert any("cleanup.sh, which was written" in reason for reason in asked), asked
+    await session.close()
+
+
+async def test_max_spawn_depth_lets_a_subagent_delegate_once_more_and_wins_over_max_depth(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    # Hermes's key (agents at depth 0 and 1 may delegate) wins over our alias (none may)
+    (home / "config.yaml").write_text("delegation:\n  max_spawn_depth: 2\n  max_depth: 1\n")
+    fake.add(tools(("delegate_task", {"goal": "middle"})), text("top done"))
+    fake.route("middle", tools(("delegate_task", {"goal": "leaf"})), text("middle done"))
+    fake.route("leaf", text("leaf done"))
+    session, events = await make_session()
+    finished = await session.turn("nest twice")
+    assert finished.text == "top done"
+    top, middle, leaf = fake.requests[0], fake.requests[1], fake.requests[2]
+    assert "delegate_task" in offered(top) and "delegate_task" in offered(middle)
+    assert "delegate_task" not in offered(leaf)  # depth 2: the leaf floor
+    started = [e.goal for e in events if isinstance(e, SubagentStarted)]
+    assert started == ["middle", "leaf"]
+    (answer,) = results(fake)
+    assert answer["answer"] == "middle done"
+    await session.close()
+
+
+async def test_a_call_past_the_spawn_depth_is_refused_saying_which_key_to_raise() -> None:
+    limits = Limits.from_config(lambda key: {"delegation.max_spawn_depth": 1}.get(key))
+    spawned: list[object] = []
+    grandchild = Delegation(
+        depth=1,
+        limits=lambda: limits,
+        offered=lambda: ["read_file"],
+        toolset_of=lambda name: "file",
+        spawn=spawned.append,  # type: ignore[arg-type]
+        emit=lambda event: None,
+        counter=[0],
+    )
+    result = json.loads(await grandchild({"goal": "deeper"}))
+    assert (
+        "Delegation depth limit reached (depth 1, delegation.max_spawn_depth 1)" in result["error"]
+    )
+    assert spawned == []
+
+
+async def test_max_concurrent_children_bounds_the_subagents_running_at_once(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "delegation:\n  max_concurrent_children: 1\n  max_concurrent: 5\n"
+    )
+    fake.add(
+        tools(("delegate_task", {"goal": "inspect alpha"}), ("delegate_task", {"goal": "inspect beta"})),
+        text("both done"),
+    )  # fmt: skip
+    fake.route("inspect alpha", text("alpha ok", chunks=5, delay=0.05))
+    fake.route("inspect beta", text("beta ok", chunks=5, delay=0.05))
+    session, events = await make_session()
+    finished = await session.turn("look at both")
+    assert finished.text == "both done"
+    kinds = [type(e).__name__ for e in events if isinstance(e, SubagentStarted | SubagentFinished)]
+    assert kinds == ["SubagentStarted", "SubagentFinished"] * 2  # one after the other
+    assert "at most 1 run at a time" in next(
+        t["function"]["description"]
+        for t in fake.requests[0]["tools"]
+        if t["function"]["name"] == "delegate_task"
+    )
+    await session.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "timeout"),
+    [
+        ("child_timeout_seconds: 45", 45.0),
+        ("child_timeout_seconds: 5", 30.0),  # Hermes's floor
+        ("child_timeout_seconds: 0", None),  # no limit, as in Hermes
+        ("child_timeout_seconds: 0\n  timeout: 2", None),  # Hermes's key wins
+        ("timeout: 2", 2.0),  # ours alone: no floor
+        ("child_timeout_seconds: soon", 600.0),  # not a number: the default
+    ],
+)
+def test_child_timeout_seconds_is_read_as_hermes_reads_it(
+    tmp_path: Path, text: str, timeout: float | None
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(f"delegation:\n  {text}\n")
+    assert Limits.from_config(load_config(path).get).timeout == timeout
+
+
+async def test_a_subagent_without_a_time_limit_is_not_cut_by_the_tools_timeout(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "delegation:\n  child_timeout_seconds: 0\ntools:\n  timeout: 0.3\n"
+    )
+    fake.add(tools(("delegate_task", {"goal": "steady work"})), text("done"))
+    fake.route("steady work", text("word " * 20, chunks=20, delay=0.05))  # about 1 s
+    session, _ = await make_session()
+    await session.turn("go")
+    (result,) = results(fake)
+    assert result["complete"] is True and result["answer"].startswith("word")
+    description = next(
+        t["function"]["description"]
+        for t in fake.requests[0]["tools"]
+        if t["function"]["name"] == "delegate_task"
+    )
+    assert "it has no time limit" in description
     await session.close()

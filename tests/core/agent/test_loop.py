@@ -13,10 +13,13 @@ from tests.support.conversation import tool_messages
 from tests.support.fake_openai import FakeOpenAI, cut, error, garbage, text, tools
 from tests.support.waiting import seen, until
 from workbench.core.agent import transcript
+from workbench.core.agent.events import ContextNotice
 from workbench.core.agent.loop import ServerTimings, TextDelta, TurnFinished
 from workbench.core.asking import AskKind
+from workbench.core.config import load_config
 from workbench.core.execution.approval import ApprovalBroker
 from workbench.core.execution.executor import ToolCallFinished, ToolCallStarted
+from workbench.core.model.settings import resolve
 from workbench.core.runtime import load_runtime
 
 
@@ -195,6 +198,33 @@ async def test_round_cap_then_one_final_answer_with_tool_choice_none(
     # the same tools as the rounds before: the request's prefix (a server's prompt cache) holds
     assert last["tools"] == fake.requests[0]["tools"]
     assert last["messages"][:-1] == fake.requests[-2]["messages"] + last["messages"][-3:-1]
+    await session.close()
+
+
+async def test_agent_max_turns_ends_the_loop_after_that_many_model_calls_and_says_so(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("agent:\n  max_turns: 2\nmodel:\n  max_rounds: 6\n")
+    settings = resolve(load_config(home / "config.yaml"), env={"OPENAI_API_KEY": "k"},
+                       base_url=fake.url, model="test-model")  # fmt: skip
+    fake.add(*[tools(("read_file", {"path": "a.txt"})) for _ in range(5)], text("summary"))
+    session, events = await make_session(max_rounds=settings.max_rounds)
+    finished = await session.turn("loop")
+    assert (finished.reason, finished.rounds, len(fake.requests)) == ("max_rounds", 3, 3)
+    assert fake.requests[-1]["tool_choice"] == "none"  # the third call answers
+    (notice,) = [e.text for e in events if isinstance(e, ContextNotice)]
+    assert "limit of 2 model call(s) with tools (agent.max_turns)" in notice
+    await session.close()
+
+
+async def test_a_turn_that_answers_within_max_turns_says_nothing_of_it(
+    make_session, fake: FakeOpenAI
+) -> None:
+    fake.add(tools(("read_file", {"path": "a.txt"})), text("done"))
+    session, events = await make_session(max_rounds=2)
+    assert (await session.turn("once")).reason == "answered"
+    assert not [e for e in events if isinstance(e, ContextNotice)]
     await session.close()
 
 

@@ -89,8 +89,9 @@ async def test_a_second_written_call_is_not_run_and_not_shown_as_the_answer(
     assert len(fake.requests) == 3  # within the turn's limits: no fourth request
     ran = [e.name for e in events if isinstance(e, ToolCallFinished)]
     assert ran == ["read_file", "read_file"]  # the first written call ran, the second did not
-    notices = [e.text for e in events if isinstance(e, ContextNotice)]
-    assert notices and "read_file" in notices[0] and "not run" in notices[0]
+    limit, written = [e.text for e in events if isinstance(e, ContextNotice)]
+    assert "agent.max_turns" in limit  # the limit reached, said first
+    assert "read_file" in written and "not run" in written and "agent.max_turns" in written
     assert _shown(events) == ""
     # the conversation stays one the API accepts: the unrun call has its result
     assert session.agent.messages[-1]["role"] == "tool"

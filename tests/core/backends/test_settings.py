@@ -159,3 +159,13 @@ def test_a_limit_that_cannot_be_read_keeps_the_default(tmp_path: Path, value: ob
     assert found.problems == [
         f"terminal.bubblewrap_max_procs must be a whole number (0: no limit), not {value!r}: 256"
     ]
+
+
+def test_terminal_timeout_is_the_backends_command_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TERMINAL_TIMEOUT", raising=False)
+    assert backend(tmp_path).command_timeout == 180  # Hermes's default
+    assert backend(tmp_path, timeout=42).command_timeout == 42
+    assert backend(tmp_path, timeout="soon").command_timeout == 180  # doctor says why
+    assert backend(tmp_path, backend="docker", timeout=9).command_timeout == 9  # every backend

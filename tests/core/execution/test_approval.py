@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.waiting import until
 from workbench.core.config import load_config
-from workbench.core.execution.approval import ApprovalBroker, Choice, parse_answer
+from workbench.core.execution.approval import ApprovalBroker, Choice, parse_answer, read_mode
 from workbench.core.policy import Action, Rule, Scope
 from workbench.core.safety import analyze_command
 
@@ -203,3 +203,32 @@ def test_config_mode_and_timeout(tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text("approvals:\n  mode: off\n  timeout: 15\n")
     broker = ApprovalBroker.from_config(load_config(tmp_path / "config.yaml"))
     assert (broker.mode, broker.timeout) == ("off", 15.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "mode", "noted"),
+    [
+        ("mode: smart", "ask", True),  # Hermes's default: not supported here, said
+        ("mode: manual", "ask", False),  # Hermes's name for ask
+        ("mode: ask", "ask", False),
+        ("mode: off", "off", False),  # YAML reads a bare off as False
+        ("mode: 'off'", "off", False),
+        ("timeout: 30", "ask", False),
+    ],
+)
+def test_approvals_mode_as_hermes_names_it(
+    tmp_path: Path, text: str, mode: str, noted: bool
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(f"approvals:\n  {text}\n")
+    broker = ApprovalBroker.from_config(load_config(path))
+    assert broker.mode == mode and ("smart" in broker.mode_note) is noted
+    assert ApprovalBroker.from_config(load_config(path), mode="off").mode_note == ""  # --yes
+
+
+def test_a_mode_that_is_none_of_them_asks_and_is_a_problem() -> None:
+    assert read_mode("sometimes") == (
+        "ask",
+        "",
+        "approvals.mode must be manual (ask), smart or off, not 'sometimes': ask is used",
+    )

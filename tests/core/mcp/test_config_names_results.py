@@ -96,3 +96,10 @@ def test_results_in_hermes_shapes() -> None:
         type="resource", resource=types.TextResourceContents(uri="demo://a", text="body")
     )
     assert json.loads(convert(result(resource))) == {"result": "[resource demo://a]\nbody"}
+
+
+def test_lazy_is_hermes_key_read_as_a_boolean() -> None:
+    lazy = parse_server("docs", {"command": "x", "lazy": True})
+    assert lazy.lazy and lazy.warnings == []  # a known key: no "unknown key" warning
+    assert parse_server("docs", {"command": "x", "lazy": "yes"}).lazy
+    assert not parse_server("docs", {"command": "x"}).lazy

@@ -280,3 +280,16 @@ def test_model_threads_sets_both_phases_or_each(setup, value, batch, generate) -
 def test_model_threads_that_is_not_a_count_is_refused(setup, value) -> None:
     with pytest.raises(ModelConfigError, match=r"model\.threads"):
         setup(f"model:\n  local: qwen2.5-coder-0.5b\n  threads: {value}\n")
+
+
+def test_agent_max_turns_is_hermes_name_for_max_rounds_and_wins(setup) -> None:
+    hosted = "model:\n  default: m\n  base_url: http://127.0.0.1:9/v1\n"
+    env = {"OPENAI_API_KEY": "k"}
+    assert setup(hosted + "agent:\n  max_turns: 90\n", env=env).max_rounds == 90
+    both = hosted + "  max_rounds: 5\nagent:\n  max_turns: 2\n"
+    assert setup(both, env=env).max_rounds == 2  # Hermes's name wins
+    assert setup(both, env=env, max_rounds=7).max_rounds == 7  # the flag over both
+    bad = hosted + "  max_rounds: 5\nagent:\n  max_turns: many\n"
+    assert setup(bad, env=env).max_rounds == ModelSettings.max_rounds  # said by doctor
+    spec = MODELS[DEFAULT_MODEL]
+    assert setup("agent:\n  max_turns: 4\n").max_rounds == 4 != spec.rounds  # the bundled too

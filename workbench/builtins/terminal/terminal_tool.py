@@ -68,7 +68,10 @@ TERMINAL_SCHEMA = {
             "command": {"type": "string", "description": "The command to run"},
             "timeout": {
                 "type": "integer",
-                "description": f"Seconds to wait (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT})",
+                "description": (
+                    f"Seconds to wait (default: the user's terminal.timeout, else "
+                    f"{DEFAULT_TIMEOUT}; max {MAX_TIMEOUT})"
+                ),
                 "minimum": 1,
                 "maximum": MAX_TIMEOUT,
             },
@@ -95,8 +98,10 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
         return _blocked(
             f"needs the user's approval ({'; '.join(verdict.reasons)})", "approval_required"
         )
-    timeout = min(int(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     backend = backend_for(kw)  # where it runs: here, in the sandbox or over ssh; never elsewhere
+    # the model's timeout is capped; the user's own (terminal.timeout) is not
+    asked = args.get("timeout")
+    timeout = min(int(asked), MAX_TIMEOUT) if asked else backend.command_timeout
     place = backend.place(args.get("workdir"), str(cwd))
     try:
         spawn = backend.shell(command, place, timeout, session=session)

@@ -5,9 +5,12 @@ name) and result budgets, and a set of tools never larger than the parent's: the
 it asks for, cut down to what the parent may use. Its tool calls are events like the
 parent's, labelled with its name and the call that started it. Its final answer is the
 call's result (budgeted like any other); a failure, a timeout or a cancel is a clear error.
-Several delegated tasks in one batch run at once, up to `delegation.max_concurrent`; an
-agent at depth d may delegate only while d + 1 < `delegation.max_depth` (default 2: the
-top agent may, its sub-agents may not).
+Several delegated tasks in one batch run at once, up to `delegation.max_concurrent_children`
+(default 3); an agent at depth d may delegate only while d < `delegation.max_spawn_depth`
+(default 1: the top agent may, its sub-agents may not); a sub-agent is stopped after
+`delegation.child_timeout_seconds` (0: never; Hermes's floor is 30 s). Our older names
+`delegation.max_concurrent`, `delegation.max_depth` (one more than max_spawn_depth) and
+`delegation.timeout` are read when Hermes's are not set (core.hermes_keys).
 """
 
 from __future__ import annotations
@@ -18,13 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from workbench.core import hermes_keys
 from workbench.core.agent.events import SubagentFinished, SubagentStarted
 from workbench.core.tools.errors import tool_error, tool_result
 
 NAME = "delegate_task"
 DEFAULT_MAX_DEPTH = 2
 DEFAULT_MAX_CONCURRENT = 3
-DEFAULT_TIMEOUT = 600.0
+DEFAULT_TIMEOUT = 600.0  # when neither key is set: Hermes has none, but a stuck one must end
+HERMES_TIMEOUT_FLOOR = 30.0  # Hermes raises a shorter child_timeout_seconds to this
 SUBAGENT_PROMPT = (
     "You are a sub-agent: another agent gave you one task. Work on it with the tools you "
     "have, then answer with a short report of what you did and found; that answer is all "
@@ -34,21 +39,41 @@ SUBAGENT_PROMPT = (
 
 @dataclass(frozen=True)
 class Limits:
-    max_depth: int = DEFAULT_MAX_DEPTH
+    max_depth: int = DEFAULT_MAX_DEPTH  # agents at depth d < max_depth - 1 may delegate
     max_concurrent: int = DEFAULT_MAX_CONCURRENT
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
+
+    @property
+    def spawn_depth(self) -> int:
+        """Hermes's delegation.max_spawn_depth: agents at depth d < it may delegate."""
+        return self.max_depth - 1
 
     @classmethod
     def from_config(cls, get: Callable[[str], Any]) -> Limits:
-        def number(key: str, default: float) -> float:
-            value = get(f"delegation.{key}")
-            return value if isinstance(value, int | float) and value > 0 else default
-
+        children = hermes_keys.read(get, hermes_keys.MAX_CHILDREN).value
         return cls(
-            int(number("max_depth", DEFAULT_MAX_DEPTH)),
-            int(number("max_concurrent", DEFAULT_MAX_CONCURRENT)),
-            float(number("timeout", DEFAULT_TIMEOUT)),
+            _max_depth(hermes_keys.read(get, hermes_keys.MAX_SPAWN_DEPTH)),
+            DEFAULT_MAX_CONCURRENT if children is None else int(children),
+            _timeout(hermes_keys.read(get, hermes_keys.CHILD_TIMEOUT)),
         )
+
+
+def _max_depth(found: hermes_keys.Found) -> int:
+    if found.value is None:
+        return DEFAULT_MAX_DEPTH
+    if found.key == hermes_keys.MAX_SPAWN_DEPTH.name:  # Hermes counts the levels that spawn
+        return int(found.value) + 1
+    return int(found.value)  # our delegation.max_depth counts the levels that run
+
+
+def _timeout(found: hermes_keys.Found) -> float | None:
+    if found.value is None:
+        return DEFAULT_TIMEOUT
+    if found.value == 0:
+        return None
+    if found.key == hermes_keys.CHILD_TIMEOUT.name:
+        return max(HERMES_TIMEOUT_FLOOR, found.value)
+    return found.value
 
 
 @dataclass(frozen=True)
@@ -108,9 +133,9 @@ class Delegation:
                 "Hand one self-contained task to a sub-agent with its own conversation; its "
                 "final answer comes back as this call's result. Call it several times in one "
                 f"reply to run tasks at once (at most {limits.max_concurrent} run at a time). "
-                f"Depth limit {limits.max_depth}: sub-agents {further} delegate further. "
-                f"A sub-agent gets the toolsets you name (default: all of yours: "
-                f"{', '.join(toolsets) or 'none'}); it stops after {limits.timeout:g} s."
+                f"Spawn depth limit {limits.spawn_depth}: sub-agents {further} delegate "
+                f"further. A sub-agent gets the toolsets you name (default: all of yours: "
+                f"{', '.join(toolsets) or 'none'}); {_stops(limits.timeout)}."
             ),
             "parameters": {
                 "type": "object",
@@ -139,7 +164,9 @@ class Delegation:
         limits = self.limits()
         if not self.allowed:
             return tool_error(
-                f"delegate_task is not available at depth {self.depth} (limit {limits.max_depth})"
+                f"Delegation depth limit reached (depth {self.depth}, delegation.max_spawn_depth "
+                f"{limits.spawn_depth}): raise delegation.max_spawn_depth in config.yaml to let "
+                "sub-agents at this depth delegate"
             )
         goal = str(args.get("goal") or "").strip()
         if not goal:
@@ -216,6 +243,10 @@ class Delegation:
             complete=finished.reason == "answered",
             transcript=where,
         )
+
+
+def _stops(timeout: float | None) -> str:
+    return "it has no time limit" if timeout is None else f"it stops after {timeout:g} s"
 
 
 async def _stop(subagent: Subagent, running: asyncio.Future[Any], grace: float = 5.0) -> None:

@@ -80,7 +80,11 @@ ONE_CALL = "one_call"  # the finish of a lean reply whose stream was closed at a
 WRITTEN_RUNS = 1  # calls written as text in the final round run per turn, then it must answer
 WRITTEN_NOT_RUN = (
     "The model wrote a call to {name} instead of an answer after the tool-call limit; it was "
-    "not run. Ask it to go on (it keeps what it found), or raise model.max_rounds."
+    "not run. Ask it to go on (it keeps what it found), or raise agent.max_turns."
+)
+MAX_TURNS_REACHED = (
+    "The turn reached its limit of {n} model call(s) with tools (agent.max_turns): the model "
+    "is asked to answer from what it has, without tools."
 )
 FINAL_NUDGE = "[The tool-call limit for this turn is reached. Answer from what you have, without calling tools.]"
 
@@ -219,6 +223,8 @@ class Agent:
                     or self._only_repeats
                     or (rounds > 1 and time.monotonic() - started > limit)
                 )
+                if rounds == self.settings.max_rounds + 1:  # said once, when it is reached
+                    self._emit(ContextNotice(MAX_TURNS_REACHED.format(n=self.settings.max_rounds)))
                 reply = await self._round(rounds, final, tokens)
                 text = reply.text
                 if reply.calls or rounds > 1:

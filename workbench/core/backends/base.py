@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from workbench.core.backends.ssh import RemoteFiles
 
 
+DEFAULT_COMMAND_TIMEOUT = 180  # Hermes's terminal.timeout default
+
+
 class BackendError(Exception):
     """This call cannot run where the user said commands run; nothing ran, the message says why."""
 
@@ -35,6 +38,8 @@ class Backend:
     name: str = "local"
     passthrough: tuple[str, ...] = ()  # terminal.env_passthrough
     problems: list[str] = field(default_factory=list)  # reported by doctor, not fatal
+    # terminal.timeout (or TERMINAL_TIMEOUT): a command's seconds when the model names none
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT
 
     # When set, nothing runs: every terminal and file call returns this.
     refusal: str = ""

@@ -21,6 +21,7 @@ terminal:
   ssh_key: ~/.ssh/id_ed25519
   ssh_options: [UserKnownHostsFile=~/.ssh/known_hosts_work]   # more `ssh -o` options
   cwd: /srv/project         # where remote commands run (default: the remote home)
+  timeout: 180              # a command's seconds when the model names none (or TERMINAL_TIMEOUT)
 ```
 """
 
@@ -30,6 +31,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from workbench.core import hermes_keys
 from workbench.core.backends.base import Backend, LocalBackend, RefusedBackend
 from workbench.core.backends.environment import passthrough_names
 from workbench.core.backends.limits import KEYS, limits_from, process_limit_missing
@@ -80,6 +82,9 @@ def backend_from_config(config: Config, home: Path | None = None) -> Backend:
     else:
         backend = RefusedBackend(name=name, passthrough=passthrough)
     backend.problems.extend(problems)
+    timeout = hermes_keys.read(get, hermes_keys.TERMINAL_TIMEOUT).value  # doctor says a bad one
+    if timeout is not None:
+        backend.command_timeout = int(timeout)
     return backend
 
 

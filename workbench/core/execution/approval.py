@@ -39,6 +39,10 @@ from workbench.core.safety import Finding, Verdict
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 60.0
+SMART_NOTE = (
+    "approvals.mode: smart (Hermes's default: an auxiliary model approves low-risk commands) "
+    "is not supported by hermes-tui: every call that needs approval asks you (mode ask)"
+)
 SANDBOX_REFUSED = "sandbox-refused"  # the finding of a request to leave the sandbox
 
 
@@ -135,6 +139,22 @@ NO_ONE = (
 )
 
 
+def read_mode(raw: Any) -> tuple[str, str, str]:
+    """`approvals.mode` as hermes-tui runs it: the mode ("ask" or "off"), a note when the one
+    configured is Hermes's `smart` (supported there, not here), and a problem when it is not
+    a mode at all. Hermes's `manual` is our `ask`."""
+    if raw is None:
+        return "ask", "", ""
+    configured = "off" if raw is False else str(raw).strip().lower()  # YAML: bare `off` is False
+    if configured in ("off", "false", "no"):
+        return "off", "", ""
+    if configured in ("ask", "manual"):
+        return "ask", "", ""
+    if configured == "smart":
+        return "ask", SMART_NOTE, ""
+    return "ask", "", f"approvals.mode must be manual (ask), smart or off, not {raw!r}: ask is used"
+
+
 class ApprovalBroker:
     """Decides from `book`'s rules, and asks a person through `asker` what they leave open."""
 
@@ -149,6 +169,7 @@ class ApprovalBroker:
         asker: Asker | None = None,
     ) -> None:
         self.mode = mode
+        self.mode_note = ""  # an approvals.mode we do not support, and what is used instead
         self.asker = asker or Asker()
         self.timeout = timeout
         self.book = book or RuleBook(trusted=False)
@@ -170,17 +191,18 @@ class ApprovalBroker:
         asker: Asker | None = None,
     ) -> ApprovalBroker:
         """Rules from config.yaml (and a trusted project); mode and timeout from `approvals`."""
-        raw_mode = config.get("approvals.mode", "ask")  # YAML reads a bare `off` as False
-        configured = "off" if raw_mode is False else str(raw_mode).lower()
+        configured, note, _ = read_mode(config.get("approvals.mode"))
         timeout = config.get("approvals.timeout")
-        return cls(
-            mode=mode or ("off" if configured in ("off", "false", "no") else "ask"),
+        broker = cls(
+            mode=mode or configured,
             timeout=float(timeout)
             if isinstance(timeout, int | float) and timeout > 0
             else DEFAULT_TIMEOUT,
             book=RuleBook(config, project=project),
             asker=asker,
         )
+        broker.mode_note = "" if mode else note
+        return broker
 
     @property
     def config_path(self) -> Path | None:

@@ -827,6 +827,8 @@ class Executor:
     def _timeout_for(self, name: str, args: dict[str, Any]) -> float:
         timeout = self.tool_timeouts.get(name, self.timeout)
         requested = args.get("timeout") if name == "terminal" else None
+        if name == "terminal" and not requested and self.backend is not None:
+            requested = self.backend.command_timeout  # terminal.timeout: the user's default
         if isinstance(requested, int | float):
             timeout = max(timeout, float(requested) + 10)  # the tool's own limit fires first
         return timeout

@@ -45,6 +45,7 @@ KNOWN_KEYS = frozenset(
         "client_key",
         "sampling",
         "elicitation",
+        "lazy",  # a headless command does not wait for it at start (ServerConfig.lazy)
     }
 )
 DEFAULT_TIMEOUT = 300.0
@@ -70,6 +71,9 @@ class ServerConfig:
     mode: str = "legacy"
     cwd: str | None = None
     untrusted: bool = False  # trust: untrusted (Hermes's key)
+    # lazy: true: `chat` and `replay` start without waiting for it (it still connects in the
+    # background, and its tools are offered once it is ready); the TUI never waits for any
+    lazy: bool = False
     roots: list[str] | None = None  # None: the session's working directory; []: no roots
     problems: list[str] = field(default_factory=list)  # fatal: the server is not started
     warnings: list[str] = field(default_factory=list)  # reported, not fatal
@@ -127,6 +131,7 @@ def parse_server(name: str, entry: Any) -> ServerConfig:
     entry = interpolate(entry)
     server.warnings += [f"unknown key '{k}' (ignored)" for k in sorted(set(entry) - KNOWN_KEYS)]
     server.enabled = boolish(entry.get("enabled"), True)
+    server.lazy = boolish(entry.get("lazy"), False)
     server.parallel = boolish(entry.get("supports_parallel_tool_calls"), False)
     server.timeout = _seconds(entry, "timeout", DEFAULT_TIMEOUT, server)
     server.connect_timeout = _seconds(entry, "connect_timeout", DEFAULT_CONNECT_TIMEOUT, server)

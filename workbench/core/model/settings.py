@@ -2,8 +2,9 @@
 
 `model:` in config.yaml is a model name or a mapping: `default` (or `model`, or our `name`),
 `provider`, `base_url`, `max_tokens`, and our own keys (`api_key`, `api_key_env`,
-`context_window`, `temperature`, `max_rounds`, `local`, `threads`). API keys come from the environment
-or `$HERMES_HOME/.env` (the environment wins). The endpoint, first found wins:
+`context_window`, `temperature`, `max_rounds` (Hermes's `agent.max_turns` wins), `local`,
+`threads`). API keys come from the environment or `$HERMES_HOME/.env` (the environment
+wins). The endpoint, first found wins:
 
 1. `--base-url` (its key: `--api-key`, else OPENAI_API_KEY);
 2. `model.provider`: a provider that speaks the OpenAI protocol (core.model.providers), with its
@@ -25,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 from urllib.parse import urlparse
 
+from workbench.core import hermes_keys
 from workbench.core.config import Config
 from workbench.core.model import envfile, providers
 from workbench.core.model.local import DEFAULT_MODEL, MODELS
@@ -121,6 +123,8 @@ def resolve(
         dotenv = envfile.load(config.path.parent).values
     keys = _Keys(dict(os.environ if env is None else env), dotenv)
     section, plain = _section(config.get("model"))
+    # --max-rounds, else agent.max_turns (Hermes's), else model.max_rounds (ours)
+    rounds = flags.get("max_rounds") or hermes_keys.read(config.get, hermes_keys.MAX_TURNS).value
     name, name_from = _name(section, plain, flags)
     endpoint = _endpoint(section, keys, flags, name)
     common: dict[str, Any] = {  # the settings every endpoint shares
@@ -128,16 +132,13 @@ def resolve(
         or _int(section.get("context_length")),
         "temperature": _number(section.get("temperature"), DEFAULTS["temperature"]),
         "max_tokens": int(_number(section.get("max_tokens"), DEFAULTS["max_tokens"])),
-        "max_rounds": int(
-            flags.get("max_rounds") or _number(section.get("max_rounds"), DEFAULTS["max_rounds"])
-        ),
+        "max_rounds": int(rounds or DEFAULTS["max_rounds"]),
         "lean": section.get("lean") is True,
         "require_tool": section.get("first_tool_call") == "required",
         "turn_timeout": _number(section.get("turn_timeout"), DEFAULTS["turn_timeout"]),
     }
     if endpoint is None:
-        rounds_given = bool(flags.get("max_rounds")) or _int(section.get("max_rounds")) is not None
-        return _bundled(section, name, name_from, common, rounds_given)
+        return _bundled(section, name, name_from, common, rounds is not None)
     if not name and endpoint.provider not in ("openai-api", providers.CUSTOM):
         raise ModelConfigError(
             f"{endpoint.provider} is chosen ({endpoint.origin}) but no model is named: set "
