@@ -411,8 +411,17 @@ class ServerHandle:
         return client
 
     async def read_resource(self, uri: str) -> list[cat.Content]:
-        result = await self._ready_client().read_resource(uri, cache_mode="bypass")
-        return cat.contents(result)
+        return cat.contents(await self.read(uri))
+
+    async def read(self, uri: str) -> Any:
+        """The server's `resources/read` result as the SDK gives it (blobs still base64)."""
+        return await self._ready_client().read_resource(uri, cache_mode="bypass")
+
+    async def list_all(self, kind: str) -> list[Any]:
+        """Every resource or prompt (`kind`) the server lists now, page by page."""
+        client = self._ready_client()
+        lister = client.list_prompts if kind == "prompts" else client.list_resources
+        return await self._pages(lister, kind)
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
         return await self._ready_client().get_prompt(name, arguments)
