@@ -305,6 +305,10 @@ class MCPManager:
                 return await self._answer(handle, tool, args)
         except NotReady as exc:
             return utilities.error(str(exc))
+        except TimeoutError:  # the words handle.call uses for its tools
+            return utilities.error(
+                f"MCP call failed: TimeoutError: MCP call timed out after {handle.config.timeout:g}s"
+            )
         except Exception as exc:
             return utilities.failure(root_cause(exc))
 
