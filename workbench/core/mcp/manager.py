@@ -269,6 +269,7 @@ class MCPManager:
                 continue
             self.utilities[name] = (handle.name, tool)
             out.append(self._utility_registration(handle, tool, name))
+        handle.helpers = [r["name"] for r in out]
         return out
 
     def _utility_registration(self, handle: ServerHandle, tool: str, name: str) -> dict[str, Any]:

@@ -93,6 +93,7 @@ class ServerHandle:
         self.protocol = ""
         self.restarts = 0
         self.tools: list[Any] = []
+        self.helpers: list[str] = []  # Hermes's resources and prompts tools it was given
         self.refused: list[tuple[str, str]] = []
         self.client: Any = None
         self._stop = asyncio.Event()
@@ -125,7 +126,7 @@ class ServerHandle:
             self.name,
             self.state,
             transport,
-            len(self.tools),
+            self.tool_count,
             self.protocol,
             self.restarts,
             "; again: ".join(filter(None, (self.error, self.waiting()))),
@@ -162,7 +163,12 @@ class ServerHandle:
         self.state = state
         if error is not None:
             self.error = error
-        self._notify(ServerChanged(self.name, state, len(self.tools), self.error))
+        self._notify(ServerChanged(self.name, state, self.tool_count, self.error))
+
+    @property
+    def tool_count(self) -> int:
+        """The tools it gives the model: its own and the resources and prompts ones."""
+        return len(self.tools) + len(self.helpers)
 
     # -- the owner task ----------------------------------------------------------------
 
