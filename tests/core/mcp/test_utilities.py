@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import stat
+import sys
 from pathlib import Path
 
 import mcp.types as types
@@ -14,6 +15,7 @@ import pytest
 from workbench.core.mcp import catalog as cat
 from workbench.core.mcp import utilities
 from workbench.core.mcp.config import parse_server
+from workbench.core.tools.registry import ToolRegistry
 
 BOTH = cat.ServerInfo(capabilities={"resources": {}, "prompts": {"listChanged": False}})
 
@@ -84,3 +86,15 @@ def test_a_blob_that_does_not_decode_or_is_too_large_is_said(tmp_path: Path, mon
     too_big = utilities.save_blob(tmp_path, base64.b64encode(b"0123456789").decode(), "a://b", "")
     assert too_big.startswith("[MCP embedded resource too large to cache: ~")
     assert not list(tmp_path.iterdir())
+
+
+CLASHING = [sys.executable, str(Path(__file__).with_name("clashing_server.py"))]
+
+
+def test_a_servers_own_tool_keeps_a_utilitys_name(start, reg: ToolRegistry) -> None:
+    manager, _ = start({"c": {"command": CLASHING[0], "args": CLASHING[1:]}})
+    assert json.loads(reg.dispatch("mcp__c__get_prompt", {"name": "x"}))["result"] == "own tool: x"
+    assert "mcp__c__get_prompt" not in manager.utilities
+    prompts = json.loads(reg.dispatch("mcp__c__list_prompts", {}))["prompts"]
+    assert [p["name"] for p in prompts] == ["greet"]
+    assert manager.statuses()[0].tools == 4  # its own, list_prompts and the two for resources
