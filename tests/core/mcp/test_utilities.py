@@ -93,8 +93,11 @@ CLASHING = [sys.executable, str(Path(__file__).with_name("clashing_server.py"))]
 
 def test_a_servers_own_tool_keeps_a_utilitys_name(start, reg: ToolRegistry) -> None:
     manager, _ = start({"c": {"command": CLASHING[0], "args": CLASHING[1:]}})
-    assert json.loads(reg.dispatch("mcp__c__get_prompt", {"name": "x"}))["result"] == "own tool: x"
+    assert (
+        json.loads(str(reg.dispatch("mcp__c__get_prompt", {"name": "x"})))["result"]
+        == "own tool: x"
+    )
     assert "mcp__c__get_prompt" not in manager.utilities
-    prompts = json.loads(reg.dispatch("mcp__c__list_prompts", {}))["prompts"]
+    prompts = json.loads(str(reg.dispatch("mcp__c__list_prompts", {})))["prompts"]
     assert [p["name"] for p in prompts] == ["greet"]
     assert manager.statuses()[0].tools == 4  # its own, list_prompts and the two for resources
