@@ -231,7 +231,7 @@ def test_doctor_reports_sources(cli_env, home: Path) -> None:
         "  git:\n    command: no-such-mcp-server-git\n"
     )
     out = run(cli_env, "doctor")
-    assert "fx: ready, 8 tool(s), stdio" in out.stdout
+    assert "fx: ready, 12 tool(s), stdio"  # 4 of them Hermes's in out.stdout
     # Retried, or already parked when the report is late (a loaded machine): both say why.
     assert re.search(
         r"git: (reconnecting|parked) — command not found: no-such-mcp-server-git", out.stdout

@@ -135,7 +135,8 @@ def tool_change(runtime: Runtime, name: str, enabled: bool) -> tuple[Callable[[A
         return _mcp_change(runtime, server, tool, enabled)
     if entry is None:
         raise CommandFailed(_not_a_tool(runtime, name), usage=True)
-    if entry.source is ToolSource.MCP:
+    helpers = runtime.mcp.utilities if runtime.mcp is not None else {}
+    if entry.source is ToolSource.MCP and name not in helpers:  # helpers: tools.disabled
         originals = runtime.mcp.original_names if runtime.mcp is not None else {}
         server, tool = originals.get(name, (entry.owner, name))
         return _mcp_change(runtime, server, tool, enabled)

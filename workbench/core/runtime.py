@@ -119,6 +119,7 @@ class Runtime:
             self.registry,
             self.config.get("mcp_servers"),
             log_dir=self.home / "logs",
+            documents=self.home / "cache" / "documents",  # Hermes's folder for them
             on_event=on_event,
             asks=ServerAsks(asker=self.asker),  # a server's questions wait like the rest
         )
@@ -271,10 +272,11 @@ class Runtime:
         snapshot = self.registry.snapshot()
         off = {n: DISABLED_REASON for n in disabled_tools(config) if n in snapshot}
         originals = self.mcp.original_names if self.mcp is not None else {}
-        mcp = [
+        helpers = self.mcp.utilities if self.mcp is not None else {}
+        mcp = [  # a server's resources and prompts tools are not its tools: no filter on them
             (name, entry.owner, originals.get(name, (entry.owner, name))[1])
             for name, entry in snapshot.items()
-            if entry.source is ToolSource.MCP
+            if entry.source is ToolSource.MCP and name not in helpers
         ]
         if mcp:  # registered by a running manager, so the MCP package is loaded already
             from workbench.core.mcp.filters import switched_off

@@ -13,6 +13,7 @@ from tests.support.mcp import REAL_SERVERS as BIN
 from workbench.core.commands import set_tool
 from workbench.core.config import config_path, load_config
 from workbench.core.costs import offered_costs, preview_tool
+from workbench.core.mcp import utilities
 from workbench.core.mcp.filters import FilterError, switch
 from workbench.core.runtime import load_runtime
 
@@ -105,7 +106,10 @@ def test_with_an_include_list_the_switch_edits_that_list(home: Path) -> None:
     runtime = started(home)
     try:
         offered = [n for n in runtime.effective_tools() if n.startswith("mcp__ev__")]
-        assert offered == [ECHO]  # include wins: the rest are listed but switched off
+        # include wins: the rest are listed but switched off; as in Hermes, the server's
+        # resources and prompts tools are not among the tools the filter names
+        helpers = [f"mcp__ev__{t}" for t in utilities.RESOURCE_TOOLS + utilities.PROMPT_TOOLS]
+        assert sorted(offered) == sorted([ECHO, *helpers])
         other = "mcp__ev__get_tiny_image"
         assert "not in tools.include" in runtime.switched_off()[other]
         set_tool(runtime, other, True)
@@ -115,6 +119,28 @@ def test_with_an_include_list_the_switch_edits_that_list(home: Path) -> None:
         assert other in runtime.effective_tools()
         set_tool(runtime, ECHO, False)
         assert ECHO not in runtime.effective_tools()
+    finally:
+        runtime.stop_mcp()
+
+
+@needs_everything
+@pytest.mark.e2e  # the real `everything` server (npm): end-to-end
+def test_a_resources_or_prompts_tool_switches_alone_under_tools_disabled(home: Path) -> None:
+    """Hermes's filter never names them, so switching one writes our own key."""
+    load_runtime(home, load_plugins=False)
+    config_path(home).write_text(config())
+    runtime = started(home)
+    read = "mcp__ev__read_resource"
+    try:
+        assert read in runtime.effective_tools()
+        set_tool(runtime, read, False)
+        saved = load_config(config_path(home))
+        assert saved.get("tools.disabled") == [read] and saved.get("mcp_servers.ev.tools") is None
+        assert read not in runtime.effective_tools() and "mcp__ev__list_resources" in (
+            runtime.effective_tools()
+        )
+        set_tool(runtime, read, True)
+        assert read in runtime.effective_tools()
     finally:
         runtime.stop_mcp()
 

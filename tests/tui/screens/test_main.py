@@ -256,6 +256,10 @@ async def test_x_on_an_mcp_tool_writes_its_servers_exclude_list(home: Path) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         screen, tree = await sized(pilot, app)
         await wait_until(pilot, lambda: "✔ mcp__ev__echo" in labels(tree))
+        # Hermes's resources and prompts tools, under their server with its own tools
+        text = labels(tree)
+        server = next(i for i, t in enumerate(text) if t.startswith("☑ mcp-ev"))
+        assert {"✔ mcp__ev__read_resource", "✔ mcp__ev__get_prompt"} <= set(text[server:])
         # measured again once the server's tools came
         rows = screen.controller
         await wait_until(pilot, lambda: "mcp__ev__echo" in rows.rows.costs.tools)

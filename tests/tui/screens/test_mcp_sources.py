@@ -78,7 +78,7 @@ async def test_a_servers_info_resources_templates_and_prompts(configured: Path) 
         info = str(panel.query_one("#server-info").render())
         assert "catalog-server 1.2.3  protocol 2025-11-25" in info
         assert "capabilities  prompts, resources, tools" in info
-        assert "5 tools · 4 resources · 1 templates · 2 prompts" in info
+        assert "9 tools · 4 resources · 1 templates · 2 prompts" in info
         assert catalog_keys(panel) == [
             "resource:note://hello",
             "resource:data://config.json",

@@ -70,10 +70,11 @@ async def test_the_tree_shows_all_three_sources(home: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot, app)
         tree = screen.query_one(ToolsTree)
-        await wait_until(pilot, lambda: "MCP servers (8)" in labels(tree))
+        # its 8 tools and Hermes's 4 for its resources and prompts
+        await wait_until(pilot, lambda: "MCP servers (12)" in labels(tree))
         text = labels(tree)
         assert "Built-in (7)" in text and "Plugins (1)" in text
-        assert "☑ mcp-fx (8)" in text and "☑ positional (1)" in text and "✔ pos_echo" in text
+        assert "☑ mcp-fx (12)" in text and "☑ positional (1)" in text and "✔ pos_echo" in text
         assert "MCP 1/1 ready" in screen.sub_title and "1 plugin(s)" in screen.sub_title
         await pilot.press("f3")
         await pilot.pause()
@@ -308,7 +309,7 @@ async def test_sources_show_each_server_and_plugins_tools_size(home: Path) -> No
         await pilot.press("f3")
         panel = screen.query_one(SourcesPanel)
         servers, plugins = panel.query_one("#servers"), panel.query_one("#plugins")
-        await wait_until(pilot, lambda: f"8 · {server} tokens" in servers.get_row("fx"))
+        await wait_until(pilot, lambda: f"12 · {server} tokens" in servers.get_row("fx"))
         assert f"1 · {plugin} tokens" in plugins.get_row("positional")
 
 
@@ -333,7 +334,7 @@ async def test_sources_count_and_size_only_the_tools_switched_on(home: Path) -> 
         await pilot.press("f3")
         panel = screen.query_one(SourcesPanel)
         servers, plugins = panel.query_one("#servers"), panel.query_one("#plugins")
-        await wait_until(pilot, lambda: f"7 of 8 · {on} tokens" in servers.get_row("fx"))
+        await wait_until(pilot, lambda: f"11 of 12 · {on} tokens" in servers.get_row("fx"))
         assert "0 of 1" in plugins.get_row("positional")  # switched off: no tokens to count
         assert [str(c.label) for c in servers.columns.values()][2] == "tools on"
 

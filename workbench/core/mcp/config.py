@@ -67,6 +67,8 @@ class ServerConfig:
     enabled: bool = True
     include: list[str] | None = None
     exclude: list[str] = field(default_factory=list)
+    resources: bool = True  # tools.resources: false drops list_resources and read_resource
+    prompts: bool = True  # tools.prompts: false drops list_prompts and get_prompt
     parallel: bool = False
     mode: str = "legacy"
     cwd: str | None = None
@@ -176,11 +178,13 @@ def _tool_filter(server: ServerConfig, tools: Any) -> None:
     if tools is None:
         return
     if not isinstance(tools, dict):
-        server.problems.append("tools must be a mapping with include/exclude")
+        server.problems.append("tools must be a mapping with include/exclude/resources/prompts")
         return
     if tools.get("include") is not None:
         server.include = _names(tools["include"])
     server.exclude = _names(tools.get("exclude"))
+    server.resources = boolish(tools.get("resources"), True)
+    server.prompts = boolish(tools.get("prompts"), True)
 
 
 def _roots(server: ServerConfig, roots: Any) -> None:

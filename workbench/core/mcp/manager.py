@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from workbench.core.mcp import catalog as cat
+from workbench.core.mcp import utilities
 from workbench.core.mcp.asks import ServerAsks
 from workbench.core.mcp.config import ServerConfig, parse_servers
 from workbench.core.mcp.events import (
@@ -24,7 +26,7 @@ from workbench.core.mcp.events import (
     ToolsChanged,
 )
 from workbench.core.mcp.names import tool_name, toolset
-from workbench.core.mcp.server import NotReady, ServerHandle, ServerStatus
+from workbench.core.mcp.server import NotReady, ServerHandle, ServerStatus, root_cause
 from workbench.core.mcp.trust import annotations_of, mark_untrusted, read_only
 from workbench.core.schema import mcp_parameters
 from workbench.core.tools.events import ToolSource
@@ -53,13 +55,17 @@ class MCPManager:
         log_dir: Path,
         on_event: Callable[[object], None] | None = None,
         asks: ServerAsks | None = None,
+        documents: Path | None = None,
     ) -> None:
         self.registry = registry
         self.configs = configs
         self.log_dir = log_dir
+        # where a binary resource the model reads is saved (log_dir is HERMES_HOME/logs)
+        self.documents = documents or log_dir.parent / "cache" / "documents"
         self.on_event = on_event
         self.handles: dict[str, ServerHandle] = {}
         self.original_names: dict[str, tuple[str, str]] = {}  # registry name -> (server, tool)
+        self.utilities: dict[str, tuple[str, str]] = {}  # list_resources & co -> (server, tool)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._tasks: dict[str, asyncio.Future[Any]] = {}  # each server's owner task
@@ -215,6 +221,7 @@ class MCPManager:
     def _publish(self, handle: ServerHandle, tools: list[Any]) -> None:
         """Register the server's current tool list (only the differences change)."""
         registrations = [self._registration(handle, tool) for tool in tools]
+        registrations += self._utility_registrations(handle, {r["name"] for r in registrations})
         swap = self.registry.replace_owner(ToolSource.MCP, handle.name, registrations)
         handle.refused = list(swap.refused)
         for name, reason in swap.refused:
@@ -247,6 +254,87 @@ class MCPManager:
             "annotations": hints,
             "untrusted": handle.config.untrusted,
         }
+
+    def _utility_registrations(self, handle: ServerHandle, taken: set[str]) -> list[dict[str, Any]]:
+        """Its resources and prompts tools; one of the server's own tools keeps its name."""
+        for name in [n for n, (server, _) in self.utilities.items() if server == handle.name]:
+            del self.utilities[name]
+        out = []
+        for tool in utilities.offered(handle.info, handle.config):
+            name = tool_name(handle.name, tool)
+            if name in taken:
+                logger.warning(
+                    "MCP server %s: its own tool %s is kept over Hermes's", handle.name, name
+                )
+                continue
+            self.utilities[name] = (handle.name, tool)
+            out.append(self._utility_registration(handle, tool, name))
+        handle.helpers = [r["name"] for r in out]
+        return out
+
+    def _utility_registration(self, handle: ServerHandle, tool: str, name: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "toolset": toolset(handle.name),
+            "schema": utilities.schema(handle.name, tool),
+            "handler": self._utility_handler(handle, tool),
+            "is_async": True,
+            "check_fn": handle.available,
+            "parallel_safe": True,
+            "annotations": {"readOnlyHint": True},  # they only read, trusted server or not
+            "untrusted": handle.config.untrusted,
+        }
+
+    def _utility_handler(self, handle: ServerHandle, tool: str) -> Callable[..., Any]:
+        async def call(args: dict[str, Any], **kw: Any) -> str:
+            future = self._submit(self._ask(handle, tool, args))
+            try:
+                result = await asyncio.wrap_future(future)
+            except asyncio.CancelledError:
+                future.cancel()
+                raise
+            if handle.config.untrusted:  # what the server wrote is data, as its tools' results
+                return str(mark_untrusted(result, tool_name(handle.name, tool)))
+            return result
+
+        return call
+
+    async def _ask(self, handle: ServerHandle, tool: str, args: dict[str, Any]) -> str:
+        """One utility tool's request, on the MCP loop; a failure is the tool's error result."""
+        try:
+            async with asyncio.timeout(handle.config.timeout):
+                return await self._answer(handle, tool, args)
+        except NotReady as exc:
+            return utilities.error(str(exc))
+        except TimeoutError:  # the words handle.call uses for its tools
+            return utilities.error(
+                f"MCP call failed: TimeoutError: MCP call timed out after {handle.config.timeout:g}s"
+            )
+        except Exception as exc:
+            return utilities.failure(root_cause(exc))
+
+    async def _answer(self, handle: ServerHandle, tool: str, args: dict[str, Any]) -> str:
+        if tool == "list_resources":
+            return utilities.resources_result(await handle.list_all("resources"))
+        if tool == "list_prompts":
+            return utilities.prompts_result(await handle.list_all("prompts"))
+        if tool == "read_resource":
+            uri = args.get("uri")
+            if not uri or not isinstance(uri, str):
+                return utilities.error("Missing required parameter 'uri'")
+            result = await handle.read(uri)
+            return await asyncio.to_thread(utilities.read_result, result, self.documents)
+        name, arguments = args.get("name"), args.get("arguments") or {}
+        if not name or not isinstance(name, str):
+            return utilities.error("Missing required parameter 'name'")
+        if not isinstance(arguments, dict):
+            return utilities.error("'arguments' must be an object")
+        strings = {  # a prompt's arguments are strings on the wire
+            str(k): v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+            for k, v in arguments.items()
+            if v is not None
+        }
+        return utilities.prompt_result(await handle.get_prompt(name, strings))
 
     def _handler(self, handle: ServerHandle, tool: str) -> Callable[..., Any]:
         async def call(args: dict[str, Any], **kw: Any) -> str | dict[str, Any]:

@@ -93,6 +93,7 @@ class ServerHandle:
         self.protocol = ""
         self.restarts = 0
         self.tools: list[Any] = []
+        self.helpers: list[str] = []  # Hermes's resources and prompts tools it was given
         self.refused: list[tuple[str, str]] = []
         self.client: Any = None
         self._stop = asyncio.Event()
@@ -125,7 +126,7 @@ class ServerHandle:
             self.name,
             self.state,
             transport,
-            len(self.tools),
+            self.tool_count,
             self.protocol,
             self.restarts,
             "; again: ".join(filter(None, (self.error, self.waiting()))),
@@ -162,7 +163,12 @@ class ServerHandle:
         self.state = state
         if error is not None:
             self.error = error
-        self._notify(ServerChanged(self.name, state, len(self.tools), self.error))
+        self._notify(ServerChanged(self.name, state, self.tool_count, self.error))
+
+    @property
+    def tool_count(self) -> int:
+        """The tools it gives the model: its own and the resources and prompts ones."""
+        return len(self.tools) + len(self.helpers)
 
     # -- the owner task ----------------------------------------------------------------
 
@@ -411,8 +417,17 @@ class ServerHandle:
         return client
 
     async def read_resource(self, uri: str) -> list[cat.Content]:
-        result = await self._ready_client().read_resource(uri, cache_mode="bypass")
-        return cat.contents(result)
+        return cat.contents(await self.read(uri))
+
+    async def read(self, uri: str) -> Any:
+        """The server's `resources/read` result as the SDK gives it (blobs still base64)."""
+        return await self._ready_client().read_resource(uri, cache_mode="bypass")
+
+    async def list_all(self, kind: str) -> list[Any]:
+        """Every resource or prompt (`kind`) the server lists now, page by page."""
+        client = self._ready_client()
+        lister = client.list_prompts if kind == "prompts" else client.list_resources
+        return await self._pages(lister, kind)
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
         return await self._ready_client().get_prompt(name, arguments)
