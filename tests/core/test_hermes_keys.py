@@ -36,6 +36,8 @@ def test_hermes_name_wins_over_our_alias_which_is_read_alone(tmp_path: Path) -> 
         ("delegation:\n  max_concurrent_children: 0\n", "max_concurrent_children must be 1 or more"),
         ("delegation:\n  child_timeout_seconds: -1\n", "child_timeout_seconds must be 0 or more"),
         ("terminal:\n  timeout: 3m\n", "terminal.timeout must be a whole number (1 or more), not '3m'"),
+        ("agent:\n  max_turns: .inf\n", "agent.max_turns must be a whole number (1 or more), not inf"),
+        ("delegation:\n  child_timeout_seconds: .nan\n", "child_timeout_seconds must be a number"),
     ],
 )  # fmt: skip
 def test_a_bad_value_is_said_and_not_used(tmp_path: Path, text: str, said: str) -> None:

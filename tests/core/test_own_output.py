@@ -140,3 +140,15 @@ def test_a_long_line_is_cut_and_the_log_is_bounded(caplog, monkeypatch) -> None:
     said = [f"plugin {key} printed: {line}" for line in kept[:3]]
     assert logged == [*said, f"plugin {key} printed more than 3 lines: the rest is not logged"]
     own_output.forget(key)
+
+
+def test_text_without_a_newline_is_held_no_longer_than_a_line() -> None:
+    """A plugin writing on and on without a newline: what waits for the line's end never
+    grows much past a line (the line is cut there), so memory stays bounded."""
+    key = f"k{uuid.uuid4().hex[:8]}"
+    with switched(), own_output.speaking(key):
+        for _ in range(50):
+            sys.stdout.write("y" * (own_output.LINE_CHARS // 4))
+            assert len(own_output.outputs._partial.get(key, "")) <= own_output.LINE_CHARS + 1
+    assert own_output.lines(key) == ["y" * own_output.LINE_CHARS + "…"]  # one line, cut
+    own_output.forget(key)

@@ -15,6 +15,7 @@ the key's least is not used: the caller's default is, and `doctor` says why (`pr
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,7 +68,7 @@ def read(get: Get, key: Key) -> Found:
 def _checked(name: str, value: Any, key: Key) -> Found:
     kind = "a whole number" if key.integer else "a number"
     least = f"{key.least:g} or more"
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return Found(None, name, f"{name} must be {kind} ({least}), not {value!r}")
     if key.integer and value != int(value):
         return Found(None, name, f"{name} must be {kind} ({least}), not {value!r}")

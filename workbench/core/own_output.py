@@ -86,8 +86,8 @@ class Outputs:
         with self._lock:
             pending = self._partial.pop(key, "") + text
             *done, rest = pending.split("\n")
-            if rest:
-                self._partial[key] = rest
+            if rest:  # held no longer than a line is kept (the line is cut there anyway)
+                self._partial[key] = rest[: LINE_CHARS + 1]
             for line in done:
                 self._line(key, line)
 

@@ -23,6 +23,11 @@ from workbench.core.model.settings import resolve
 from workbench.core.runtime import load_runtime
 
 
+def offered_to(fake: FakeOpenAI, request: int = 0) -> set[str]:
+    """The names of the tools a request offered the model."""
+    return {t["function"]["name"] for t in fake.requests[request]["tools"]}
+
+
 async def test_a_streamed_reply_is_coalesced_and_recorded(make_session, fake: FakeOpenAI) -> None:
     fake.add(text("Hello " * 40, chunks=40, usage=(21, 40)))
     session, events = await make_session()
@@ -124,7 +129,7 @@ async def test_offered_tools_follow_toolsets_and_availability(
     fake.add(tools(("terminal", {"command": "ls"})), text("ok"))
     session, _ = await make_session()
     await session.turn("list")
-    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    offered = offered_to(fake)
     assert "terminal" not in offered and "web_search" not in offered  # disabled / unavailable
     assert {"read_file", "todo", "clarify", "memory"} <= offered
     assert session.agent.last_offered == sorted(offered)
@@ -141,7 +146,7 @@ async def test_the_agents_own_toolsets_switch_off_like_any_other(
     fake.add(tools(("todo", {}), ("memory", {"action": "add", "content": "x"})), text("ok"))
     session, _ = await make_session()
     await session.turn("plan")
-    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    offered = offered_to(fake)
     assert not offered & {"todo", "memory", "delegate_task"}
     assert {"read_file", "clarify", "session_search"} <= offered
     todo, memory = (m["content"] for m in tool_messages(fake.requests[1]))
@@ -158,31 +163,34 @@ async def test_the_agents_own_toolsets_switch_off_like_any_other(
     await session.close()
 
 
-async def test_a_platform_toolsets_list_offers_only_the_agents_toolsets_it_names(
-    make_session, fake: FakeOpenAI, home: Path
-) -> None:
+async def offered_with(make_session, fake: FakeOpenAI, home: Path, config: str) -> set[str]:
+    """What a turn offers the model under this config.yaml."""
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [file, todo]\n")
+    (home / "config.yaml").write_text(config)
     fake.add(text("ok"))
     session, _ = await make_session()
     await session.turn("hi")
-    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
-    assert offered == {"patch", "read_file", "search_files", "write_file", "todo"}
     await session.close()
+    return offered_to(fake)
+
+
+async def test_a_platform_toolsets_list_offers_only_the_agents_toolsets_it_names(
+    make_session, fake: FakeOpenAI, home: Path
+) -> None:
+    offered = await offered_with(
+        make_session, fake, home, "platform_toolsets:\n  cli: [file, todo]\n"
+    )
+    assert offered == {"patch", "read_file", "search_files", "write_file", "todo"}
 
 
 async def test_hermes_cli_offers_the_agents_own_tools_too(
     make_session, fake: FakeOpenAI, home: Path
 ) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("platform_toolsets:\n  cli: [hermes-cli]\n")
-    fake.add(text("ok"))
-    session, _ = await make_session()
-    await session.turn("hi")
-    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    offered = await offered_with(
+        make_session, fake, home, "platform_toolsets:\n  cli: [hermes-cli]\n"
+    )
     own = {"todo", "memory", "clarify", "session_search", "delegate_task"}
     assert own | {"read_file", "terminal"} <= offered
-    await session.close()
 
 
 async def test_round_cap_then_one_final_answer_with_tool_choice_none(

@@ -125,8 +125,6 @@ class SpillStore:
                 raise OSError(f"{path} is not a private directory (a link or a file is in the way)")
             if info.st_uid != os.geteuid():
                 raise OSError(f"{path} belongs to another user")
-            if stat.S_IMODE(info.st_mode) != 0o700 and not info.st_mode & stat.S_ISVTX:
-                os.chmod(path, 0o700)  # a sticky root is shared (/tmp): only our folder closes
 
     def create(self, call_id: str) -> tuple[Path, BinaryIO]:
         """A new spill file, open for writing bytes (a tool streaming its output into it)."""
