@@ -36,16 +36,20 @@ def parent_of(pid: int) -> int:
 
 
 def local_servers(home: Path) -> list[int]:
-    """The local model servers started for this HERMES_HOME (they inherit its environment)."""
-    wanted = f"HERMES_HOME={home}".encode()
+    """The local model servers started for this HERMES_HOME: their arguments name a place
+    in it (the prompt cache). Their environment says so only for a moment: a server blanks
+    its own /proc environ as it starts, so a look there alone misses it on a quiet machine."""
+    in_home, in_env = f"{home}/".encode(), f"HERMES_HOME={home}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if LOCAL_SERVER not in (entry / "cmdline").read_bytes():
+            command = (entry / "cmdline").read_bytes()
+            if LOCAL_SERVER not in command:
                 continue
-            if wanted in (entry / "environ").read_bytes().split(b"\0") and alive(int(entry.name)):
+            ours = in_home in command or in_env in (entry / "environ").read_bytes().split(b"\0")
+            if ours and alive(int(entry.name)):
                 found.append(int(entry.name))
         except OSError:  # ended while we looked
             continue
