@@ -10,7 +10,7 @@ NEEDS_HERMES = "needs Hermes's own program, not its registry: "
 
 SKIPPED = {
     "test_handler_contract_error_survives_model_tools_pipeline": NEEDS_HERMES
-    + "model_tools.handle_function_call (hermes-tui's executor is tested in tests/core/execution)",
+    + "model_tools.handle_function_call (the same contract is tested in tests/core/tools/test_registry.py)",
     "test_discovers_all_real_self_registering_builtin_tool_modules": NEEDS_HERMES
     + "its tools/ folder of built-in modules",
     "test_imports_only_self_registering_modules": NEEDS_HERMES
