@@ -8,7 +8,7 @@ PIP_FLAGS ?= --disable-pip-version-check -q
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run check test lint types format hooks docs bench clean system-deps mcp-servers
+.PHONY: run check test lint types format hooks docs bench clean system-deps mcp-servers hermes-cli
 
 # The virtual environment, re-installed whenever pyproject.toml changes.
 $(BIN)/python:
@@ -63,6 +63,19 @@ $(MCP_STAMP):
 	  @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem
 	touch $@
 
+# Hermes 0.19.0's own command line, for the tests where Hermes writes the config hermes-tui
+# reads (tests/e2e/test_hermes_cli_configs.py). It pins its own dependencies, so it has an
+# environment of its own, cached in .cache/ beside the MCP servers.
+HERMES_CLI_DIR ?= .cache/hermes-cli
+HERMES_CLI_STAMP = $(HERMES_CLI_DIR)/.installed-0.19.0
+
+hermes-cli: $(HERMES_CLI_STAMP)
+
+$(HERMES_CLI_STAMP):
+	$(PYTHON) -m venv $(HERMES_CLI_DIR)
+	$(HERMES_CLI_DIR)/bin/pip install $(PIP_FLAGS) "hermes-agent==0.19.0"
+	touch $@
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check workbench tests bench docs
 	$(BIN)/ruff format --check workbench tests bench docs
@@ -103,7 +116,7 @@ E2E_TESTS = HERMES_TUI_TEST_CLI=process $(PYTEST) -n $(or $(WORKERS),auto) --dis
 check: $(VENV)/.installed-dev system-deps mcp-servers lint
 	$(UNIT_TESTS)
 
-test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers lint docs
+test: $(VENV)/.installed-dev $(VENV)/.installed-local system-deps mcp-servers hermes-cli lint docs
 	mkdir -p .cache
 	unit=0; $(UNIT_TESTS) --durations=25 | tee .cache/durations-unit.txt || unit=$$?; \
 	$(E2E_TESTS) --durations=25 | tee .cache/durations-e2e.txt; exit $$unit
