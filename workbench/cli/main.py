@@ -650,6 +650,8 @@ def _report(command: Callable[[], Done]) -> int:
 
 
 def plugin_rows(runtime: Runtime) -> list[dict]:
+    from workbench.core.report import plugin_conflicts
+
     rows = []
     for state in runtime.plugins.list() if runtime.plugins else []:
         m = state.manifest
@@ -674,6 +676,8 @@ def plugin_rows(runtime: Runtime) -> list[dict]:
                 "skills": state.skills,
                 "other": state.other,
                 "problems": m.problems + state.warnings,
+                # what it declares that would replace a package hermes-tui needs
+                "conflicts": plugin_conflicts(m),
                 "last_change": state.last_change,
                 # what its code printed (never on hermes-tui's stdout), and what it started
                 "output": state.output,

@@ -7,12 +7,13 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core import hermes_keys
+from workbench.core import hermes_keys, requirements
 from workbench.core.execution.approval import read_mode
 from workbench.core.tools.memory import BUILTIN
 from workbench.core.tools.toolsets import AGENT_TOOLSETS
 
 if TYPE_CHECKING:
+    from workbench.core.plugins.sources import PluginManifest
     from workbench.core.runtime import Runtime
 
 
@@ -169,6 +170,13 @@ def schema_problems(runtime: Runtime) -> list[str]:
     ]
 
 
+def plugin_conflicts(manifest: PluginManifest) -> list[str]:
+    """What a plugin declares that would replace a package hermes-tui needs."""
+    ours = requirements.own_requirements()
+    installed = {name: requirements.installed_version(name) for name in ours}
+    return requirements.conflicts(manifest.requirements, ours, installed)
+
+
 def collect_problems(runtime: Runtime) -> list[str]:
     problems = list(runtime.home_problems)
     if exposed := home_exposure(runtime.home):
@@ -187,6 +195,9 @@ def collect_problems(runtime: Runtime) -> list[str]:
     for state in runtime.plugins.list() if runtime.plugins else []:
         if state.status == "failed":
             problems.append(f"plugin {state.key}: {state.error}")
+        problems.extend(f"plugin {state.key}: {c}" for c in plugin_conflicts(state.manifest))
+    if runtime.mcp is not None and (sdk := requirements.installed_sdk_problem()):
+        problems.append(f"MCP: {sdk}")
     problems.extend(backend_problems(runtime))
     problems.extend(hermes_keys.problems(runtime.config.get))  # a bad value, and its default
     if mode_problem := read_mode(runtime.config.get("approvals.mode"))[2]:

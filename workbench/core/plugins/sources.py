@@ -46,6 +46,8 @@ class PluginManifest:
     # a project plugin as trusted: the hash of each of its files the loader may compile
     trusted: dict[str, str] | None = None
     category: str = ""  # the folder a category plugin is in (its key is category/folder)
+    # the packages it declares it needs (manifest, pyproject.toml, requirements.txt, metadata)
+    requirements: list[str] = field(default_factory=list)
 
     @property
     def slug(self) -> str:
@@ -70,6 +72,7 @@ def truthy(value: str | None) -> bool:
 def read_manifest(directory: Path, category: str, source: str) -> PluginManifest:
     """The plugin in `directory`; `category` is the folder it is in ("" for a flat plugin,
     whose key is then its manifest's name, as Hermes keys it)."""
+    from workbench.core.requirements import declared
     from workbench.core.storage import yaml_file
 
     key = f"{category}/{directory.name}" if category else ""
@@ -92,6 +95,7 @@ def read_manifest(directory: Path, category: str, source: str) -> PluginManifest
     if not (directory / "__init__.py").is_file():
         manifest.problems.append("no __init__.py with register(ctx)")
     _fill(manifest, data)
+    manifest.requirements = declared(directory, data)
     manifest.key = manifest.key or manifest.name
     return manifest
 
@@ -153,7 +157,10 @@ def scan_entry_points(entry_points: EntryPoints = default_entry_points) -> list[
         )
         dist = getattr(ep, "dist", None)
         if dist is not None:
+            from workbench.core.requirements import declared
+
             manifest.version = str(dist.version or "")
+            manifest.requirements = declared(None, {}, str(dist.metadata.get("Name") or ""))
             manifest.description = str(dist.metadata.get("Summary") or "")
             manifest.author = str(
                 dist.metadata.get("Author") or dist.metadata.get("Author-email") or ""
