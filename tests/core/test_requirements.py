@@ -28,3 +28,24 @@ def test_an_sdk_outside_our_specifier_is_one_clear_problem_with_its_fix() -> Non
     assert requirements.sdk_problem("2.3.0", OURS["mcp"]) == ""
     problem = requirements.sdk_problem("1.26.0", OURS["mcp"])
     assert "mcp 1.26.0" in problem and "pip install 'mcp<3,>=2.3'" in problem
+
+
+def test_a_plugins_files_that_never_end_are_not_read(tmp_path: Path) -> None:
+    import os
+
+    folder = _plugin(tmp_path, "endless", '["mcp<2"]')
+    (folder / "pyproject.toml").symlink_to("/dev/zero")
+    os.mkfifo(folder / "requirements.txt")  # no writer: an open without O_NONBLOCK waits
+    manifest = read_manifest(folder, "", "project")
+    assert manifest.requirements == ["mcp<2"]
+
+
+def test_pips_own_forms_are_not_called_unreadable(tmp_path: Path) -> None:
+    folder = _plugin(tmp_path, "urls", "[]")
+    (folder / "requirements.txt").write_text(
+        "-r base.txt\ngit+https://example.org/x.git\n./local\nmcp<2  # old\n"
+    )
+    found = requirements.conflicts(
+        read_manifest(folder, "", "user").requirements, OURS, {"mcp": "2.3.0"}
+    )
+    assert len(found) == 1 and "is not a requirement" not in found[0]

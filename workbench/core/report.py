@@ -172,6 +172,8 @@ def schema_problems(runtime: Runtime) -> list[str]:
 
 def plugin_conflicts(manifest: PluginManifest) -> list[str]:
     """What a plugin declares that would replace a package hermes-tui needs."""
+    if not manifest.requirements:
+        return []
     ours = requirements.own_requirements()
     installed = {name: requirements.installed_version(name) for name in ours}
     return requirements.conflicts(manifest.requirements, ours, installed)

@@ -8,6 +8,7 @@ and the downgrade from the installed version, turns that into one clear line wit
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -17,12 +18,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from workbench.core.storage import yaml_file
+
 OWN = "hermes-tui"
 SDK = "mcp"
 
 
+@functools.cache
 def own_requirements() -> dict[str, Requirement]:
-    """hermes-tui's runtime requirements by canonical name (extras' ones left out)."""
+    """hermes-tui's runtime requirements by canonical name (extras' ones left out); read once
+    a process, since every plugin is compared with them."""
     found: dict[str, Requirement] = {}
     try:
         lines = metadata.requires(OWN) or []
@@ -61,22 +66,32 @@ def declared(path: Path | None, data: dict[str, Any], distribution: str = "") ->
     return lines
 
 
+def _text(file: Path) -> str:
+    """A plugin's file, read as a manifest is: a regular file of bounded size only (a plugin
+    folder from a cloned project may hold a FIFO or a link to /dev/zero)."""
+    try:
+        return yaml_file.read_text(file)
+    except (OSError, yaml_file.YAMLFileError):
+        return ""
+
+
 def _pyproject(file: Path) -> list[str]:
     try:
-        project = tomllib.loads(file.read_text(encoding="utf-8")).get("project") or {}
-    except (OSError, ValueError):
+        project = tomllib.loads(_text(file)).get("project") or {}
+    except ValueError:
         return []
     deps = project.get("dependencies") if isinstance(project, dict) else None
     return [str(d) for d in deps] if isinstance(deps, list) else []
 
 
 def _requirements_txt(file: Path) -> list[str]:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
-    return [line for line in lines if line and not line.startswith("-")]
+    lines = (line.split("#", 1)[0].strip() for line in _text(file).splitlines())
+    # pip's own forms (options, URLs, local paths) name no package to compare
+    return [
+        line
+        for line in lines
+        if line and not line.startswith(("-", ".", "/")) and "://" not in line
+    ]
 
 
 def conflicts(
