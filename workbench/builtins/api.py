@@ -9,6 +9,7 @@ from workbench.core.backends import BackendError, Spawn, backend_for
 from workbench.core.backends.environment import scrubbed_env
 from workbench.core.edits.patch import patched
 from workbench.core.execution.budget import SpillSlot
+from workbench.core.plugins.hooks import TerminalOutputHook
 from workbench.core.safety import analyze_command
 from workbench.core.safety.places import linked_secret, secret, state_roots, within
 from workbench.core.storage.atomic import atomic_write_text, default_file_mode
@@ -20,6 +21,7 @@ __all__ = [
     "BackendError",
     "Spawn",
     "SpillSlot",
+    "TerminalOutputHook",
     "ToolUnavailable",
     "analyze_command",
     "atomic_write_text",

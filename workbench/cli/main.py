@@ -539,6 +539,7 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
 
     from workbench.core.execution.approval import ApprovalBroker
     from workbench.core.execution.kept import CallKeeper, saving, watching
+    from workbench.core.plugins.lifecycle import one_call_session
     from workbench.core.tools.invoke import suggest_tools
 
     for trust, changes in runtime.untrusted(args.cwd):  # `call` never asks: said, not loaded
@@ -569,7 +570,8 @@ def cmd_call(runtime: Runtime, args: argparse.Namespace) -> int:
     executor.on_event = watching(CallKeeper(saving(runtime.history), "call"), None)
     call = {"id": "cli", "name": args.name, "arguments": args.args}
     try:
-        (outcome,) = asyncio.run(executor.run([call]))
+        with one_call_session(runtime.hooks, executor.session_id):  # the plugins' session
+            (outcome,) = asyncio.run(executor.run([call]))
     finally:
         executor.shutdown()
     content = outcome.content
@@ -650,6 +652,7 @@ def _report(command: Callable[[], Done]) -> int:
 
 
 def plugin_rows(runtime: Runtime) -> list[dict]:
+    from workbench.core.plugins.hooks import hook_rows
     from workbench.core.report import plugin_conflicts
 
     rows = []
@@ -669,7 +672,7 @@ def plugin_rows(runtime: Runtime) -> list[dict]:
                 "error": state.error or None,
                 "tools": state.tools,
                 "refused": [{"tool": n, "reason": r} for n, r in state.refused],
-                "hooks": state.hooks,
+                "hooks": hook_rows(state.hooks),  # each with whether hermes-tui runs it
                 "middleware": state.middleware,
                 "commands": state.commands,
                 "cli_commands": state.cli_commands,

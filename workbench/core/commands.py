@@ -259,11 +259,14 @@ def plugin_summary(state: PluginState) -> str:
 
 
 def plugin_extras(state: PluginState, lines: int = 5) -> list[str]:
-    """Below a plugin's line: each process it started as it loaded, and the last lines its
-    code printed (which never reach hermes-tui's stdout), every character visible."""
+    """Below a plugin's line: its hooks (which run here), each process it started as it
+    loaded, and the last lines its code printed (which never reach hermes-tui's stdout),
+    every character visible."""
+    from workbench.core.plugins.hooks import hooks_line
     from workbench.core.printable import escape
 
-    said = [
+    said = [hooks_line(state.hooks)] if state.hooks else []
+    said += [
         f"process {c.pid}: {escape(c.command)[:120]}" + ("" if c.running else " (ended)")
         for c in state.processes
     ]

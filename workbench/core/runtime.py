@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.asking import Asker
 from workbench.core.config import Config, ensure_home, hermes_home, load_config
-from workbench.core.plugins.hooks import HookRegistry
+from workbench.core.plugins.hooks import HOOK_TIMEOUT, HookRegistry
 from workbench.core.storage.private import private_file_handler
 from workbench.core.tools.discovery import DiscoveryReport, discover_builtin_tools
 from workbench.core.tools.events import ToolSource
@@ -54,6 +54,8 @@ class Runtime:
     _history: CallHistory | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        # how long one plugin hook callback may take before it is abandoned
+        self.hooks.timeout = _positive(self.config.get("plugins.hook_timeout")) or HOOK_TIMEOUT
         self.memory = MemoryProviders(self.home, reserved=self._taken)
         self.memory.selected = str(self.config.get("memory.provider") or BUILTIN)
 

@@ -35,6 +35,7 @@ from workbench.core.execution.kept import CallKeeper, by_caller, saving, watchin
 from workbench.core.model import local as local_model
 from workbench.core.model import prompt_cache, tokens
 from workbench.core.model.settings import ModelSettings
+from workbench.core.plugins.lifecycle import CLI, SessionHooks
 from workbench.core.runtime import Runtime, new_session_id
 from workbench.core.tools.deferral import ToolSearchSettings
 from workbench.core.tools.memory import MemorySession
@@ -55,10 +56,12 @@ class ChatSession:
         resume: str | None = None,
         cwd: str | None = None,
         executor: Executor | None = None,
+        platform: str = CLI,
     ) -> None:
         """`executor`: the front end's own, shared with its calls run by hand (one spill
         directory, one memory of written files; the session neither replaces its callback
-        for those calls nor shuts it down); None: the session makes its own."""
+        for those calls nor shuts it down); None: the session makes its own. `platform`:
+        the front end, as the plugins' session hooks are told (cli, tui)."""
         self.runtime = runtime
         self.settings = settings
         self.broker = broker
@@ -117,6 +120,14 @@ class ChatSession:
         )
         # results outside a turn's own sizing (none today) still follow the model's window
         self.executor.budget = BudgetConfig.for_context_window(self.window.context)
+        # the plugins' session hooks: started with the first turn, finalized on close
+        self.lifecycle = SessionHooks(
+            runtime.hooks,
+            session_id,
+            model=settings.model,
+            platform=platform,
+            resumed=resume is not None,
+        )
         self.agent = Agent(
             settings,
             self.tools,
@@ -129,6 +140,7 @@ class ChatSession:
             memory=MemorySession(runtime.memory, session_id, runtime.home),
             window=self.window,
             deferral=ToolSearchSettings.from_config(runtime.config).for_profile(settings.lean),
+            lifecycle=self.lifecycle,
         )
         # every call of the agent and its sub-agents is kept in its tool's history
         self._observe = watching(CallKeeper(saving(runtime.history), "agent"), self.agent.observe)
@@ -280,12 +292,19 @@ class ChatSession:
     def cancel(self) -> None:
         self.agent.cancel()
 
-    async def close(self, grace: float = 5.0) -> None:
-        """Cancel a running turn and let it record how it ended, then close everything."""
+    def replace_with(self, new: ChatSession) -> None:
+        """A new chat replaces this session (the caller then closes this one): the plugins
+        hear this one finalized and the new one reset (core.plugins.lifecycle)."""
+        self.lifecycle.replaced_by(new.lifecycle)
+
+    async def close(self, grace: float = 5.0, reason: str = "shutdown") -> None:
+        """Cancel a running turn and let it record how it ended, then close everything;
+        the plugins hear the session finalized (`reason`, unless a new one replaced it)."""
         running = self._running
         if running is not None and not running.done():
             self.agent.cancel()
             await asyncio.wait({running}, timeout=grace)
+        await asyncio.to_thread(self.lifecycle.finalize, reason)
         if self.agent.memory is not None:
             await asyncio.to_thread(self.agent.memory.end, list(self.agent.messages))
         if self.warming is not None:

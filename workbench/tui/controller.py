@@ -467,6 +467,7 @@ class Controller:
     def open_session(self) -> Opening:
         """Make the chat session (on the UI's loop: quick); `start_session` then starts it."""
         from workbench.core.model.settings import ModelConfigError
+        from workbench.core.plugins.lifecycle import TUI
         from workbench.core.session import ChatSession
 
         if self.runtime is None or self.executor is None:
@@ -483,6 +484,7 @@ class Controller:
                 broker=self.runtime.broker,
                 on_event=self._stream,
                 executor=self.executor,
+                platform=TUI,
             )
         except Exception as exc:
             self._unshare()

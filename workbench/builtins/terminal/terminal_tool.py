@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import selectors
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from workbench.builtins.api import (
     BackendError,
     Spawn,
     SpillSlot,
+    TerminalOutputHook,
     analyze_command,
     backend_for,
     registry,
@@ -111,7 +114,11 @@ def terminal(args: dict[str, Any], **kw: Any) -> str:
         if spawn.release is not None:
             spawn.release()
         return tool_error(f"Working directory does not exist: {cwd}")
-    return run_spawn(spawn, timeout, spill=kw.get("spill"), cancel=kw.get("cancel_event"))
+    hook: TerminalOutputHook | None = kw.get("output_hook")  # plugins' transform_terminal_output
+    transform = None if hook is None else functools.partial(hook, command)
+    return run_spawn(
+        spawn, timeout, spill=kw.get("spill"), cancel=kw.get("cancel_event"), transform=transform
+    )
 
 
 def run_spawn(
@@ -120,6 +127,7 @@ def run_spawn(
     *,
     spill: SpillSlot | None = None,
     cancel: threading.Event | None = None,
+    transform: Callable[[str, int | None], str] | None = None,
 ) -> str:
     """Run what a backend's `shell` made (its argv, environment, directory and what the
     reaper sets up), and let go of what it held once the command has ended."""
@@ -127,8 +135,9 @@ def run_spawn(
         cwd = Path(spawn.cwd) if spawn.cwd is not None else None
         env, confine = spawn.env, spawn.confine
         return run_process(
-            spawn.argv, cwd, timeout, spill=spill, env=env, cancel=cancel, confine=confine
-        )
+            spawn.argv, cwd, timeout, spill=spill, env=env, cancel=cancel, confine=confine,
+            transform=transform,
+        )  # fmt: skip
     finally:
         if spawn.release is not None:
             spawn.release()
@@ -164,11 +173,14 @@ def run_process(
     limit: int = MAX_OUTPUT_BYTES,
     cancel: threading.Event | None = None,
     confine: dict[str, Any] | None = None,
+    transform: Callable[[str, int | None], str] | None = None,
 ) -> str:
     """Run `argv` under the reaper; returns when it exits, with nothing it started left alive.
 
     The only place a command's process is made: a sandbox or a remote backend changes
     `argv` and `env`, and `confine` what the reaper sets up around it (`Spawn.confine`).
+    `transform`: (output, exit code) -> the output, for a command that ran to its end (the
+    plugins' transform_terminal_output); what it gives is cut to `limit` as the output is.
     """
     capture = OutputCapture(limit, spill)
     try:
@@ -205,7 +217,24 @@ def run_process(
             status="timeout",
             **extra,
         )
-    return tool_result(output=captured.text, exit_code=proc.returncode, error=None, **extra)
+    text = captured.text
+    if transform is not None:
+        text = _within(transform(text, proc.returncode), limit)
+    return tool_result(output=text, exit_code=proc.returncode, error=None, **extra)
+
+
+def _within(text: str, limit: int) -> str:
+    """A plugin's replacement output, cut to the head and tail the model reads."""
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text
+    half = limit // 2
+    head = data[:half].decode("utf-8", errors="ignore")
+    tail = data[len(data) - half :].decode("utf-8", errors="ignore") if half else ""
+    omitted = len(data) - 2 * half
+    return (
+        f"{head}\n\n[... {omitted:,} bytes of the output a plugin gave omitted here ...]\n\n{tail}"
+    )
 
 
 def _pump(

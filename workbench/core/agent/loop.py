@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -63,6 +64,8 @@ from workbench.core.execution.kept import by_hand
 from workbench.core.execution.scheduler import ToolCall
 from workbench.core.model.settings import ModelSettings, shown_url
 from workbench.core.model.tokens import Estimate, Meter
+from workbench.core.plugins.hooks import MiddlewareBlocked
+from workbench.core.plugins.lifecycle import SessionHooks
 from workbench.core.tools import errors
 from workbench.core.tools.deferral import (
     TOOL_CALL,
@@ -137,6 +140,7 @@ class Agent:
         window: Window | None = None,
         meter: Meter | None = None,
         deferral: ToolSearchSettings | None = None,
+        lifecycle: SessionHooks | None = None,
     ) -> None:
         self.settings = settings
         self.tools = tools
@@ -149,6 +153,15 @@ class Agent:
         self.messages: list[dict[str, Any]] = list(messages or [])
         self.memory = memory  # the memory provider's hooks (None for sub-agents, as Hermes)
         self._context = ""  # this turn's system text from the memory provider
+        # the session's plugin hooks (None for sub-agents): on_session_start, pre_llm_call,
+        # transform_llm_output, post_llm_call, on_session_end (core.plugins.lifecycle)
+        self.lifecycle = lifecycle
+        # user messages as the model was sent them (pre_llm_call's context appended), by
+        # the stored message's identity: the stored one keeps the user's own words
+        self._sent_as: dict[int, tuple[dict[str, Any], str]] = {}
+        self._holding = False  # the answer is shown once transform_llm_output has run
+        self._turn_id, self._requests = "", 0  # this turn's id, and its model requests so far
+        self._held = ""  # the text of a reply without calls, not shown yet
         self.last_offered: list[str] = []
         self.overhead: list[float] = []  # our own time per round (excludes model and tools)
         self._stream_task: asyncio.Task[Any] | None = None  # the reply (or summary) awaited
@@ -210,7 +223,18 @@ class Agent:
         if self.memory is not None:
             context = await asyncio.to_thread(self.memory.context, prompt)
             self._context = await asyncio.to_thread(self._bounded_context, context)
+        turn_id, task_id = secrets.token_hex(6), self.executor.label or "default"
+        self._turn_id, self._requests = turn_id, 0
+        first = not any(m.get("role") == "user" for m in self.messages)
         self._append({"role": "user", "content": prompt})
+        lifecycle = self.lifecycle
+        self._holding, self._held = (
+            lifecycle is not None and lifecycle.hooks.has("transform_llm_output"),
+            "",
+        )
+        if lifecycle is not None:
+            await asyncio.to_thread(lifecycle.start)
+            await self._plugin_context(lifecycle, task_id, turn_id, prompt, first)
         self._to_write = self._files_to_write(prompt)
         self._must_look = self._files_named(prompt) if self.settings.lean else []
         rounds, text, reason, error = 0, "", "answered", ""
@@ -269,6 +293,8 @@ class Agent:
             if checkpoints is not None:
                 checkpoints.end_turn()
             self._answer_open_calls(error or "the turn was cancelled before it ran")
+        if lifecycle is not None:
+            text = await self._plugin_answer(lifecycle, task_id, turn_id, prompt, text, reason)
         finished = TurnFinished(
             reason, text, tokens[0], tokens[1], time.monotonic() - started, rounds, error,
             self.used, self.window.context,
@@ -280,6 +306,71 @@ class Agent:
             self.transcript.sync()
         self._emit(finished)
         return finished
+
+    async def _plugin_context(
+        self, lifecycle: SessionHooks, task_id: str, turn_id: str, prompt: str, first: bool
+    ) -> None:
+        """pre_llm_call: its context goes on the copy of this user message the model is sent,
+        on this turn and the next ones (as Hermes sends it again), never into the record."""
+        context = await asyncio.to_thread(
+            lifecycle.turn_context,
+            task_id=task_id,
+            turn_id=turn_id,
+            user_message=prompt,
+            history=self.messages,
+            first=first,
+        )
+        if context:
+            message = self.messages[-1]
+            self._sent_as[id(message)] = (message, f"{prompt}\n\n{context}")
+
+    async def _plugin_answer(
+        self,
+        lifecycle: SessionHooks,
+        task_id: str,
+        turn_id: str,
+        prompt: str,
+        text: str,
+        reason: str,
+    ) -> str:
+        """After the rounds: an answer goes through transform_llm_output (shown only then)
+        and post_llm_call; every turn ends with on_session_end."""
+        answered = bool(text) and reason in ("answered", "max_rounds")
+        if answered:
+            text = await asyncio.to_thread(lifecycle.answer, text)
+        if self._holding and (answered or self._held):
+            self._emit(TextDelta(text if answered else self._held))
+        self._held = ""
+        if answered:
+            await asyncio.to_thread(
+                lifecycle.answered,
+                task_id=task_id,
+                turn_id=turn_id,
+                user_message=prompt,
+                answer=text,
+                history=self.messages,
+            )
+        await asyncio.to_thread(
+            lifecycle.turn_ended,
+            task_id=task_id,
+            turn_id=turn_id,
+            completed=reason == "answered",
+            interrupted=reason in ("cancelled", "time_limit"),
+        )
+        return text
+
+    def _as_sent(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The stored messages as the model is sent them: a user message pre_llm_call gave
+        context to carries it (a copy; the stored one is the user's own words)."""
+        if not self._sent_as:
+            return messages
+        out = []
+        for message in messages:
+            sent = self._sent_as.get(id(message))
+            if sent is not None and sent[0] is message:
+                message = {**message, "content": sent[1]}
+            out.append(message)
+        return out
 
     def _files_to_write(self, prompt: str) -> list[str]:
         if not self.settings.lean:
@@ -358,6 +449,9 @@ class Agent:
         definitions, names = self._definitions()
         names = [] if final else names
         self.last_offered = names
+        if self._held:  # the last reply was not the answer after all: shown as it was
+            self._emit(TextDelta(self._held))
+            self._held = ""
         self._emit(RoundStarted(number, tuple(names)))
         if final:
             self._append({"role": "user", "content": FINAL_NUDGE})
@@ -398,7 +492,10 @@ class Agent:
             reply.text = (text[: written.start] + text[written.end :]).strip()
             self._record("written_call", name=written.name, arguments=written.arguments)
         if end > reply.shown:
-            self._emit(TextDelta(text[reply.shown : end]))
+            if self._holding and not reply.calls:  # maybe the answer: shown once transformed
+                self._held += text[reply.shown : end]
+            else:
+                self._emit(TextDelta(text[reply.shown : end]))
         reply.shown = len(text)
 
     def _definitions(self) -> tuple[list[dict[str, Any]], list[str]]:
@@ -466,7 +563,7 @@ class Agent:
     def _request(self, definitions: list[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": self._extra() + one_voice(self.messages),
+            "messages": self._extra() + one_voice(self._as_sent(self.messages)),
             "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": self.settings.temperature,
@@ -506,7 +603,8 @@ class Agent:
 
     async def _count(self, definitions: list[dict[str, Any]]) -> tuple[int, int]:
         """(our raw count, the corrected count) of the conversation sent with `definitions`."""
-        sent = self._extra() + one_voice(self.messages) + (self._nudge() if definitions else [])
+        sent = self._extra() + one_voice(self._as_sent(self.messages))
+        sent += self._nudge() if definitions else []
         raw = await asyncio.to_thread(self.meter.raw, sent, definitions)
         return raw, self.meter.corrected(raw)
 
@@ -531,6 +629,8 @@ class Agent:
         if self.bridge is not None:  # the schemas it loaded stay in what it is sent
             messages = self.bridge.kept(messages, self.messages)
         self.messages = messages
+        alive = {id(m) for m in messages}
+        self._sent_as = {k: v for k, v in self._sent_as.items() if k in alive}
         self._record("compressed", messages=messages, **event.__dict__)
         self.used = event.after
         self._emit(event)
@@ -619,7 +719,31 @@ class Agent:
         self._record("context_refused", message=found.message, note=text)
         self._emit(ContextNotice(text))
 
+    async def _middleware(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request after the plugins' llm_request middleware (Hermes's arguments); one
+        that fails blocks it (MiddlewareBlocked ends the turn). The stream stays ours."""
+        hooks = self.executor.hooks
+        self._requests += 1
+        if hooks is None or not hooks.has_middleware("llm_request"):
+            return request
+        changed = await asyncio.to_thread(
+            hooks.llm_request,
+            request,
+            task_id=self.executor.label or "default",
+            turn_id=self._turn_id,
+            api_request_id=f"{self._turn_id}-{self._requests}",
+            session_id=self.executor.session_id,
+            platform=self.lifecycle.platform if self.lifecycle is not None else "",
+            model=self.settings.model,
+            provider=self.settings.provider,
+            base_url=self.settings.base_url or "",
+            api_mode="chat_completions",
+            api_call_count=self._requests,
+        )
+        return {**changed, "stream": True, "stream_options": {"include_usage": True}}
+
     async def _stream_cancellable(self, request: dict[str, Any]) -> _Reply:
+        request = await self._middleware(request)
         task = asyncio.ensure_future(self._stream(request))
         self._stream_task = task
         try:
@@ -627,6 +751,8 @@ class Agent:
         except asyncio.CancelledError:
             if self._cancelled and self._partial:
                 self._append({"role": "assistant", "content": self._partial + " [interrupted]"})
+                if self._holding:  # none of it was shown
+                    self._held = self._partial
             raise
         finally:
             self._stream_task = None
@@ -676,7 +802,7 @@ class Agent:
                         slot["arguments"] += call.function.arguments or ""
                 if choice.finish_reason and reply.finish != ONE_CALL:
                     reply.finish = choice.finish_reason
-            if time.monotonic() - last_emit >= DELTA_INTERVAL:
+            if not self._holding and time.monotonic() - last_emit >= DELTA_INTERVAL:
                 safe = held_from(reply.text) if calls_possible else len(reply.text)
                 if safe > reply.shown:
                     self._emit(TextDelta(reply.text[reply.shown : safe]))
@@ -1015,7 +1141,7 @@ def describe_error(exc: BaseException, settings: ModelSettings) -> str:
     import openai
 
     where = settings.describe()
-    if isinstance(exc, ContextRefused):
+    if isinstance(exc, ContextRefused | MiddlewareBlocked):
         return str(exc)
     if isinstance(exc, ContextTooSmall):
         return f"The conversation cannot fit the model's context window: {exc}."

@@ -362,6 +362,13 @@ class Executor:
             context["max_chars"] = read_chars
         if self.backend is not None:
             context["backend"] = self.backend
+        hooks_all = self.hooks
+        if call.name == "terminal" and hooks_all and hooks_all.has("transform_terminal_output"):
+            context["output_hook"] = functools.partial(  # plugins may replace its output
+                hooks_all.terminal_output,
+                task_id=meta["task_id"],
+                env_type=self.backend.name if self.backend is not None else "local",
+            )
         prepared = await self._checkpoint(call.name, args)
         if prepared.refusal:
             outcome.status = "error"

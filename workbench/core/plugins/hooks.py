@@ -1,20 +1,32 @@
-"""Plugin hooks and middleware around every tool call, as Hermes's plugins register them.
+"""Plugin hooks and middleware, run where Hermes 0.19 runs them.
 
-Callbacks get keyword arguments only, as in Hermes, each in its own try/except. What runs:
+Callbacks get keyword arguments only, as in Hermes, each on its own daemon thread under a
+deadline (`HOOK_TIMEOUT`, `plugins.hook_timeout` in config.yaml): one that raises or does
+not return in time is logged and left behind, and the turn or call goes on. What runs:
 
-* `pre_tool_call`: the first dict answer wins: `{"action": "block", "message": ...}` stops
-  the call; `{"action": "approve", ...}` sends it to the approval broker (fail closed);
-* `post_tool_call` after every call, with its status and duration;
-* `transform_tool_result`: the first string returned replaces the result;
-* `tool_request` middleware may replace the arguments; `tool_execution` middleware wraps
-  the dispatch and fails closed: one that raises before calling `next_call` blocks the call
-  (Hermes skips it and runs the call).
+* around every tool call: `pre_tool_call` (the first dict answer wins:
+  `{"action": "block", "message": ...}` stops the call; `{"action": "approve", ...}` sends
+  it to the approval broker, fail closed), `post_tool_call` (its status and duration),
+  `transform_tool_result` (the first string replaces the result); `tool_request`
+  middleware may replace the arguments, `tool_execution` middleware wraps the dispatch and
+  fails closed: one that raises before calling `next_call` blocks the call (Hermes skips it
+  and runs the call);
+* `transform_terminal_output` on a foreground terminal command's output (the first string
+  replaces it, still cut to the terminal's limit);
+* each turn (core.agent.loop): `pre_llm_call` (its context is appended to the copy of the
+  user's message the model is sent), `transform_llm_output` (the first non-empty string
+  replaces the answer), `post_llm_call`, `on_session_end`; `llm_request` middleware may
+  replace each model request, and fails closed (one that raises ends the turn);
+* a session's life (core.plugins.lifecycle): `on_session_start`, `on_session_reset`,
+  `on_session_finalize`.
 
-The other Hermes hook names are accepted and listed, not run by this front end.
+The other Hermes hook names (`NOT_RUN`) and `llm_execution` middleware are accepted and
+listed, not run by this front end.
 """
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import logging
 import threading
@@ -53,15 +65,46 @@ VALID_HOOKS = frozenset(
         "kanban_task_blocked",
     }
 )
-RUN_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
+TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
+TURN_HOOKS = frozenset({"pre_llm_call", "transform_llm_output", "post_llm_call", "on_session_end"})
+SESSION_HOOKS = frozenset({"on_session_start", "on_session_reset", "on_session_finalize"})
+RUN_HOOKS = TOOL_HOOKS | TURN_HOOKS | SESSION_HOOKS | {"transform_terminal_output"}
+NOT_RUN = VALID_HOOKS - RUN_HOOKS  # accepted and listed: gateway, kanban, API, sub-agent hooks
 MIDDLEWARE_KINDS = frozenset({"tool_request", "tool_execution", "llm_request", "llm_execution"})
+RUN_MIDDLEWARE = frozenset({"tool_request", "tool_execution", "llm_request"})
+HOOK_TIMEOUT = 5.0  # seconds a hook callback may take before it is abandoned
 TELEMETRY = {"telemetry_schema_version": "hermes.observer.v1"}
 
 Callback = Callable[..., Any]
+# what the terminal is handed to run transform_terminal_output: (command, output, returncode)
+# -> the output to keep
+TerminalOutputHook = Callable[[str, str, int | None], str]
+
+
+def hook_rows(names: Sequence[str]) -> list[dict[str, Any]]:
+    """A plugin's hooks as `plugins --json` lists them: each name and whether it runs here."""
+    return [{"name": name, "runs": name in RUN_HOOKS} for name in names]
+
+
+def hooks_line(names: Sequence[str]) -> str:
+    """A plugin's hooks in a few words: those that run, and those accepted but not run."""
+    runs = [n for n in names if n in RUN_HOOKS]
+    idle = [n for n in names if n not in RUN_HOOKS]
+    said = [f"hooks: {', '.join(runs)}"] if runs else []
+    if idle:
+        said.append(f"hooks accepted, not run by hermes-tui: {', '.join(idle)}")
+    return "; ".join(said)
 
 
 class MiddlewareBlocked(Exception):
-    """A tool_execution middleware failed before passing the call on: the call is blocked."""
+    """A middleware failed before passing the call on: the call (or model request) is blocked."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    """What a callback that raised or did not return in time answered: nothing, and why."""
+
+    why: str
 
 
 @dataclass(frozen=True)
@@ -77,7 +120,8 @@ class Before:
 class HookRegistry:
     """Hooks and middleware by owner (a plugin key), swapped atomically on reload."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float = HOOK_TIMEOUT) -> None:
+        self.timeout = timeout  # per callback; one that takes longer is abandoned
         self._lock = threading.Lock()
         self._hooks: dict[str, tuple[tuple[str, Callback], ...]] = {}
         self._middleware: dict[str, tuple[tuple[str, Callback], ...]] = {}
@@ -97,28 +141,108 @@ class HookRegistry:
 
     @property
     def active(self) -> bool:
-        """Whether any hook or middleware this front end runs is registered."""
-        return any(self._hooks.get(n) for n in RUN_HOOKS) or any(
+        """Whether any hook or middleware that runs around a tool call is registered."""
+        return any(self._hooks.get(n) for n in TOOL_HOOKS) or any(
             self._middleware.get(k) for k in ("tool_request", "tool_execution")
         )
+
+    def has(self, name: str) -> bool:
+        """Whether a callback of hook `name` is registered."""
+        return bool(self._hooks.get(name))
+
+    def has_middleware(self, kind: str) -> bool:
+        return bool(self._middleware.get(kind))
 
     @property
     def wraps_execution(self) -> bool:
         return bool(self._middleware.get("tool_execution"))
 
     def invoke(self, name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Call every callback of `name`; return (owner, result) for non-None results."""
+        """Call every callback of `name`, in order; return (owner, result) for non-None
+        results. A callback that raises or takes longer than `timeout` is logged and
+        skipped: it never takes the caller down."""
         results = []
         for owner, callback in self._hooks.get(name, ()):
-            try:
-                with speaking(owner):
-                    value = callback(**kwargs, **TELEMETRY)
-            except Exception:
-                logger.exception("hook %s of plugin %s failed", name, owner)
-                continue
-            if value is not None:
+            value = self._call(f"hook {name}", owner, callback, {**TELEMETRY, **kwargs})
+            if value is not None and not isinstance(value, Failed):
                 results.append((owner, value))
         return results
+
+    def _call(self, what: str, owner: str, callback: Callback, kwargs: dict[str, Any]) -> Any:
+        """`callback(**kwargs)` on a daemon thread of its own, waited for `timeout` seconds;
+        Failed when it raised or is still running (it runs on, unwaited)."""
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                with speaking(owner):
+                    box["value"] = callback(**kwargs)
+            except BaseException as exc:  # SystemExit too: it would end only this thread
+                box["error"] = exc
+
+        context = contextvars.copy_context()
+        thread = threading.Thread(
+            target=context.run, args=(run,), name=f"{what} of {owner}", daemon=True
+        )
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive():
+            logger.warning(
+                "%s of plugin %s did not return within %.3g s: abandoned (it may still be "
+                "running); the turn goes on",
+                what,
+                owner,
+                self.timeout,
+            )
+            return Failed(f"it did not answer within {self.timeout:.3g} s")
+        if "error" in box:
+            error = box["error"]
+            logger.error(
+                "%s of plugin %s failed: %s: %s", what, owner, type(error).__name__, error,
+                exc_info=error,
+            )  # fmt: skip
+            return Failed(f"{type(error).__name__}: {error}")
+        return box.get("value")
+
+    def first_string(self, name: str, **kwargs: Any) -> str | None:
+        """The first non-empty string a callback of `name` answered (None: none did)."""
+        for _owner, value in self.invoke(name, **kwargs):
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    # -- the model request ----------------------------------------------------------
+
+    def llm_request(self, request: dict[str, Any], **context: Any) -> dict[str, Any]:
+        """The request after `llm_request` middleware: each may answer `{"request": {...}}`
+        to replace it (a deep copy of what it answered is used). One that raises or does
+        not answer in time blocks the request (MiddlewareBlocked): Hermes sends it anyway."""
+        chain = self._middleware.get("llm_request", ())
+        if not chain:
+            return request
+        original = copy.deepcopy(request)
+        current = copy.deepcopy(request)
+        for owner, callback in chain:
+            answer = self._call(
+                "llm_request middleware",
+                owner,
+                callback,
+                {
+                    **TELEMETRY,
+                    "middleware_schema_version": "hermes.middleware.v1",
+                    **context,
+                    "request": copy.deepcopy(current),
+                    "original_request": copy.deepcopy(original),
+                },
+            )
+            if isinstance(answer, Failed):
+                raise MiddlewareBlocked(
+                    f"llm_request middleware of plugin {owner} failed ({answer.why}): the "
+                    "model request was not sent"
+                )
+            if isinstance(answer, dict) and isinstance(answer.get("request"), dict):
+                current = copy.deepcopy(answer["request"])
+        return current
 
     # -- the stages around a tool call ----------------------------------------------
 
@@ -144,18 +268,19 @@ class HookRegistry:
     ) -> dict[str, Any]:
         original = copy.deepcopy(args)
         for owner, callback in self._middleware.get("tool_request", ()):
-            try:
-                with speaking(owner):
-                    answer = callback(
-                        tool_name=tool_name,
-                        args=copy.deepcopy(args),
-                        original_args=original,
-                        **context,
-                    )
-            except Exception as exc:
-                raise MiddlewareBlocked(
-                    f"tool_request middleware of {owner} failed: {exc}"
-                ) from exc
+            answer = self._call(
+                "tool_request middleware",
+                owner,
+                callback,
+                {
+                    **context,
+                    "tool_name": tool_name,
+                    "args": copy.deepcopy(args),
+                    "original_args": original,
+                },
+            )
+            if isinstance(answer, Failed):
+                raise MiddlewareBlocked(f"tool_request middleware of {owner} failed: {answer.why}")
             if isinstance(answer, dict) and isinstance(answer.get("args"), dict):
                 args = answer["args"]
         return args
@@ -226,6 +351,23 @@ class HookRegistry:
                 if isinstance(value, str):
                     return value
         return result
+
+    def terminal_output(
+        self, command: str, output: str, returncode: int | None, task_id: str, env_type: str
+    ) -> str:
+        """A foreground terminal command's output after `transform_terminal_output`: the
+        first string a callback answers replaces it."""
+        for _owner, value in self.invoke(
+            "transform_terminal_output",
+            command=command,
+            output=output,
+            returncode=returncode,
+            task_id=task_id,
+            env_type=env_type,
+        ):
+            if isinstance(value, str):
+                return value
+        return output
 
 
 def _swap(

@@ -39,6 +39,7 @@ def replay(
 ) -> list[CaseResult]:
     """Run every case in order (a case may set up the next one); one result per case."""
     from workbench.core.execution.approval import ApprovalBroker
+    from workbench.core.plugins.lifecycle import one_call_session
 
     # the project whose rules hold is the one the calls run in, not where the command started
     project = Path(cwd) if cwd else None
@@ -47,7 +48,8 @@ def replay(
     )
     executor = runtime.executor(broker=broker, cwd=cwd)
     try:
-        return asyncio.run(_run_all(runtime, executor, cases))
+        with one_call_session(runtime.hooks, executor.session_id):  # the plugins' session
+            return asyncio.run(_run_all(runtime, executor, cases))
     finally:
         executor.shutdown()
 
