@@ -93,3 +93,16 @@ def test_plugins_says_which_hooks_run(env, tmp_path: Path) -> None:
     plain = run(env, "plugins", cwd=tmp_path).stdout
     assert "hooks: on_session_end, on_session_finalize" in plain
     assert "hooks accepted, not run by hermes-tui: kanban_task_claimed" in plain
+
+
+def test_replay_is_a_session_of_its_calls(env, tmp_path: Path) -> None:
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(
+        "cases:\n"
+        "  - {name: one, tool: lifecycle_note, arguments: {text: a}, expect: {status: ok}}\n"
+        "  - {name: two, tool: lifecycle_note, arguments: {text: b},"
+        " expect: {json: {count: 2}}}\n"
+    )
+    out = run(env, "replay", str(cases), cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert [r["hook"] for r in _log(env)] == ["on_session_start", "on_session_finalize"]

@@ -152,3 +152,46 @@ async def test_approvals_mode_smart_is_said_once_in_the_sessions_log(server, hom
         said = [n for n in notes if "approvals.mode: smart" in n]
         assert len(said) == 1 and "(mode ask)" in said[0], notes
         assert app.controller.runtime.broker.mode == "ask"
+
+
+async def test_the_workbench_session_runs_the_plugins_session_hooks(
+    fake: FakeOpenAI, home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    import json
+    import shutil
+
+    from tests.support.plugins import FIXTURES
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "plugins").mkdir()
+    shutil.copytree(FIXTURES / "lifecycle", home / "plugins" / "lifecycle")
+    (home / "config.yaml").write_text(
+        fake.model_config() + "checkpoints:\n  enabled: false\nterminal:\n  sandbox: false\n"
+        "plugins:\n  enabled: [lifecycle]\n"
+    )
+    log = tmp_path / "hooks.jsonl"
+    monkeypatch.setenv("LIFECYCLE_LOG", str(log))
+    monkeypatch.chdir(tmp_path)
+    fake.add(text("Hello."))
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_session(pilot, app)
+        await send(pilot, screen, "hi")
+        await wait_until(pilot, lambda: "answered" in turn_line(screen), 10)
+        session = app.controller.session
+        assert session is not None
+        session_id = session.id
+    seen = [json.loads(line) for line in log.read_text().splitlines()]  # the app has quit
+    assert seen[0] == {
+        "hook": "on_session_start",
+        "session_id": session_id,
+        "model": seen[0]["model"],
+        "platform": "tui",
+    }
+    assert [r["hook"] for r in seen][-2:] == ["on_session_end", "on_session_finalize"]
+    assert seen[-1] == {
+        "hook": "on_session_finalize",
+        "session_id": session_id,
+        "platform": "tui",
+        "reason": "shutdown",
+    }
