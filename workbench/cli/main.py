@@ -692,6 +692,8 @@ def plugin_rows(runtime: Runtime) -> list[dict]:
 
 def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.commands import SourceAction, act_on_source
+    from workbench.core.printable import escape
+    from workbench.core.report import plugin_conflicts
     from workbench.core.runtime import plugin_manager, safe_mode
 
     if runtime.plugins is None:  # safe mode, or `plugins disable`: the list, none of the code
@@ -709,6 +711,8 @@ def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
             _out(f"{mark} {state.key:<24} {state.manifest.source:<10} {plugin_summary(state)}")
             for line in plugin_extras(state):
                 _out(f"      {line}")
+            for conflict in plugin_conflicts(state.manifest):  # as plugins --json and doctor
+                _out(f"      conflict: {escape(conflict)}")
         return EXIT_OK
     if args.action == "memory":
         return _select_memory(runtime, args.name)

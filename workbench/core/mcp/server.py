@@ -170,6 +170,11 @@ class ServerHandle:
         """The tools it gives the model: its own and the resources and prompts ones."""
         return len(self.tools) + len(self.helpers)
 
+    def fail(self, error: str) -> None:
+        """Not started, for a reason a retry cannot mend (the installed MCP SDK is wrong)."""
+        self._set("failed", error)
+        self.settled.set()
+
     # -- the owner task ----------------------------------------------------------------
 
     async def run(self) -> None:
