@@ -346,6 +346,10 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
     manager = runtime.start_mcp(on_event=_say_asks)
     if manager is None:
         return
+    if args.command == "tools" and args.action == "list":  # its sizes: counted meanwhile
+        from workbench.core.costs import start_tokenizer
+
+        start_tokenizer(runtime)
     only = None
     if args.command == "call":  # only the server that would own the tool
         only = [c.name for c in manager.configs if args.name.startswith(tool_name(c.name, ""))]

@@ -157,3 +157,15 @@ def test_a_tokenizer_child_that_hangs_is_stopped_and_the_estimate_counts_instead
         tokens._stop_child()
         hung.kill()
         hung.wait()
+
+
+def test_a_child_started_ahead_loads_its_table_and_counts_as_one_started_on_demand() -> None:
+    from workbench.core.model import tokens
+
+    tokens._stop_child()
+    child = tokens.ChildEncoding("o200k_base")
+    child.start()  # as `tools` does before waiting for its MCP servers
+    started = tokens._child_process
+    assert started is not None and "serve('o200k_base')" in " ".join(started.args)
+    assert child.count_many(["hello world"]) == [Encoding("o200k_base").count("hello world")]
+    assert tokens._child_process is started  # the one started ahead answered

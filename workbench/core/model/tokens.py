@@ -125,6 +125,12 @@ class ChildEncoding:
     def count(self, text: str) -> int:
         return self.count_many([text])[0]
 
+    def start(self) -> None:
+        """Start the child now, loading this table at once: counted later, its answers do
+        not wait for the table (a command starts it, then waits for its MCP servers)."""
+        with _child_lock:
+            _child(self.name)
+
     def count_many(self, texts: list[str]) -> list[int]:
         request = json.dumps({"encoding": self.name, "texts": texts}, ensure_ascii=False)
         with _child_lock:
@@ -143,19 +149,21 @@ _child_process: Any = None
 _child_lock = threading.Lock()  # one batch at a time: a request, then its answer
 
 
-def _child_command() -> list[str]:
+def _child_command(preload: str = "") -> list[str]:
     import sys
 
-    return [sys.executable, "-c", "from workbench.core.model.tokens import serve; serve()"]
+    code = f"from workbench.core.model.tokens import serve; serve({preload!r})"
+    return [sys.executable, "-c", code]
 
 
-def _child() -> Any:
+def _child(preload: str = "") -> Any:
+    """The child (started if it is not running); `preload`: the table it loads as it starts."""
     global _child_process
     if _child_process is None or _child_process.poll() is not None:
         import subprocess
 
         _child_process = subprocess.Popen(
-            _child_command(),
+            _child_command(preload),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -202,14 +210,18 @@ def _stop_child() -> None:
             pipe.close()
 
 
-def serve() -> None:
-    """The child: counts each request's texts with its table (loaded once), a line each."""
+def serve(preload: str = "") -> None:
+    """The child: counts each request's texts with its table (loaded once), a line each;
+    `preload`'s table is loaded before the first request comes."""
     import sys
 
     from workbench.core.own_process import harden
 
     harden()  # it inherited the app's environment: its keys out of this process's /proc
     tables: dict[str, Encoding] = {}
+    if preload:
+        with contextlib.suppress(Exception):  # an unknown name fails its request, as before
+            tables.setdefault(preload, Encoding(preload)).load()
     for line in sys.stdin.buffer:  # UTF-8 whatever the locale: the parent writes it so
         request = json.loads(line)
         table = tables.setdefault(request["encoding"], Encoding(request["encoding"]))
