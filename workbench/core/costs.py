@@ -33,7 +33,7 @@ def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags:
     small model's lean profile trims them."""
     config = config or runtime.config
     model, lean, window = _model(config, **model_flags)
-    meter = _meter(model)
+    meter = _meter(runtime, model)
     # deferral, as the agent applies it for this model's profile
     search = ToolSearchSettings.from_config(config).for_profile(lean)
     tools = sizing_tools(runtime, config)
@@ -43,7 +43,7 @@ def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags:
 def start_tokenizer(runtime: Runtime, **model_flags: Any) -> None:
     """Start what `offered_costs` will count with, now: a shipped table loads in its child
     process (a few tenths of a second) while a command waits for its MCP servers."""
-    tokenizer = _meter(_model(runtime.config, **model_flags)[0]).tokenizer
+    tokenizer = _meter(runtime, _model(runtime.config, **model_flags)[0]).tokenizer
     start = getattr(tokenizer, "start", None)
     if start is not None:
         start()
@@ -61,11 +61,15 @@ def _model(config: Config, **model_flags: Any) -> tuple[str, bool, int | None]:
     return model, settings.lean, window
 
 
-def _meter(model: str) -> tokens.Meter:
-    tokenizer = tokens.tokenizer_for(model, in_child=True)  # a front end's loop never stalls
-    meter = _meters.get(tokenizer.name)
+def _meter(runtime: Runtime, model: str) -> tokens.Meter:
+    """One per tokenizer and HERMES_HOME, kept; a shipped table's counts are kept on disk."""
+    saved = tokens.SavedCounts(runtime.home / "cache" / "token-counts.json")
+    # a front end's loop never stalls: a table is used in a child process
+    tokenizer = tokens.tokenizer_for(model, in_child=True, saved=saved)
+    key = f"{tokenizer.name}\0{runtime.home}"
+    meter = _meters.get(key)
     if meter is None:
-        meter = _meters[tokenizer.name] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
+        meter = _meters[key] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
     return meter
 
 
