@@ -145,7 +145,16 @@ $(BENCH_VENV)/.installed: pyproject.toml requirements-local.txt
 	$(BENCH_VENV)/bin/pip install $(PIP_FLAGS) --no-deps --require-hashes -r requirements-local.txt
 	touch $@
 
-bench: $(BENCH_VENV)/.installed
+# Hermes's `mcp` extra (mcp==1.26.0, which our mcp>=2.3 excludes) for bench_mcp_tools's peer:
+# installed apart, appended to Hermes's own path there, so only what Hermes lacks comes from it.
+HERMES_MCP_DIR ?= .venv-hermes-mcp
+
+$(HERMES_MCP_DIR)/.installed: $(HERMES_CLI_STAMP)
+	$(HERMES_CLI_DIR)/bin/python -m pip install $(PIP_FLAGS) --target $(HERMES_MCP_DIR) \
+	  "mcp==1.26.0" "starlette==1.0.1"
+	touch $@
+
+bench: $(BENCH_VENV)/.installed $(MCP_STAMP) $(HERMES_MCP_DIR)/.installed
 	@failed=""; for b in bench/bench_*.py; do echo "== $$b"; \
 		$(BENCH_VENV)/bin/python $$b || failed="$$failed $$b"; done; \
 		test -z "$$failed" || { echo "targets missed in:$$failed"; exit 1; }

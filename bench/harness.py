@@ -20,15 +20,34 @@ def per_call(fn: Callable[[], object], number: int, repeat: int = 7) -> float:
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
-def process_seconds(argv: Sequence[str], runs: int = 10, **kwargs: object) -> float:
-    """Median wall time of a whole process, start to exit."""
-    subprocess.run(argv, capture_output=True, check=True, **kwargs)  # warm the page cache
+def process_seconds(
+    argv: Sequence[str], runs: int = 10, timeout: float | None = None, **kwargs: object
+) -> float:
+    """Median wall time of a whole process, start to exit (each run at most `timeout` s)."""
+    subprocess.run(argv, capture_output=True, check=True, timeout=timeout, **kwargs)  # warm up
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(argv, capture_output=True, check=True, **kwargs)
+        subprocess.run(argv, capture_output=True, check=True, timeout=timeout, **kwargs)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def peer_seconds(
+    argv: Sequence[str], runs: int = 10, timeout: float = 60.0, **kwargs: object
+) -> float | None:
+    """`process_seconds` for the peer: None (printed "n/a") when it fails or hangs, with why
+    on stderr, so the benchmark still prints our figure."""
+    try:
+        return process_seconds(argv, runs, timeout, **kwargs)
+    except subprocess.CalledProcessError as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        print(f"  peer failed (exit {exc.returncode}): {err.strip()[-300:]}", file=sys.stderr)
+    except subprocess.TimeoutExpired:
+        print(f"  peer did not end within {timeout:g} s", file=sys.stderr)
+    except OSError as exc:
+        print(f"  peer did not start: {exc}", file=sys.stderr)
+    return None
 
 
 def fmt(seconds: float) -> str:

@@ -19,6 +19,16 @@ HERE = Path(__file__).resolve().parents[1] / "core" / "mcp"  # the fixture serve
 FIXTURE = [sys.executable, str(HERE / "fixture_server.py")]
 
 
+def shadow_sdk(folder: Path, version: str = "1.9.0") -> Path:
+    """A folder whose only content is the metadata of an `mcp` of `version`: ahead of the real
+    SDK on the path, the installed version reads as `pip install` of a plugin pinning mcp<2
+    leaves it, while the real SDK stays installed and importable."""
+    info = folder / f"mcp-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: mcp\nVersion: {version}\n")
+    return folder
+
+
 def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():

@@ -346,6 +346,10 @@ def _start_mcp(runtime: Runtime, args: argparse.Namespace) -> None:
     manager = runtime.start_mcp(on_event=_say_asks)
     if manager is None:
         return
+    if args.command == "tools" and args.action == "list":  # its sizes: counted meanwhile
+        from workbench.core.costs import start_tokenizer
+
+        start_tokenizer(runtime)
     only = None
     if args.command == "call":  # only the server that would own the tool
         only = [c.name for c in manager.configs if args.name.startswith(tool_name(c.name, ""))]
@@ -695,6 +699,8 @@ def plugin_rows(runtime: Runtime) -> list[dict]:
 
 def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
     from workbench.core.commands import SourceAction, act_on_source
+    from workbench.core.printable import escape
+    from workbench.core.report import plugin_conflicts
     from workbench.core.runtime import plugin_manager, safe_mode
 
     if runtime.plugins is None:  # safe mode, or `plugins disable`: the list, none of the code
@@ -712,6 +718,8 @@ def cmd_plugins(runtime: Runtime, args: argparse.Namespace) -> int:
             _out(f"{mark} {state.key:<24} {state.manifest.source:<10} {plugin_summary(state)}")
             for line in plugin_extras(state):
                 _out(f"      {line}")
+            for conflict in plugin_conflicts(state.manifest):  # as plugins --json and doctor
+                _out(f"      conflict: {escape(conflict)}")
         return EXIT_OK
     if args.action == "memory":
         return _select_memory(runtime, args.name)

@@ -32,22 +32,45 @@ def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags:
     tokenizer (a shipped table for a model we know, else the estimate) and trimmed as a
     small model's lean profile trims them."""
     config = config or runtime.config
-    window: int | None = None
-    try:
-        settings = resolve(config, **model_flags)
-        model, lean = settings.model, settings.lean
-        # the window a session of this model sizes its listing by (core.agent.context)
-        window = Window.for_model(model, settings.context_window, settings.max_tokens, None).context
-    except ModelConfigError:  # no usable model: sized by the estimate, which says so
-        model, lean = "", False
-    tokenizer = tokens.tokenizer_for(model, in_child=True)  # a front end's loop never stalls
-    meter = _meters.get(tokenizer.name)
-    if meter is None:
-        meter = _meters[tokenizer.name] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
+    model, lean, window = _model(config, **model_flags)
+    meter = _meter(runtime, model)
     # deferral, as the agent applies it for this model's profile
     search = ToolSearchSettings.from_config(config).for_profile(lean)
     tools = sizing_tools(runtime, config)
     return measure(meter, tools, runtime.effective_tools(config), lean, search, window)
+
+
+def start_tokenizer(runtime: Runtime, **model_flags: Any) -> None:
+    """Start what `offered_costs` will count with, now: a shipped table loads in its child
+    process (a few tenths of a second) while a command waits for its MCP servers."""
+    tokenizer = _meter(runtime, _model(runtime.config, **model_flags)[0]).tokenizer
+    start = getattr(tokenizer, "start", None)
+    if start is not None:
+        start()
+
+
+def _model(config: Config, **model_flags: Any) -> tuple[str, bool, int | None]:
+    """The configured model, whether its profile is lean, and the window a session of it
+    sizes its listing by (core.agent.context); no usable model: sized by the estimate."""
+    try:
+        settings = resolve(config, **model_flags)
+    except ModelConfigError:
+        return "", False, None
+    model = settings.model
+    window = Window.for_model(model, settings.context_window, settings.max_tokens, None).context
+    return model, settings.lean, window
+
+
+def _meter(runtime: Runtime, model: str) -> tokens.Meter:
+    """One per tokenizer and HERMES_HOME, kept; a shipped table's counts are kept on disk."""
+    saved = tokens.SavedCounts(runtime.home / "cache" / "token-counts.json")
+    # a front end's loop never stalls: a table is used in a child process
+    tokenizer = tokens.tokenizer_for(model, in_child=True, saved=saved)
+    key = f"{tokenizer.name}\0{runtime.home}"
+    meter = _meters.get(key)
+    if meter is None:
+        meter = _meters[key] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
+    return meter
 
 
 def preview_tool(

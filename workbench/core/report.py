@@ -172,11 +172,16 @@ def schema_problems(runtime: Runtime) -> list[str]:
 
 def plugin_conflicts(manifest: PluginManifest) -> list[str]:
     """What a plugin declares that would replace a package hermes-tui needs."""
-    if not manifest.requirements:
+    return requirement_conflicts(manifest.requirements)
+
+
+def requirement_conflicts(lines: list[str]) -> list[str]:
+    """Which of these declared requirements would replace a package hermes-tui needs."""
+    if not lines:
         return []
     ours = requirements.own_requirements()
     installed = {name: requirements.installed_version(name) for name in ours}
-    return requirements.conflicts(manifest.requirements, ours, installed)
+    return requirements.conflicts(lines, ours, installed)
 
 
 def collect_problems(runtime: Runtime) -> list[str]:

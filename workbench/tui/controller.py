@@ -11,6 +11,7 @@ owns a part of the core or reads the runtime.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import os
@@ -78,6 +79,9 @@ class Sources:
     plugins: list[PluginState] = field(default_factory=list)
     mcp_on: bool = False  # MCP servers are configured and started
     plugins_on: bool = False  # plugins are loaded (not HERMES_SAFE_MODE)
+    # the plugins whose declared requirements would replace a package hermes-tui needs
+    conflicting: list[str] = field(default_factory=list)
+    sdk_problem: str = ""  # why the installed MCP SDK cannot work ("" when it can)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,11 +283,16 @@ class Controller:
         runtime = self.runtime
         if runtime is None:
             return Sources()
+        from workbench.core import requirements
+
+        plugins = runtime.plugins.list() if runtime.plugins is not None else []
         return Sources(
             runtime.mcp.statuses() if runtime.mcp is not None else [],
-            runtime.plugins.list() if runtime.plugins is not None else [],
+            plugins,
             runtime.mcp is not None,
             runtime.plugins is not None,
+            [state.key for state in plugins if _conflicts(tuple(state.manifest.requirements))],
+            requirements.installed_sdk_problem() if runtime.mcp is not None else "",
         )
 
     def plugin_change(self, key: str) -> str | None:
@@ -546,3 +555,13 @@ class Controller:
                 closing.cancel()
         self._thread.stop()
         self._thread = None
+
+
+@functools.lru_cache(maxsize=128)
+def _conflicts(declared: tuple[str, ...]) -> bool:
+    """Whether a plugin's declared requirements would replace a package hermes-tui needs:
+    once per set of them (reading the installed versions takes milliseconds, and the header
+    is drawn again on every change of a source)."""
+    from workbench.core.report import requirement_conflicts
+
+    return bool(requirement_conflicts(list(declared)))

@@ -354,3 +354,24 @@ def test_garbage_lines_are_counted_and_said_once(start, reg: ToolRegistry) -> No
     (warning,) = status(manager, "noisy").warnings
     assert warning.startswith("1001 line(s) of its output were not JSON-RPC messages")
     assert "'DEBUG 0: starting up, this is not JSON'" in warning
+
+
+def test_a_replaced_sdk_fails_every_server_with_its_fix(tmp_path: Path, reg: ToolRegistry) -> None:
+    from workbench.core.requirements import own_requirements, sdk_problem
+
+    said = sdk_problem("1.9.0", own_requirements()["mcp"])  # as `pip install mcp<2` leaves it
+    manager = MCPManager.from_config(
+        reg,
+        {"fx": stdio(FIXTURE), "off": {**stdio(FIXTURE), "enabled": False}},
+        log_dir=tmp_path / "logs",
+        sdk_problem=lambda: said,
+    )
+    try:
+        manager.start()
+        assert manager.wait_settled(5)
+        fx, off = status(manager, "fx"), status(manager, "off")
+        assert (fx.state, fx.error) == ("failed", said) and "mcp 1.9.0" in said
+        assert off.state == "disabled"  # switched off stays what it is
+        assert not [e for e in reg.snapshot().values() if e.owner == "fx"]  # nothing started
+    finally:
+        manager.stop()

@@ -157,3 +157,34 @@ def test_a_tokenizer_child_that_hangs_is_stopped_and_the_estimate_counts_instead
         tokens._stop_child()
         hung.kill()
         hung.wait()
+
+
+def test_a_child_started_ahead_loads_its_table_and_counts_as_one_started_on_demand() -> None:
+    from workbench.core.model import tokens
+
+    tokens._stop_child()
+    child = tokens.ChildEncoding("o200k_base")
+    child.start()  # as `tools` does before waiting for its MCP servers
+    started = tokens._child_process
+    assert started is not None and "serve('o200k_base')" in " ".join(started.args)
+    assert child.count_many(["hello world"]) == [Encoding("o200k_base").count("hello world")]
+    assert tokens._child_process is started  # the one started ahead answered
+
+
+def test_kept_counts_answer_without_a_child_and_a_new_text_is_asked_and_kept(tmp_path) -> None:
+    from workbench.core.model import tokens
+
+    path = tmp_path / "cache" / "token-counts.json"
+    texts = ["hello world", '{"type": "function"}']
+    first = tokens.ChildEncoding("o200k_base", saved=tokens.SavedCounts(path))
+    assert first.count_many(texts) == [Encoding("o200k_base").count(t) for t in texts]
+    assert path.stat().st_mode & 0o777 == 0o600 and "hello" not in path.read_text()
+    tokens._stop_child()
+    again = tokens.ChildEncoding("o200k_base", saved=tokens.SavedCounts(path))
+    again.start()  # counts are kept: no child is started ahead
+    assert again.count_many(texts[::-1]) == [Encoding("o200k_base").count(t) for t in texts[::-1]]
+    assert tokens._child_process is None  # every count was a kept one
+    assert again.count_many(["new text", "hello world"])[0] == Encoding("o200k_base").count(
+        "new text"
+    )
+    assert tokens._child_process is not None and len(json.loads(path.read_text()).popitem()[1]) == 3

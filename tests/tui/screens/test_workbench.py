@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.mcp import FIXTURE
+from tests.support.mcp import FIXTURE, shadow_sdk
 from tests.support.pilot import labels, loaded, open_form, unsized, wait_until
 from tests.support.plugins import FIXTURES as PLUGIN_FIXTURES
 from tests.support.tools import schema
@@ -391,3 +391,28 @@ async def test_a_tool_whose_schema_cannot_be_used_says_why_and_gets_no_form(home
 
 def labels_of(widget) -> str:
     return " ".join(str(s.render()) for s in widget.query("Static"))
+
+
+async def test_the_header_marks_a_conflicting_plugin_and_a_replaced_sdk(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = home / "plugins" / "pinned"
+    folder.mkdir(parents=True)
+    (folder / "plugin.yaml").write_text('name: pinned\nversion: "1"\npip_dependencies: ["mcp<2"]\n')
+    (folder / "__init__.py").write_text("def register(ctx):\n    pass\n")
+    (home / "config.yaml").write_text(
+        f"mcp_servers:\n  fx:\n    command: {sys.executable}\n    args: [{FIXTURE[1]}]\n"
+    )
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        await wait_until(pilot, lambda: "MCP 1/1 ready" in screen.sub_title)
+        assert "⚠ plugin conflict" in screen.sub_title and "⚠ MCP SDK" not in screen.sub_title
+    shutil.rmtree(folder)
+    monkeypatch.syspath_prepend(str(shadow_sdk(tmp_path / "shadow")))  # as pip leaves mcp<2
+    app = WorkbenchApp()
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        await wait_until(pilot, lambda: "⚠ MCP SDK" in screen.sub_title)
+        assert "MCP 0/1 ready" in screen.sub_title and "plugin conflict" not in screen.sub_title
+        assert screen.controller.sources().servers[0].state == "failed"

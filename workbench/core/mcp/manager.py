@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from workbench.core import requirements
 from workbench.core.mcp import catalog as cat
 from workbench.core.mcp import utilities
 from workbench.core.mcp.asks import ServerAsks
@@ -56,6 +57,7 @@ class MCPManager:
         on_event: Callable[[object], None] | None = None,
         asks: ServerAsks | None = None,
         documents: Path | None = None,
+        sdk_problem: Callable[[], str] = requirements.installed_sdk_problem,
     ) -> None:
         self.registry = registry
         self.configs = configs
@@ -72,6 +74,8 @@ class MCPManager:
         # roots, elicitation and sampling: with no front end attached, declined and refused
         self.asks = asks or ServerAsks()
         self.asks.emit = self._emit  # how each question ended goes out with the other events
+        # why the installed MCP SDK cannot work ("" when it can): every server fails with it
+        self.sdk_problem = sdk_problem
 
     @classmethod
     def from_config(
@@ -96,12 +100,17 @@ class MCPManager:
         loop.run_forever()
 
     async def _start_all(self) -> None:
+        # An SDK a plugin's install replaced fails every server on an import; say why instead.
+        sdk = self.sdk_problem() if self.configs else ""
         for config in self.configs:
             handle = ServerHandle(
                 config, self.log_dir, self._publish, self._state_changed, self.asks
             )
             self.handles[config.name] = handle
-            if handle.state == "new":
+            if handle.state == "new" and sdk:
+                handle.fail(sdk)
+                logger.warning("MCP server %s not started: %s", config.name, sdk)
+            elif handle.state == "new":
                 self._tasks[config.name] = asyncio.ensure_future(handle.run())
             else:
                 handle.settled.set()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.mcp import catalog as cat
+from workbench.core.mcp import stdio
 from workbench.core.mcp.config import ServerConfig
 from workbench.core.mcp.events import CatalogChanged, ResourceUpdated, ServerChanged, ServerLog
 from workbench.core.mcp.results import convert
@@ -170,6 +171,11 @@ class ServerHandle:
         """The tools it gives the model: its own and the resources and prompts ones."""
         return len(self.tools) + len(self.helpers)
 
+    def fail(self, error: str) -> None:
+        """Not started, for a reason a retry cannot mend (the installed MCP SDK is wrong)."""
+        self._set("failed", error)
+        self.settled.set()
+
     # -- the owner task ----------------------------------------------------------------
 
     async def run(self) -> None:
@@ -214,13 +220,15 @@ class ServerHandle:
         event.clear()
 
     async def _session(self) -> bool:
-        from mcp import Client
-
         dead = self._dead = asyncio.Event()
         refresh = asyncio.Event()
         async with contextlib.AsyncExitStack() as stack:
+            # a stdio server is spawned first: it starts while the SDK is imported
+            transport = await self._transport(stack, dead)
+            from mcp import Client
+
             client = Client(
-                self._transport(stack, dead),
+                transport,
                 mode=self.config.mode,
                 read_timeout_seconds=self.config.connect_timeout,
                 message_handler=functools.partial(self._on_message, refresh=refresh),
@@ -258,7 +266,7 @@ class ServerHandle:
                 self.client = None
         return True
 
-    def _transport(self, stack: contextlib.AsyncExitStack, dead: asyncio.Event) -> Any:
+    async def _transport(self, stack: contextlib.AsyncExitStack, dead: asyncio.Event) -> Any:
         config = self.config
         if config.url and config.transport == "sse":
             from mcp.client.sse import sse_client
@@ -268,8 +276,6 @@ class ServerHandle:
             )
         if config.url:
             return _http_transport(config)
-        from mcp import StdioServerParameters, stdio_client
-
         if shutil.which(config.command) is None:
             raise FileNotFoundError(config.command)
         command, args = config.command, list(config.args)
@@ -279,10 +285,11 @@ class ServerHandle:
                 ["--pdeathsig", "KILL", "--", config.command, *args],
             )  # no orphans
         errlog = stack.enter_context(open_private(self.log_path))
-        params = StdioServerParameters(
-            command=command, args=args, env=config.child_env(), cwd=config.cwd
-        )
-        return _watched(stdio_client(params, errlog=errlog), dead)
+        cwd = str(config.cwd) if config.cwd else None
+        env = stdio.environment(config.child_env())
+        process = await stdio.spawn([command, *args], env, cwd, errlog)
+        stack.push_async_callback(stdio.stop, process)  # also when the SDK fails to load
+        return _watched(stdio.streams(process), dead)
 
     async def _list(self, client: Any) -> list[Any]:
         tools, cursor = [], None

@@ -22,9 +22,9 @@ import os
 import select
 import threading
 import time
-import urllib.request
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.core.tools.definitions import ReadOnlyDict
@@ -118,14 +118,39 @@ class ChildEncoding:
 
     exact = True
 
-    def __init__(self, encoding: str, timeout: float = CHILD_TIMEOUT) -> None:
+    def __init__(
+        self, encoding: str, timeout: float = CHILD_TIMEOUT, saved: SavedCounts | None = None
+    ) -> None:
         self.name = encoding
         self.timeout = timeout
+        self.saved = saved  # counts kept from earlier processes (the tools' definitions)
 
     def count(self, text: str) -> int:
         return self.count_many([text])[0]
 
+    def start(self) -> None:
+        """Start the child now, loading this table at once: counted later, its answers do
+        not wait for the table (a command starts it, then waits for its MCP servers). Not
+        when counts were kept: then most texts need no child at all."""
+        if self.saved is not None and self.saved.counts(self.name):
+            return
+        with _child_lock:
+            _child(self.name)
+
     def count_many(self, texts: list[str]) -> list[int]:
+        """Each text's count: a kept one, else the child's (and kept)."""
+        if self.saved is None:
+            return self._ask(texts)
+        kept = self.saved.counts(self.name)
+        keys = [SavedCounts.key(t) for t in texts]
+        missing = sorted({t for t, k in zip(texts, keys, strict=True) if k not in kept})
+        if missing:
+            fresh = dict(zip(missing, self._ask(missing), strict=True))
+            self.saved.add(self.name, {SavedCounts.key(t): n for t, n in fresh.items()})
+            kept = self.saved.counts(self.name)
+        return [kept[k] for k in keys]
+
+    def _ask(self, texts: list[str]) -> list[int]:
         request = json.dumps({"encoding": self.name, "texts": texts}, ensure_ascii=False)
         with _child_lock:
             try:
@@ -139,23 +164,86 @@ class ChildEncoding:
         return counts
 
 
+class SavedCounts:
+    """Counts of a table kept in a private file (HERMES_HOME/cache/token-counts.json), by
+    each text's SHA-256 and the table's package version: the tools' definitions change
+    seldom, and a command that only lists them then starts no tokenizer at all."""
+
+    LIMIT = 20_000  # counts kept per table, the newest
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tables: dict[str, dict[str, int]] | None = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @staticmethod
+    def _table(encoding: str) -> str:
+        from importlib import metadata
+
+        try:
+            return f"{encoding}@{metadata.version('quicktok')}"
+        except metadata.PackageNotFoundError:
+            return encoding
+
+    def counts(self, encoding: str) -> dict[str, int]:
+        with self._lock:
+            return dict(self._load().get(self._table(encoding), {}))
+
+    def add(self, encoding: str, counts: dict[str, int]) -> None:
+        from workbench.core.storage.atomic import atomic_write_text
+        from workbench.core.storage.private import private_dir
+
+        with self._lock:
+            table = self._load().setdefault(self._table(encoding), {})
+            table.update(counts)
+            for old in list(table)[: max(0, len(table) - self.LIMIT)]:
+                del table[old]
+            try:
+                private_dir(self.path.parent)
+                atomic_write_text(self.path, json.dumps(self._tables), 0o600)
+            except OSError as exc:  # kept in this process only: counted again next time
+                logger.debug("token counts not saved: %s", exc)
+
+    def _load(self) -> dict[str, dict[str, int]]:
+        if self._tables is None:
+            self._tables = {}
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                data = {}
+            for name, table in data.items() if isinstance(data, dict) else ():
+                if isinstance(table, dict):
+                    self._tables[str(name)] = {
+                        str(k): v for k, v in table.items() if type(v) is int and v >= 0
+                    }
+        return self._tables
+
+
 _child_process: Any = None
 _child_lock = threading.Lock()  # one batch at a time: a request, then its answer
 
 
-def _child_command() -> list[str]:
+def _child_command(preload: str = "") -> list[str]:
     import sys
 
-    return [sys.executable, "-c", "from workbench.core.model.tokens import serve; serve()"]
+    code = f"from workbench.core.model.tokens import serve; serve({preload!r})"
+    return [sys.executable, "-c", code]
 
 
-def _child() -> Any:
+def _child(preload: str = "") -> Any:
+    """The child (started if it is not running); `preload`: the table it loads as it starts."""
     global _child_process
     if _child_process is None or _child_process.poll() is not None:
         import subprocess
 
         _child_process = subprocess.Popen(
-            _child_command(),
+            _child_command(preload),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -202,14 +290,18 @@ def _stop_child() -> None:
             pipe.close()
 
 
-def serve() -> None:
-    """The child: counts each request's texts with its table (loaded once), a line each."""
+def serve(preload: str = "") -> None:
+    """The child: counts each request's texts with its table (loaded once), a line each;
+    `preload`'s table is loaded before the first request comes."""
     import sys
 
     from workbench.core.own_process import harden
 
     harden()  # it inherited the app's environment: its keys out of this process's /proc
     tables: dict[str, Encoding] = {}
+    if preload:
+        with contextlib.suppress(Exception):  # an unknown name fails its request, as before
+            tables.setdefault(preload, Encoding(preload)).load()
     for line in sys.stdin.buffer:  # UTF-8 whatever the locale: the parent writes it so
         request = json.loads(line)
         table = tables.setdefault(request["encoding"], Encoding(request["encoding"]))
@@ -234,6 +326,8 @@ class LlamaCpp:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        import urllib.request  # only here: its import is a tenth of the tokenizer child's start
+
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             return len(json.loads(response.read())["tokens"])
@@ -254,6 +348,7 @@ def tokenizer_for(
     llama_url: str | None = None,
     api_key: str | None = None,
     in_child: bool = False,
+    saved: SavedCounts | None = None,
 ) -> Tokenizer:
     """The best tokenizer for a model: its server's, a shipped table, or the estimate.
     `in_child`: a table is used in a child process (a front end's loop must not stall)."""
@@ -265,7 +360,7 @@ def tokenizer_for(
             import quicktok  # noqa: F401
         except ImportError:
             return Estimate()
-        return ChildEncoding(encoding) if in_child else Encoding(encoding)
+        return ChildEncoding(encoding, saved=saved) if in_child else Encoding(encoding)
     return Estimate()
 
 

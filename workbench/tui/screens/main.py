@@ -289,6 +289,11 @@ class MainScreen(Screen[None]):
             parts.append(f"MCP {sum(s.state == 'ready' for s in servers)}/{len(servers)} ready")
         if sources.plugins_on:
             parts.append(f"{sum(s.status == 'loaded' for s in sources.plugins)} plugin(s)")
+        # what doctor says in full: a plugin that would replace the MCP SDK, or one that did
+        if sources.conflicting:
+            parts.append("⚠ plugin conflict")
+        if sources.sdk_problem:
+            parts.append("⚠ MCP SDK")
         title = " · ".join(parts)
         if title != self.sub_title:
             self.sub_title = title
