@@ -44,7 +44,7 @@ def test_tools_json_lists_every_tool_with_availability(cli_env) -> None:
 def test_tools_human_output_groups_by_source_and_toolset_with_sizes(cli_env) -> None:
     text = run(cli_env, "tools").stdout
     assert text.startswith("agent (4 tools, ")  # the agent's own tools, then the registry's
-    assert re.search(r"\nbuiltin \(7 tools, [\d.k]+ tokens\)\n", text)
+    assert re.search(r"\nbuiltin \(10 tools, [\d.k]+ tokens\)\n", text)
     assert re.search(r"  file \(4\)  [\d.k]+ tokens\n    ✔ patch +\d+\n", text)
     assert re.search(r"✖ web_search +\d+  — missing environment variable: FIRECRAWL_API_KEY", text)
     assert re.search(r"offered to the model: \d+ tools · [\d.k]+ tokens each request \(", text)
@@ -143,7 +143,7 @@ def test_a_config_hermes_wrote_is_read_as_hermes_reads_it(cli_env, home: Path) -
     (said,) = [line for line in doctor.splitlines() if "not in hermes-tui" in line]
     assert said.startswith(
         "toolsets  not in hermes-tui: browser, code_execution, computer_use, cronjob, "
-        "image_gen, kanban, skills, tts, vision (Hermes's"
+        "image_gen, kanban, tts, vision (Hermes's"
     )
     problems = doctor.split("problem(s):")[-1] if "problem(s):" in doctor else ""
     assert "browser" not in problems and "toolset" not in problems

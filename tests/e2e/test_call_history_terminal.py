@@ -16,7 +16,7 @@ pytestmark = pytest.mark.e2e
 
 def _to_read_file(session: str) -> None:
     # the sizes in tokens measured: the tree is redrawn with them once, before the filter
-    wait_for(session, "Built-in (7)", " tokens ")
+    wait_for(session, "Built-in (10)", " tokens ")
     keys(session, "/", *"read_file", "Enter")
     wait_for(session, "1 match")
 

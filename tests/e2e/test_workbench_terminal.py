@@ -18,7 +18,7 @@ def test_toggle_run_and_quit(tmux_run, home: Path, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello from notes\n")
     marker = tmp_path / "first-frame.json"
     session = tmux_run(*[], env_prefix=f"HERMES_TUI_FIRST_FRAME={shlex.quote(str(marker))}")
-    wait_for(session, "Built-in (7)")
+    wait_for(session, "Built-in (10)")
     wait_until(marker.exists, "the first frame's marker written")
     first = json.loads(marker.read_text())
     assert not any(first["imported"].values()), first  # heavy imports come later

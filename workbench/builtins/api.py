@@ -5,6 +5,7 @@ runs through a backend; what it may use for that is listed here, and an import c
 (pyproject.toml) holds every built-in to it, so what they depend on stays small and seen.
 """
 
+from workbench.core import skills as skill_store
 from workbench.core.backends import BackendError, Spawn, backend_for
 from workbench.core.backends.environment import scrubbed_env
 from workbench.core.edits.patch import patched
@@ -33,6 +34,7 @@ __all__ = [
     "resolve_path",
     "scrubbed_env",
     "secret",
+    "skill_store",
     "state_roots",
     "tool_error",
     "tool_result",

@@ -37,7 +37,7 @@ def offered_costs(runtime: Runtime, config: Config | None = None, **model_flags:
     # deferral, as the agent applies it for this model's profile
     search = ToolSearchSettings.from_config(config).for_profile(lean)
     tools = sizing_tools(runtime, config)
-    return measure(meter, tools, runtime.effective_tools(config), lean, search, window)
+    return measure(meter, tools, runtime.effective_tools(config, lean=lean), lean, search, window)
 
 
 def start_tokenizer(runtime: Runtime, **model_flags: Any) -> None:
@@ -102,3 +102,30 @@ def preview_defer(
     mutate, _ = defer_tool_change(runtime, name, deferred)
     after = offered_costs(runtime, preview_config(runtime.config, mutate), **model_flags)
     return after.total - costs.total
+
+
+def skill_sizes(runtime: Runtime, skills: list[Any], **model_flags: Any) -> dict[str, int]:
+    """Each loadable skill's SKILL.md in tokens (what skill_view puts in the context), by its
+    folder, counted with the configured model's tokenizer; a skill that cannot be loaded is
+    left out (the tree says why instead)."""
+    from workbench.core import skills as skill_store
+
+    try:
+        model = resolve(runtime.config, **model_flags).model
+    except ModelConfigError:
+        model = ""
+    tokenizer = tokens.tokenizer_for(model, in_child=True)
+    meter = _meters.get(tokenizer.name)
+    if meter is None:
+        meter = _meters[tokenizer.name] = tokens.Meter(tokenizer, cache_size=COST_CACHE)
+    texts: dict[str, str] = {}
+    for skill in skills:
+        if skill.problem:
+            continue
+        try:
+            data = skill_store.read_bytes(skill.root, skill.skill_md)
+        except skill_store.SkillError:
+            continue
+        texts[str(skill.directory)] = data.decode("utf-8", errors="replace")
+    counts = meter.texts(list(texts.values())) if texts else []
+    return dict(zip(texts, counts, strict=True))

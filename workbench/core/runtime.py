@@ -21,7 +21,13 @@ from workbench.core.tools.memory import BUILTIN, MEMORY_TOOLSET, MemoryProviders
 from workbench.core.tools.registry import ToolRegistry, fresh_registry
 from workbench.core.tools.switches import REASON as DISABLED_REASON
 from workbench.core.tools.switches import disabled_tools, refusal
-from workbench.core.tools.toolsets import AGENT_TOOLS, AGENT_TOOLSETS, ToolsetChoices, Toolsets
+from workbench.core.tools.toolsets import (
+    AGENT_TOOLS,
+    AGENT_TOOLSETS,
+    LEAN_OPT_IN,
+    ToolsetChoices,
+    Toolsets,
+)
 
 if TYPE_CHECKING:
     from workbench.core.agent.session_index import SessionIndex
@@ -212,19 +218,30 @@ class Runtime:
         content = outcome.content
         return content if isinstance(content, str) else str(content)
 
-    def effective_tools(self, config: Config | None = None) -> list[str]:
+    def effective_tools(self, config: Config | None = None, *, lean: bool = False) -> list[str]:
         """The tools the model would be offered now (or with another `config`): those no
         switch leaves off (`off_tools`), available now; the agent's own among them (which
         of those a session has is its own: a sub-agent asks no one, core.agent.own_tools).
-        None while config.yaml cannot be read (`switches_unknown`)."""
+        None while config.yaml cannot be read (`switches_unknown`). `lean`: for a small
+        model's profile, without the toolsets it gets only when named (LEAN_OPT_IN)."""
         config = config or self.config
         if config.error:
             return []
         on, _ = self._switches(config)
+        if lean:
+            on = [n for n in on if not self._held_from_lean(n, config)]
         report = self.registry.availability_report(on)
         agent = self.agent_tools()
         mine = [n for n in on if n in agent and n not in report]
         return sorted([*(n for n, a in report.items() if a.available), *mine])
+
+    def _held_from_lean(self, name: str, config: Config) -> bool:
+        """A tool of a toolset the lean profile leaves out unless platform_toolsets.cli
+        names it (skills: a small model keeps its short set of tools)."""
+        entry = self.registry.get_entry(name)
+        if entry is None or entry.toolset not in LEAN_OPT_IN:
+            return False
+        return entry.toolset not in (ToolsetChoices.from_config(config).enabled or ())
 
     def agent_tools(self) -> dict[str, str]:
         """The agent's own tools → their toolset: the session's (todo, clarify,

@@ -8,6 +8,7 @@ session from its transcript.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -106,7 +107,8 @@ class ChatSession:
         self.cwd = cwd
         # sub-agents started, for their names: a resumed session goes on from its last one
         self._subagents = [_count(self._subagents_dir(), "sub-agent-*.jsonl")]
-        self.tools = self._tools(self.state, depth=0, offered=runtime.effective_tools)
+        offered = functools.partial(runtime.effective_tools, lean=settings.lean)
+        self.tools = self._tools(self.state, depth=0, offered=offered)
         self._owns_executor = executor is None
         self.executor = executor or runtime.executor(broker=broker, session_id=session_id, cwd=cwd)
         by_hand = None if self._owns_executor else self.executor.on_event
@@ -133,7 +135,7 @@ class ChatSession:
             self.tools,
             self.state,
             self.executor,
-            runtime.effective_tools,
+            offered,
             transcript=self.transcript,
             on_event=on_event,
             messages=history,

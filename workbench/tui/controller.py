@@ -103,6 +103,7 @@ class ToolRows:
     memory: tuple[str, list[ProviderTool]] | None = None
     costs: Costs | None = None  # sizes in tokens: measured on a worker, after the rows
     sizes: dict[tuple[str, str], str] = field(default_factory=dict)  # said short, by (kind, name)
+    skills: list[dict[str, Any]] = field(default_factory=list)  # Hermes's skills (core.skills)
 
     @property
     def offered(self) -> int:
@@ -157,6 +158,26 @@ def _sizes(rows: ToolRows, costs: Costs) -> dict[tuple[str, str], str]:
     return out
 
 
+def skill_rows() -> list[dict[str, Any]]:
+    """Hermes's skills for the tree: each one's name, folder and why it is not loaded."""
+    from workbench.core import skills as skill_store
+
+    try:
+        listing = skill_store.discover()
+    except OSError:
+        return []
+    return [
+        {
+            "name": s.name,
+            "key": str(s.directory),
+            "category": s.category,
+            "problem": s.problem,
+            "platform_ok": s.platform_ok,
+        }
+        for s in listing.skills
+    ]
+
+
 class Controller:
     """Owns the runtime of one workbench session; `deliver` gets every core event, from any
     thread."""
@@ -176,6 +197,7 @@ class Controller:
         # Calls are saved to the history on a thread of their own: a screen never waits for
         # the disk, and `stop` waits for what is queued so no finished call is lost.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="history")
+        self._skill_tokens: dict[str, int] = {}  # each skill's SKILL.md, by its folder
 
     def _stream(self, event: object) -> None:
         """The core's callbacks are typed loosely (`object`); every event on them is one of
@@ -257,6 +279,7 @@ class Controller:
                 (memory.active_name, memory.tools()),
                 self.rows.costs,  # until measured again: sizes change little between two
                 self.rows.sizes,
+                skill_rows(),
             )
         return self.rows
 
@@ -347,10 +370,19 @@ class Controller:
 
         if self.runtime is None:
             return None
+        from workbench.core import skills as skill_store
+        from workbench.core.costs import skill_sizes
+
+        found = skill_store.discover(self.runtime.config).skills
+        self._skill_tokens = skill_sizes(self.runtime, found, **self.model_flags)
         return offered_costs(self.runtime, **self.model_flags)
 
     def measured(self, costs: Costs) -> None:
-        self.rows = replace(self.rows, costs=costs, sizes=_sizes(self.rows, costs))
+        from workbench.core.agent.context import short
+
+        sizes = _sizes(self.rows, costs)
+        sizes.update((("skill", k), short(n)) for k, n in self._skill_tokens.items())
+        self.rows = replace(self.rows, costs=costs, sizes=sizes)
 
     def preview(self, kind: str, name: str, enabled: bool) -> int | None:
         """Tokens each request would gain (or lose) by switching a toolset or a tool now (or

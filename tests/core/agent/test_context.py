@@ -38,7 +38,7 @@ def small_toolset(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     # every tool sent in full (auto defers none of so few): these tests size requests by
     # the tools they hold
-    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [terminal, web]\n")
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [terminal, web, skills]\n")
 
 
 def document(workdir: Path, name: str, lines: int = 300) -> Path:
@@ -227,7 +227,7 @@ async def test_other_results_over_their_share_are_spilled_with_a_stub_that_fits(
     make_session, fake: FakeOpenAI, workdir: Path, home: Path
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [web]\n")
+    (home / "config.yaml").write_text("agent:\n  disabled_toolsets: [web, skills]\n")
     fake.window = 4096
     (workdir / "big.txt").write_text("".join(f"needle {i}\n" for i in range(3000)))
     fake.add(

@@ -177,7 +177,7 @@ def test_problems_report_unknown_names_and_cycles(reg: ToolRegistry, tmp_path: P
 
 HERMES_WROTE = Path(__file__).parents[1] / "fixtures" / "hermes-tools-disable-todo.yaml"
 NOT_HERE = [  # Hermes's toolsets in that file whose tools hermes-tui does not have
-    "browser", "code_execution", "computer_use", "cronjob", "image_gen", "kanban", "skills",
+    "browser", "code_execution", "computer_use", "cronjob", "image_gen", "kanban",
     "tts", "vision",
 ]  # fmt: skip
 

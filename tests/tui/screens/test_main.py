@@ -27,7 +27,7 @@ async def test_tree_shows_tools_by_source_and_toolset(home: Path) -> None:
             pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
         )
         text = labels(tree)
-        assert text[0] == "Built-in (7)"
+        assert text[0] == "Built-in (10)"
         assert "☑ file (4)" in text and "✔ read_file" in text and "✖ web_search" in text
         assert "MCP servers (0)" in text and "Plugins (0)" in text
         move_to(tree, "tool", "web_search")
@@ -119,7 +119,7 @@ async def test_a_toolset_switched_under_a_filter_shows_with_the_filter_kept(home
         assert "☑ file (4)" not in labels(tree)  # still filtered
         status = screen.query_one("#status-line")
         # once measured again: the status line and the border title say it together
-        await wait_until(pilot, lambda: "7 tools · 1 match · 4 offered" in str(status.content))
+        await wait_until(pilot, lambda: "10 tools · 1 match · 4 offered" in str(status.content))
         assert str(tree.border_title).startswith("4 offered · ")
 
 
@@ -203,7 +203,7 @@ async def test_sizes_in_tokens_and_the_offered_total_are_shown(home: Path) -> No
         shown = labels(tree, sizes=True)
         assert f"☑ file (4) · {short(costs.toolset('file'))}" in shown
         assert f"✔ read_file · {short(costs.tools['read_file'].tokens)}" in shown
-        assert f"Built-in (7) · {short(costs.source('builtin'))}" in shown
+        assert f"Built-in (10) · {short(costs.source('builtin'))}" in shown
         assert tree.border_title == f"5 offered · {short(costs.total)} tokens"
 
 

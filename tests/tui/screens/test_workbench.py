@@ -73,7 +73,7 @@ async def test_the_tree_shows_all_three_sources(home: Path) -> None:
         # its 8 tools and Hermes's 4 for its resources and prompts
         await wait_until(pilot, lambda: "MCP servers (12)" in labels(tree))
         text = labels(tree)
-        assert "Built-in (7)" in text and "Plugins (1)" in text
+        assert "Built-in (10)" in text and "Plugins (1)" in text
         assert "☑ mcp-fx (12)" in text and "☑ positional (1)" in text and "✔ pos_echo" in text
         assert "MCP 1/1 ready" in screen.sub_title and "1 plugin(s)" in screen.sub_title
         await pilot.press("f3")

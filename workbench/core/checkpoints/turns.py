@@ -20,7 +20,7 @@ from typing import Any
 from workbench.core.checkpoints.events import CheckpointSkipped, CheckpointTaken
 from workbench.core.checkpoints.scan import Scan
 from workbench.core.checkpoints.store import CheckpointStore
-from workbench.core.policy.gate import check_call, coverable
+from workbench.core.policy.gate import SKILL_WRITER, check_call, coverable
 from workbench.core.safety import analyze_command
 from workbench.core.safety.analyzer import STATE_READERS
 from workbench.core.tools.events import ToolSource
@@ -54,9 +54,9 @@ _CHMOD_OPTIONS = frozenset(
 
 
 def may_change(registry: Any, name: str, args: dict[str, Any], cwd: str) -> bool:
-    """Whether the call may change files: write_file and patch, a terminal command not
+    """Whether the call may change files: write_file, patch and skill_manage, a terminal command not
     known to only read, an MCP or plugin tool that does not declare itself read-only."""
-    if name in FILE_WRITERS:
+    if name in FILE_WRITERS or name == SKILL_WRITER:
         return True
     if name == "terminal":
         workdir = resolve_path(args["workdir"], cwd) if args.get("workdir") else cwd

@@ -12,7 +12,14 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from workbench.core.policy.gate import FILE_WRITERS, GateCheck, Holds, check_call, with_coverage
+from workbench.core.policy.gate import (
+    FILE_WRITERS,
+    SKILL_WRITER,
+    GateCheck,
+    Holds,
+    check_call,
+    with_coverage,
+)
 from workbench.core.policy.rules import CallFacts
 from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.parser import home_dir
@@ -79,6 +86,11 @@ def written_by(
     MCP server's tool)."""
     if name in FILE_WRITERS and isinstance(args.get("path"), str):
         return {resolved(resolve_path(args["path"], cwd))}
+    if name == SKILL_WRITER:  # a skill's script it wrote asks when run, as any file written
+        from workbench.core.skills import manage_target
+
+        target = manage_target(args)
+        return {resolved(target)} if target is not None else set()
     if name == "terminal":
         workdir = resolve_path(args["workdir"], cwd) if args.get("workdir") else cwd
         verdict = analyze_command(str(args.get("command", "")), cwd=workdir)

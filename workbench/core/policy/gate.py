@@ -18,6 +18,7 @@ from workbench.core.safety import Finding, Severity, Verdict, analyze_command
 from workbench.core.safety.places import (
     SECRET_READ,
     PathRisk,
+    place_risk,
     read_risk,
     resolved,
     tree_read_risk,
@@ -28,6 +29,7 @@ from workbench.core.tools.paths import resolve_path
 
 FILE_WRITERS = ("write_file", "patch")
 FILE_READERS = ("read_file", "search_files")
+SKILL_WRITER = "skill_manage"  # writes in a skills folder: judged as a write there (skill_check)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ def check_call(
         if moved is not None:
             verdict = replace(verdict, findings=(*verdict.findings, moved))
         return GateCheck(command, verdict) if verdict.dangerous else None
+    if name == SKILL_WRITER:
+        return skill_check(args, cwd, roots)
     path_arg = args.get("path", "." if name == "search_files" else None)
     if not isinstance(path_arg, str):
         return None
@@ -80,6 +84,42 @@ def check_call(
     if content_search:  # a file, or every file under a folder (one holding secrets asks)
         return _path_check(name, path, [("searches", tree_read_risk(path))])
     return None
+
+
+def skill_check(args: dict[str, Any], cwd: str, roots: tuple[str, ...]) -> GateCheck | None:
+    """skill_manage judged as a write of what it changes (core.skills.manage_target): the
+    skills folder in HERMES_HOME is hermes-tui's state, which no other tool may write, but
+    writing skills there is this tool's job, so it asks, as any write outside the working
+    directory and the write roots does (a session with no one to ask refuses it). A skill
+    in an external folder is judged as a write_file there; a call whose target cannot be
+    told (a skill not found, a name that is not valid) asks too."""
+    from workbench.core import skills
+
+    action, name = args.get("action"), args.get("name")
+    if action not in skills.WRITE_ACTIONS:
+        return None  # an unknown action writes nothing: the tool says so
+    target = skills.manage_target(args)
+    if target is None:
+        shown = f"{SKILL_WRITER} {action} {name}"
+        reason = f"{shown}: where it writes could not be told (no such skill, or a bad name)"
+        finding = Finding("outside-write", reason, (0, len(shown)), Severity.NORMAL)
+        return GateCheck(shown, Verdict(shown, (finding,)))
+    path = str(target)
+    real = resolved(path)
+    local = skills.local_root()
+    if within(real, local.real):
+        # the place's own risks, but that of being in HERMES_HOME, then where it is
+        risk = place_risk(real, replaces=True, state=False)
+        if risk is None and not any(within(real, r) for r in (os.path.realpath(cwd), *roots)):
+            risk = PathRisk(
+                "outside-write",
+                "Hermes's skills folder, outside the working directory and the write roots",
+                Severity.NORMAL,
+            )
+    else:
+        risk = write_risk(path, cwd=cwd, roots=roots, replaces=True)
+    verb = f"{action} {name}"
+    return _path_check(SKILL_WRITER, path, [("changes", risk)], shown=f"{SKILL_WRITER} {verb}")
 
 
 WORKDIR_OUTSIDE = "workdir-outside"
@@ -101,13 +141,15 @@ def workdir_outside(command: str, workdir: str, cwd: str, roots: tuple[str, ...]
     return Finding(WORKDIR_OUTSIDE, reason, (0, len(command)), in_person=True)
 
 
-def _path_check(name: str, path: str, risks: list[tuple[str, PathRisk | None]]) -> GateCheck | None:
+def _path_check(
+    name: str, path: str, risks: list[tuple[str, PathRisk | None]], shown: str = ""
+) -> GateCheck | None:
     found = [(verb, risk) for verb, risk in risks if risk is not None]
     if not found:
         return None
     real = resolved(path)
     where = path if real == path else f"{path} (really {real})"
-    shown = f"{name} {where}"
+    shown = f"{shown} → {where}" if shown and shown != path else f"{name} {where}"
     findings = tuple(
         Finding(
             risk.rule,

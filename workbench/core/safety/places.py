@@ -229,9 +229,10 @@ def _roots(cwd: str, roots: tuple[str, ...]) -> list[str]:
     return [os.path.realpath(r) for r in (cwd, *roots)]
 
 
-def place_risk(path: str, replaces: bool = False) -> PathRisk | None:
-    """How writing at `path` (already resolved as the writer resolves it) is judged."""
-    if any(within(path, root) for root in state_roots()):
+def place_risk(path: str, replaces: bool = False, *, state: bool = True) -> PathRisk | None:
+    """How writing at `path` (already resolved as the writer resolves it) is judged.
+    `state=False`: all but its being in HERMES_HOME (skill_manage's skills folder)."""
+    if state and any(within(path, root) for root in state_roots()):
         return PathRisk("app-state", "hermes-tui's own state (HERMES_HOME)", Severity.HARDLINE)
     device = device_kind(path)
     if RAW_DISK.match(path) or device == "block":

@@ -68,6 +68,11 @@ _OURS: dict[str, dict[str, Any]] = {
         "tools": ["read_file", "write_file", "patch", "search_files"],
         "includes": [],
     },
+    "skills": {
+        "description": "Skills: list, view and manage Hermes's SKILL.md folders",
+        "tools": ["skills_list", "skill_view", "skill_manage"],
+        "includes": [],
+    },
     "todo": {"description": "The session's task list", "tools": ["todo"], "includes": []},
     "memory": {
         "description": "Notes kept across sessions (the active memory provider's tools)",
@@ -108,6 +113,10 @@ STATIC_TOOLSETS: dict[str, dict[str, Any]] = {
 }
 # The static toolsets with tools here: ours; the rest of Hermes's leaves offer nothing here.
 IMPLEMENTED = frozenset(_OURS)
+# Toolsets a small model's lean profile gets only when platform_toolsets.cli names them
+# (not through a composite such as hermes-cli, nor with the list unset): its short set of
+# tools is what it does well with. Switching one on names it.
+LEAN_OPT_IN = frozenset({"skills"})
 
 
 _Derived = dict[str, tuple[list[str], ToolSource]]  # toolset -> (its tools, their source)
@@ -407,7 +416,9 @@ def toolset_change(
     on = set(current or ())
     off = set(choices.disabled)
     if enabled:
-        if not choices.via(name, toolsets):  # not already in a listed composite (hermes-cli)
+        # named, unless a listed composite (hermes-cli) holds it; a lean profile's opt-in
+        # counts only when named
+        if name in LEAN_OPT_IN or not choices.via(name, toolsets):
             on.add(name)
         off.discard(name)
     else:

@@ -261,7 +261,9 @@ class MainScreen(Screen[None]):
         query = self.query_one("#filter", Input).value
         rows = self.controller.rows  # read with the tools, not per keystroke
         tree = self.query_one(ToolsTree)
-        matching = tree.show_rows(rows.tools, rows.toolsets, query, rows.memory, rows.sizes)
+        matching = tree.show_rows(
+            rows.tools, rows.toolsets, query, rows.memory, rows.sizes, rows.skills
+        )
         shown = f" · {matching} match" if query.strip() else ""
         status = (
             f"{len(rows.tools)} tools{shown} · {rows.offered} offered to the model (o lists "

@@ -9,7 +9,7 @@ it shows changes: with thousands of tools, a keystroke in the filter is on scree
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.cells import cell_len
@@ -23,7 +23,14 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-SOURCE_LABELS = {"builtin": "Built-in", "mcp": "MCP servers", "plugin": "Plugins", "agent": "Agent"}
+SOURCE_LABELS = {
+    "builtin": "Built-in",
+    "mcp": "MCP servers",
+    "plugin": "Plugins",
+    "agent": "Agent",
+    "skills": "Skills",
+}
+SKILLS = "skills"  # Hermes's skills: what skill_view loads, each with its size
 AGENT = "agent"  # the agent's own toolsets (todo, memory, ...): the session runs their tools
 MEMORY = "memory"  # the toolset of the active memory provider's tools
 # Tool leaves built up front; toolsets beyond this fill in when expanded, so a registry of
@@ -106,6 +113,7 @@ class ToolsTree(Tree[dict[str, Any]]):
         query: str = "",
         memory: tuple[str, list[Any]] | None = None,
         sizes: dict[tuple[str, str], str] | None = None,
+        skills: list[dict[str, Any]] | None = None,
     ) -> int:
         """Show the tools of `rows` matching `query`; returns how many match.
         `sizes`: each tool's, toolset's and source's size in tokens, said short, by
@@ -123,6 +131,8 @@ class ToolsTree(Tree[dict[str, Any]]):
             matching,
             [t for t in tools if not needle or needle in f"{t.name} {t.description}".lower()],
             _agent_leaves(toolsets, needle),
+            skills,
+            [k for k in skills or [] if not needle or needle in str(k["name"]).lower()],
         )
         if not view.same_as(self._view):
             if not view.same_sources(self._view):
@@ -156,6 +166,7 @@ class ToolsTree(Tree[dict[str, Any]]):
                     self._add_toolset(node, toolset, items, enabled.get(toolset, True), opened)
                 node.expand()
             self._add_agent(view, enabled)
+            self._add_skills(view)
         finally:
             self._rebuilding = False
         self._invalidate()
@@ -185,6 +196,31 @@ class ToolsTree(Tree[dict[str, Any]]):
             on = enabled.get(toolset, True)
             self._add_toolset(node, toolset, items, on, True, title=title, leaf=AGENT)
         node.expand()
+
+    def _add_skills(self, view: _View) -> None:
+        """Hermes's skills ($HERMES_HOME/skills, skills.external_dirs), each with the size
+        of its SKILL.md in tokens, or why it is not loaded (a link out, a file too large)."""
+        if not view.skills:
+            return
+        node = self.root.add(
+            Text(f"{SOURCE_LABELS[SKILLS]} ({len(view.skills_shown)})"),
+            {"kind": "source", "name": SKILLS},
+        )
+        for skill in view.skills_shown:
+            node.add_leaf(self._skill_label(skill), {"kind": "skill", **skill})
+        if not view.skills_shown:
+            node.add_leaf(Text("no match", style="dim italic"), {"kind": "empty", "name": SKILLS})
+        node.expand()
+
+    def _skill_label(self, skill: dict[str, Any]) -> Text:
+        name = f"{skill['category']}/{skill['name']}" if skill.get("category") else skill["name"]
+        if skill.get("problem"):
+            return Text.assemble(("✖ ", "red"), (name, "dim"), ("  not loaded", "yellow"))
+        if not skill.get("platform_ok", True):
+            return Text.assemble(("✖ ", "red"), (name, "dim"), ("  not for this platform", "dim"))
+        size = self._token_sizes.get(("skill", skill["key"]))
+        tokens = Text(f" · {size} tok", style="dim") if size else Text()
+        return Text.assemble(("✔ ", "green"), name, tokens)
 
     def _add_toolset(
         self,
@@ -379,6 +415,8 @@ class _View:
     matching: list[dict[str, Any]]  # the matching rows, in order
     memory_shown: list[Any]  # the memory provider's matching tools
     agent_shown: dict[str, list[dict[str, Any]]]  # the agent's toolsets: their matching tools
+    skills: list[dict[str, Any]] | None = None  # Hermes's skills (controller.skill_rows)
+    skills_shown: list[dict[str, Any]] = field(default_factory=list)  # those matching
 
     def same_sources(self, other: _View | None) -> bool:
         """The same objects (not equal ones: comparing every row would cost what a rebuild
@@ -389,6 +427,7 @@ class _View:
             and self.toolsets is other.toolsets
             and self.memory_tools is other.memory_tools
             and self.sizes is other.sizes
+            and self.skills is other.skills
         )
 
     def same_as(self, other: _View | None) -> bool:
@@ -399,6 +438,7 @@ class _View:
             and self.matching == other.matching  # the same dicts: compared by identity first
             and self.memory_shown == other.memory_shown
             and self.agent_shown == other.agent_shown
+            and self.skills_shown == other.skills_shown
         )
 
 
