@@ -258,7 +258,9 @@ def advise(findings: list[Finding], settings: ModelSettings) -> list[str]:
         found = by_kind.get(kind)
         if not found or (kind == "native" and len(found) < len(findings)):
             continue  # what went wrong is said, not what went right
-        where = "; ".join(f.label for f in found)
+        where = (
+            "every request" if len(found) == len(findings) else "; ".join(f.label for f in found)
+        )
         only_agent = all(f.request == "agent" for f in found)
         advice.append(f"{kind} ({where}): {_ADVICE[kind](found, settings, only_agent)}")
     if not advice:
