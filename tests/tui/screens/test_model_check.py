@@ -19,9 +19,7 @@ def _rows(table: DataTable) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
-async def test_m_probes_the_endpoint_and_says_what_to_change(
-    home: Path, fake: FakeOpenAI
-) -> None:
+async def test_m_probes_the_endpoint_and_says_what_to_change(home: Path, fake: FakeOpenAI) -> None:
     config_path(home).parent.mkdir(parents=True, exist_ok=True)
     config_path(home).write_text(fake.model_config("test-model"))
     fake.mode = "stream-broken"
@@ -56,3 +54,32 @@ async def test_m_probes_the_endpoint_and_says_what_to_change(
         )
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
+
+
+async def test_the_command_palette_opens_it(home: Path, fake: FakeOpenAI) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    config_path(home).parent.mkdir(parents=True, exist_ok=True)
+    config_path(home).write_text(fake.model_config("test-model"))
+    fake.mode = "refused"
+    app = WorkbenchApp()
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.controller.loaded
+        )
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        palette = app.screen
+        await pilot.press(*"Model check")
+        hits = palette.query_one(CommandList)
+        await wait_until(
+            pilot,
+            lambda: (
+                hits.option_count > 0 and "Model check" in str(hits.get_option_at_index(0).prompt)
+            ),
+        )
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelCheckScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.report is not None, 60)
+        assert {f.kind for f in screen.report.findings} == {"refused"}
