@@ -111,3 +111,16 @@ def test_a_call_written_as_text_names_its_form() -> None:
         probe.classify(probe.Reply("", [("get_time", '{"city": "Oslo"}')], "tool_calls"), tools)[0]
         == "native"
     )
+
+
+async def test_a_stream_that_breaks_off_is_stream_broken(
+    home: Path, fake: FakeOpenAI, workdir: Path
+) -> None:
+    from tests.support.fake_openai import cut, garbage, tools
+
+    call = ("get_time", {"city": "Paris"})
+    fake.add(cut(), tools(call), garbage(), tools(("read_file", {"path": "README.md"})))
+    report = await _probe(home, fake, workdir)
+    assert [f.kind for f in report.findings] == ["stream-broken", "native"] * 2
+    assert "without streaming the same request got the call" in report.findings[0].detail
+    assert "broke off or was not valid" in report.findings[2].detail
