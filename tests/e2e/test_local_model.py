@@ -113,3 +113,28 @@ async def test_resume_approval_and_cancel_on_the_real_model(
         await resumed.close()
     kinds = [r["kind"] for r in transcript.read(resumed.transcript.path)]
     assert kinds.count("turn_finished") == 3 and "approval" in kinds and "resumed" in kinds
+
+
+@pytest.mark.timeout(900)  # the agent's prompt read twice more by a 0.5B model on 2 cores
+async def test_the_model_probe_finds_the_bundled_model_native(
+    home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from workbench.core import probe
+
+    monkeypatch.setenv("HERMES_TUI_MODELS_DIR", str(MODELS))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "README.md").write_text("# notes\nA list of things to buy.\n")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("model:\n  local: qwen2.5-coder-0.5b\n")
+    runtime = load_runtime(home)
+    settings = resolve(runtime.config, env={})
+    report = await probe.run(runtime, settings, cwd=str(tmp_path))
+    assert [(f.request, f.stream) for f in report.findings] == [
+        ("minimal", True), ("minimal", False), ("agent", True), ("agent", False),
+    ]  # fmt: skip
+    # our template makes llama.cpp return real calls, streamed and not
+    assert [f.kind for f in report.findings] == ["native"] * 4, report.as_json()
+    assert report.ok and report.advice == [
+        "native (every request): proper tool calls: nothing to change."
+    ]

@@ -11,6 +11,12 @@ tokens (its own count, `chars_per_token` characters a token plus a few per messa
 the client cannot know in advance), reports that count as `usage.prompt_tokens`, and refuses
 a request at or over the window exactly as llama.cpp does (HTTP 400, its JSON), or as
 OpenAI does with `refusal_style = "openai"`.
+
+With `mode` set it answers every request alike, as a server that loses tool calls in one
+way (`MODES`, for the model probe): a proper call of the first tool offered, a call written
+in the text (fenced, tagged, bare JSON, in brackets), a call of a tool not offered, arguments
+that are not JSON, no call, a call only when not streaming, an HTTP error, or no reply until
+the server stops.
 """
 
 from __future__ import annotations
@@ -71,6 +77,36 @@ def garbage() -> Reply:
     return Reply("garbage")
 
 
+MODES = (
+    "native",
+    "text-fence",
+    "text-tags",
+    "text-bare",
+    "text-brackets",
+    "wrong-name",
+    "bad-arguments",
+    "no-call",
+    "stream-broken",
+    "refused",
+    "timeout",
+)
+REFUSAL = "tools are not supported by this model"
+
+
+def call_for(tool: dict[str, Any]) -> tuple[str, str]:
+    """A call of `tool` whose arguments fit its schema: each required one, of its type."""
+    function = tool["function"]
+    parameters = function.get("parameters") or {}
+    properties = parameters.get("properties") or {}
+    samples = {"string": "README.md", "integer": 1, "number": 1, "boolean": True,
+               "array": [], "object": {}}  # fmt: skip
+    arguments = {}
+    for key in parameters.get("required") or []:
+        kind = (properties.get(key) or {}).get("type", "string")
+        arguments[key] = samples.get(kind if isinstance(kind, str) else kind[0], "README.md")
+    return function["name"], json.dumps(arguments)
+
+
 class FakeOpenAI:
     def __init__(self) -> None:
         self.script: deque[Reply] = deque()
@@ -86,6 +122,8 @@ class FakeOpenAI:
         self.refused: list[int] = []  # the token counts of requests refused as too long
         self.overflows: list[int] = []  # requests whose reply (max_tokens) would not fit
         self.prompt_tokens: list[int] = []  # every request's count, in order
+        self.mode: str | None = None  # one of MODES: every request answered alike
+        self.release = threading.Event()  # what mode "timeout" waits for (stop sets it)
         self._lock = threading.Lock()
         server = self
 
@@ -138,6 +176,7 @@ class FakeOpenAI:
         return self
 
     def stop(self) -> None:
+        self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -194,7 +233,38 @@ class FakeOpenAI:
             return reply.usage
         return self.count(body), max(1, math.ceil(len(reply.text) / self.chars_per_token))
 
+    def moded(self, body: dict[str, Any]) -> Reply:
+        """The reply of `mode` to this request."""
+        offered = body.get("tools") or []
+        name, arguments = call_for(offered[0]) if offered else ("get_time", "{}")
+        written = json.dumps({"name": name, "arguments": json.loads(arguments)})
+        streamed = bool(body.get("stream"))
+        mode = self.mode
+        if mode == "native" or (mode == "stream-broken" and not streamed):
+            return tools((name, arguments))
+        if mode == "text-fence":
+            return text(f"I will look.\n```tool_call\n{written}\n```")
+        if mode == "text-tags":
+            return text(f"<tool_call>\n{written}\n</tool_call>")
+        if mode == "text-bare":
+            return text(written)
+        if mode == "text-brackets":
+            return text(f"[TOOL_CALLS] [{written}]")
+        if mode == "wrong-name":
+            return tools(("no_such_tool", arguments))
+        if mode == "bad-arguments":
+            return tools((name, '{"path": "READ'))
+        if mode in ("no-call", "stream-broken"):
+            return text("I cannot call tools, but it is probably noon.")
+        if mode == "refused":
+            return error(400, REFUSAL)
+        if mode == "timeout":
+            return Reply("text", text="too late", hold=self.release)
+        raise ValueError(f"no mode {mode!r} (modes: {', '.join(MODES)})")
+
     def next_reply(self, body: dict[str, Any]) -> Reply:
+        if self.mode is not None:
+            return self.moded(body)
         opening = json.dumps(body.get("messages", [])[:1])
         with self._lock:
             for marker, queue in self.routes:
@@ -213,8 +283,13 @@ class FakeOpenAI:
             }
             return handler.send_json(reply.status, payload)
         if not body.get("stream"):
+            if reply.hold is not None:
+                reply.hold.wait(60)
             time.sleep(reply.delay)  # a slow answer
-            return handler.send_json(200, self._completion(reply, body))
+            try:
+                return handler.send_json(200, self._completion(reply, body))
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
+                return None
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Connection", "close")

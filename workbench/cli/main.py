@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench import __version__
 from workbench.core.commands import CommandFailed, Done, plugin_extras, plugin_summary
@@ -150,7 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
     view = sub.add_parser("view", help="open a file (a spilled result, a log) in the result viewer")
     view.add_argument("path", help="the file to view, however large")
 
-    sub.add_parser("doctor", help="check the home dir, config, tool modules, plugins and MCP")
+    doctor = sub.add_parser(
+        "doctor",
+        help="check the home dir, config, tool modules, plugins and MCP; `doctor model`: "
+        "probe the model endpoint's tool calls",
+    )
+    doctor.add_argument("what", nargs="?", choices=["model"], help="model: probe the endpoint")
+    doctor.add_argument("--json", action="store_true", help="doctor model: the report as JSON")
+    doctor.add_argument("--timeout", type=_positive, help="doctor model: seconds per request")
+    chat_cli.add_model_arguments(doctor)
     from workbench.cli import approvals as approvals_cli
 
     approvals = sub.add_parser(
@@ -745,6 +753,8 @@ def _select_memory(runtime: Runtime, name: str | None) -> int:
 
 
 def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
+    if getattr(args, "what", None) == "model":
+        return cmd_doctor_model(runtime, args)
 
     from workbench.core.report import (
         agent_toolsets_left_out,
@@ -795,6 +805,43 @@ def cmd_doctor(runtime: Runtime, args: argparse.Namespace) -> int:
     for problem in problems:
         _out(f"  - {problem}")
     return EXIT_FAILED if problems else EXIT_OK
+
+
+def cmd_doctor_model(runtime: Runtime, args: argparse.Namespace) -> int:
+    """The model probe (core.probe): fails when a request got no call the agent can use."""
+    import asyncio
+    import os
+
+    from workbench.cli import chat as chat_cli
+    from workbench.core import probe
+    from workbench.core.model.settings import ModelConfigError, resolve
+
+    try:
+        flags: dict[str, Any] = dict(chat_cli.model_flags(args))
+        settings = resolve(runtime.config, **flags)
+    except ModelConfigError as exc:
+        _err(f"the model cannot be used: {exc}")
+        return EXIT_USAGE
+
+    def say(finding: probe.Finding) -> None:
+        _out(f"{finding.label:<22} {finding.kind:<14} {finding.detail}")
+
+    if not args.json:
+        _out(f"model     {settings.describe()}")
+    report = asyncio.run(
+        probe.run(
+            runtime, settings, timeout=args.timeout, cwd=os.getcwd(),
+            on_finding=None if args.json else say,
+        )
+    )  # fmt: skip
+    if args.json:
+        _out(probe.dumps(report))
+    else:
+        _out("")
+        for line in report.advice:
+            _out(f"- {line}")
+    usable = ("native", "text")  # a call written as text is run as well
+    return EXIT_OK if all(f.kind in usable for f in report.findings) else EXIT_FAILED
 
 
 def _model_report(runtime: Runtime) -> tuple[str, list[str]]:

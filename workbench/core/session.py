@@ -114,12 +114,7 @@ class ChatSession:
         by_hand = None if self._owns_executor else self.executor.on_event
         self.executor.registry = self.tools
         self._limit_delegation(self.executor)
-        self.window = Window.for_model(
-            settings.model,
-            settings.context_window,
-            settings.max_tokens,
-            runtime.config.get("compression.threshold"),
-        )
+        self.window = session_window(runtime, settings)
         # results outside a turn's own sizing (none today) still follow the model's window
         self.executor.budget = BudgetConfig.for_context_window(self.window.context)
         # the plugins' session hooks: started with the first turn, finalized on close
@@ -240,21 +235,8 @@ class ChatSession:
             self.local = server
             base_url, api_key = server.base_url, server.api_key
         elif settings.local:
-            spec = local_model.MODELS[settings.model]
-            log = self.runtime.home / "logs" / "local-model.log"
             self._tell(ModelProgress("loading"))
-            # one number: the server's context is the window the budgets assume
-            self.local = await asyncio.to_thread(
-                local_model.start,
-                spec,
-                models_dir(self.runtime.home),
-                log=log,
-                ctx=self.window.context,
-                max_tokens=self.window.reply,
-                slots=prompt_cache_dir(self.runtime.home),
-                threads=settings.threads,
-                batch_threads=settings.batch_threads,
-            )
+            self.local = await asyncio.to_thread(start_local, self.runtime, settings, self.window)
             base_url, api_key = self.local.base_url, self.local.api_key
         else:
             base_url, api_key = settings.base_url, settings.api_key or "not-needed"
@@ -362,6 +344,34 @@ def _resume_notes(path: Path, skipped: int, repaired: int) -> list[str]:
     return notes
 
 
+def start_local(
+    runtime: Runtime, settings: ModelSettings, window: Window
+) -> local_model.LocalServer:
+    """The bundled model's server for `settings`, started as a session starts it (blocks
+    until it listens; whoever starts it stops it)."""
+    # one number: the server's context is the window the budgets assume
+    return local_model.start(
+        local_model.MODELS[settings.model],
+        models_dir(runtime.home),
+        log=runtime.home / "logs" / "local-model.log",
+        ctx=window.context,
+        max_tokens=window.reply,
+        slots=prompt_cache_dir(runtime.home),
+        threads=settings.threads,
+        batch_threads=settings.batch_threads,
+    )
+
+
+def session_window(runtime: Runtime, settings: ModelSettings) -> Window:
+    """The context window a session of this model works in."""
+    return Window.for_model(
+        settings.model,
+        settings.context_window,
+        settings.max_tokens,
+        runtime.config.get("compression.threshold"),
+    )
+
+
 def prompt_cache_dir(home: Path) -> Path:
     """Where the fixed prompt's saved state is kept (the local server's slot folder)."""
     return home / "state" / "prompt-cache"
@@ -407,6 +417,19 @@ def _agent_tools(
         index=runtime.session_index,
         session_id=session_id,
         delegation=delegation,
+    )
+
+
+def probe_agent(runtime: Runtime, settings: ModelSettings, executor: Executor) -> Agent:
+    """An agent with the tools, window and deferral a session's top agent has, to build the
+    request its first round would send (`Agent.first_request`) without a session: no
+    transcript, no memory provider, nothing that a sub-agent could start from."""
+    window = session_window(runtime, settings)
+    deferral = ToolSearchSettings.from_config(runtime.config).for_profile(settings.lean)
+    tools = sizing_tools(runtime, runtime.config)
+    state = OwnToolsState(runtime.home)
+    return Agent(
+        settings, tools, state, executor, runtime.effective_tools, window=window, deferral=deferral
     )
 
 

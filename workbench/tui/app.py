@@ -453,6 +453,11 @@ class WorkbenchApp(App[None]):
             "Show offered tools", "The tools the model is offered now", main.action_show_offered
         )
         yield SystemCommand(
+            "Model check",
+            "Does the model endpoint return tool calls the agent can use? (doctor model)",
+            main.action_check_model,
+        )
+        yield SystemCommand(
             "Search sessions", "Find past sessions by their words; open one", self._search_sessions
         )
         yield SystemCommand(

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from workbench.core.plugins.manager import PluginState
     from workbench.core.plugins.watcher import HotReloader
     from workbench.core.policy.simulate import Simulator
+    from workbench.core.probe import Finding
+    from workbench.core.probe import Report as ProbeReport
     from workbench.core.runtime import Runtime
     from workbench.core.session import ChatSession
     from workbench.core.tools.memory import ProviderTool
@@ -413,6 +415,24 @@ class Controller:
 
         runtime = self.runtime
         return None if runtime is None else usage_report(runtime, sessions, self.model_flags)
+
+    async def probe_model(self, on_finding: Callable[[Finding], None]) -> ProbeReport:
+        """The model probe (core.probe) on the agent's loop, against the open session's model
+        (its bundled server, if it has one) or the configured one; `on_finding` hears each
+        finding on that loop's thread. Raises SessionRefused when no model can be used."""
+        from workbench.core import probe
+        from workbench.core.model.settings import ModelConfigError
+
+        session = self.session
+        try:
+            settings = session.settings if session is not None else self.model()
+        except ModelConfigError as exc:
+            raise SessionRefused(f"The configured model cannot be used: {exc}.") from None
+        assert self.runtime is not None  # self.model() refuses before the core is loaded
+        server = session.local if session is not None else None
+        return await self.thread.run(
+            probe.run(self.runtime, settings, server=server, on_finding=on_finding)
+        )
 
     def apply_suggestion(self, tool: str, action: str) -> str | None:
         """Save a usage suggestion (switch a tool off, or defer it); what was done, or None

@@ -38,6 +38,30 @@ def test_calls_written_as_text_are_recognised(reply: str, name: str, arguments: 
 
 
 @pytest.mark.parametrize(
+    ("reply", "form"),
+    [
+        (FENCED, "fence"),
+        ("Let me look.\n" + FENCED.replace("tool_call", "json"), "fence"),
+        (f"<tool_call>{BARE}</tool_call>", "tags"),
+        (f"  {BARE}\n", "bare JSON"),
+        (f"[{BARE}]", "brackets"),
+        (f"[TOOL_CALLS] [{BARE}, {BARE}]", "brackets"),
+    ],
+)
+def test_the_form_a_call_was_written_in_is_said(reply: str, form: str) -> None:
+    found = written_call(reply, NAMES)
+    assert found is not None and found.form == form and found.name == "read_file"
+    assert held_from(reply) <= found.start
+
+
+def test_a_reply_that_may_open_a_list_of_calls_is_held_back() -> None:
+    for partial in ("[", "  [TOOL", "[TOOL_CALLS] ", "[ {", '[{"name": "read_'):
+        assert held_from(partial) == len(partial) - len(partial.lstrip())
+    assert held_from("[1] is the first source.") == len("[1] is the first source.")
+    assert written_call('[{"name": "Priya"}]', NAMES) is None  # a list that holds no call
+
+
+@pytest.mark.parametrize(
     "reply",
     [
         '{"name": "delete_everything", "arguments": {}}',  # not an offered tool

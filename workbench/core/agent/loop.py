@@ -418,6 +418,28 @@ class Agent:
             request["tools"] = definitions
         return request
 
+    def first_request(self, prompt: str) -> dict[str, Any]:
+        """The request a turn's first round would send for `prompt` after this conversation:
+        its tools, system text, options and tool_choice, built as `run_turn` builds it
+        (less the memory provider's text, which is the provider's answer to the prompt).
+        Nothing is sent and nothing kept (the doctor's probe sends it itself)."""
+        kept = self.messages, self._must_look, self._first_round, self._final
+        self.messages = [*self.messages, {"role": "user", "content": prompt}]
+        self._must_look = self._files_named(prompt) if self.settings.lean else []
+        self._first_round, self._final = True, False
+        try:
+            definitions, _ = self._definitions()
+            return self._request(definitions)
+        finally:
+            self.messages, self._must_look, self._first_round, self._final = kept
+
+    async def streamed(self, request: dict[str, Any]) -> tuple[str, list[tuple[str, str]], str]:
+        """`request` streamed and read as a round reads it: the text, the calls (name and
+        arguments, in order) and the finish reason. Raises what the stream raises."""
+        reply = await self._stream(request)
+        calls = [(c["name"], c["arguments"]) for _, c in sorted(reply.calls.items())]
+        return reply.text, calls, reply.finish
+
     async def warm(self) -> bool:
         """Fill a local server's prompt cache with the system prompt and the tools, before
         the first prompt: on a 2-core CPU they take the bundled model about a minute to

@@ -4,9 +4,10 @@ A small local model writes its calls as a ```` ```tool_call ```` block holding
 `{"name": ..., "arguments": ...}`; the server turns that into a real call only while tools
 may be called. In the forced final round (tool_choice "none") and when the server's parser
 misses it, the same block arrives as the reply's text (3 of 10 hard tasks ended with it shown
-as the answer). `written_call` finds such a call naming a tool that was offered; `held_from`
-tells the stream where text that may become one starts, so it is not shown before the
-reply is complete.
+as the answer). `written_call` finds such a call naming a tool that was offered, and says in
+which form it was written (`FORMS`); `held_from` tells the stream where text that may become
+one starts, so it is not shown before the reply is complete. Other templates write a call in
+brackets: a reply that is a JSON list of calls, or Mistral's `[TOOL_CALLS]` before it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ FENCES = ("tool_call", "json", "")  # the info strings of a block that may hold 
 OPENERS = ("```", "<tool_call>")
 _FENCE = re.compile(r"```(tool_call|json)?[ \t]*\n(.*?)\n?[ \t]*```", re.S)
 _TAGGED = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+_BRACKETS = re.compile(r"\s*(?:\[TOOL_CALLS\]\s*)?\[\s*\{", re.S)  # a reply opening a list
+_BRACKET_OPENERS = ("[TOOL_CALLS]", "[{")
+# how a call was written: a fenced block, <tool_call> tags, a bare JSON object, in brackets
+FORMS = ("fence", "tags", "bare JSON", "brackets")
 
 
 @dataclass(frozen=True)
@@ -28,21 +33,26 @@ class WrittenCall:
     arguments: str  # a JSON object's text
     start: int  # where the call's text starts and ends in the reply
     end: int
+    form: str = "fence"  # one of FORMS
 
 
 def written_call(text: str, names: list[str] | set[str]) -> WrittenCall | None:
     """The first call in `text` that names a tool of `names`: a ```tool_call (or ```json,
-    or bare) block, a <tool_call> tag, or the whole reply being such a JSON object."""
-    candidates = [(m.start(), m.end(), m.group(2)) for m in _FENCE.finditer(text)]
-    candidates += [(m.start(), m.end(), m.group(1)) for m in _TAGGED.finditer(text)]
+    or bare) block, a <tool_call> tag, or the whole reply being such a JSON object, or a
+    list of them (in brackets, `[TOOL_CALLS]` before it or not: its first call)."""
+    candidates = [(m.start(), m.end(), m.group(2), "fence") for m in _FENCE.finditer(text)]
+    candidates += [(m.start(), m.end(), m.group(1), "tags") for m in _TAGGED.finditer(text)]
     stripped = text.strip()
+    start = len(text) - len(text.lstrip())
     if stripped.startswith("{"):
-        start = text.index("{")
-        candidates.append((start, start + len(stripped), stripped))
-    for start, end, body in sorted(candidates):
+        candidates.append((start, start + len(stripped), stripped, "bare JSON"))
+    elif _BRACKETS.match(text):
+        listed = stripped.removeprefix("[TOOL_CALLS]").strip()
+        candidates.append((start, start + len(stripped), listed, "brackets"))
+    for start, end, body, form in sorted(candidates):
         call = _call(body, names)
         if call is not None:
-            return WrittenCall(call[0], call[1], start, end)
+            return WrittenCall(call[0], call[1], start, end, form)
     return None
 
 
@@ -51,6 +61,8 @@ def _call(body: str, names: list[str] | set[str]) -> tuple[str, str] | None:
         data: Any = json.loads(body)
     except ValueError:
         return None
+    if isinstance(data, list) and data:  # in brackets: the list's first call
+        data = data[0]
     if not isinstance(data, dict) or data.get("name") not in names:
         return None
     arguments = data.get("arguments", data.get("parameters", {}))
@@ -67,10 +79,15 @@ def _call(body: str, names: list[str] | set[str]) -> tuple[str, str] | None:
 def held_from(text: str) -> int:
     """Where text that may still turn out to be a written call starts (len(text) if none):
     a reply that opens with `{`, a block whose info string is (so far) tool_call, json or
-    none, a <tool_call> tag, or the partial start of one at the end of what came so far."""
+    none, a <tool_call> tag, or the partial start of one at the end of what came so far;
+    a reply that opens a list of calls (`[{`, `[TOOL_CALLS]`), or may still turn out to."""
     lead = len(text) - len(text.lstrip())
-    if text[lead:].startswith("{"):
+    opening = text[lead:]
+    if opening.startswith("{") or _BRACKETS.match(opening):
         return lead
+    squeezed = "".join(opening.split())
+    if squeezed and any(o.startswith(squeezed) for o in _BRACKET_OPENERS):
+        return lead  # "[", "[TOOL", "[TOOL_CALLS] " ...: not known yet
     position = 0
     while True:
         found = [(i, o) for o in OPENERS if (i := text.find(o, position)) >= 0]

@@ -81,6 +81,7 @@ class MainScreen(Screen[None]):
         Binding("f4", "show_tab('detail')", "Detail", id="main.detail"),
         Binding("o", "show_offered", "Offered tools", id="main.offered"),
         Binding("u", "show_usage", "Tool use", id="main.usage"),
+        Binding("m", "check_model", "Model check", id="main.model_check"),
         Binding("escape", "focus_tree", "Back to the tree", id="main.tree", show=False),
     ]
 
@@ -511,6 +512,12 @@ class MainScreen(Screen[None]):
         from workbench.tui.screens.usage import UsageScreen
 
         self.app.push_screen(UsageScreen(self.controller))
+
+    def action_check_model(self) -> None:
+        """Does the model endpoint return tool calls the agent can use (`doctor model`)."""
+        from workbench.tui.screens.model_check import ModelCheckScreen
+
+        self.app.push_screen(ModelCheckScreen(self.controller))
 
     def select_tool(self, name: str) -> None:
         tree = self.query_one(ToolsTree)
