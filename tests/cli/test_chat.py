@@ -143,7 +143,9 @@ def test_a_session_leaves_only_private_state(env, fake: FakeOpenAI, home: Path, 
 
     home.mkdir(mode=0o755)
     os.chmod(home, 0o755)
-    (home / "config.yaml").write_text("model:\n  context_window: 4000\n")  # a small budget spills
+    (home / "config.yaml").write_text(  # a small budget spills; no skills so none is compressed
+        "model:\n  context_window: 4000\nagent:\n  disabled_toolsets: [skills]\n"
+    )
     os.chmod(home / "config.yaml", 0o644)
     fake.add(
         tools(("terminal", {"command": "seq 1 20000"})),

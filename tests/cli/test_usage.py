@@ -49,7 +49,13 @@ def test_json_shape_counts_and_suggestions(env) -> None:
     assert tools["project_report"]["state"] == "absent"  # called then, not a tool here now
     assert (tools["write_file"]["calls"], tools["write_file"]["last_used"]) == (0, None)
     suggested = {(s["tool"], s["action"]) for s in report["suggestions"]}
-    assert suggested == {("search_files", "off"), ("patch", "off"), ("write_file", "off")}
+    assert suggested == {
+        ("search_files", "off"),
+        ("patch", "off"),
+        ("write_file", "off"),
+        ("skill_view", "off"),  # the skills toolset is on by default, as in Hermes
+        ("skill_manage", "off"),
+    }
     write = next(s for s in report["suggestions"] if s["tool"] == "write_file")
     assert write["saving_per_request"] == tools["write_file"]["tokens"]
     assert write["saving_per_session"] == write["saving_per_request"] * 3

@@ -86,6 +86,8 @@ def test_suggestions_and_their_savings(runtime) -> None:
         ("search_files", "off"),  # never called in these six
         ("patch", "off"),
         ("write_file", "off"),
+        ("skill_view", "off"),  # the skills toolset is on by default, as in Hermes
+        ("skill_manage", "off"),
         ("project_report", "defer"),  # in one of six, large, sent in full
     }  # clarify, the agent's own tools and the core text_to_speech: never
     for s in report.suggestions:

@@ -40,7 +40,7 @@ async def test_the_tree_and_the_o_view_show_each_tools_state_and_the_real_cost(h
         assert f"✔ search_files · {size} deferred" in shown
         assert f"✔ read_file · {short(costs.tools['read_file'].tokens)}" in shown
         # the total is the request's with the bridge, not every tool in full
-        assert tree.border_title == f"10 offered · {short(costs.total)} tokens"
+        assert tree.border_title == f"13 offered · {short(costs.total)} tokens"
         assert costs.total != costs.undeferred
         move_to(tree, "tool", "search_files")
         facts = screen.query_one(ToolDetail).query_one("#detail-facts")
@@ -50,7 +50,7 @@ async def test_the_tree_and_the_o_view_show_each_tools_state_and_the_real_cost(h
         await wait_until(pilot, lambda: isinstance(app.screen, PickScreen))
         pick = app.screen
         assert "3 deferred behind tool_search (3 listed)" in pick.title_text
-        assert "(7 sent in full)" in pick.title_text
+        assert "(10 sent in full)" in pick.title_text
         assert any(i.endswith("search_files  (file)  deferred, listed") for i in pick.items)
         bridge = [i for i in pick.items if "tool_search, tool_describe, tool_call" in i]
         assert bridge and short(costs.bridge) in bridge[0] and "listing: full" in bridge[0]
@@ -65,7 +65,7 @@ async def test_the_o_view_says_why_auto_sends_a_few_small_tools_in_full(home) ->
         screen, tree = await sized(pilot, app)
         costs = screen.controller.rows.costs
         assert costs.deferred == () and costs.held == ("search_files", "session_search", "todo")
-        assert tree.border_title == f"10 offered · {short(costs.undeferred)} tokens"
+        assert tree.border_title == f"13 offered · {short(costs.undeferred)} tokens"
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, PickScreen))
         said = (

@@ -45,10 +45,17 @@ async def test_preview_then_apply_writes_the_config(home: Path) -> None:
         status = str(screen.query_one("#usage-status", Static).content)
         assert "6 session(s) read, 2.8 requests a session" in status
         suggestions = cells(screen.query_one("#usage-suggestions", DataTable))
-        assert [row[0] for row in suggestions] == ["switch off search_files", "switch off patch"]
+        assert [row[0] for row in suggestions] == [  # the largest saving first
+            "switch off skill_manage",
+            "switch off search_files",
+            "switch off patch",
+            "switch off skill_view",
+        ]
         preview = screen.query_one("#usage-preview", Static)
-        assert "would become: [search_files]" in str(preview.content)
+        assert "would become: [skill_manage]" in str(preview.content)
 
+        await pilot.press("down")
+        await wait_until(pilot, lambda: "would become: [search_files]" in str(preview.content))
         await pilot.press("down")  # patch: its own preview
         await wait_until(pilot, lambda: "would become: [patch]" in str(preview.content))
         await pilot.press("a")
@@ -69,4 +76,8 @@ async def test_preview_then_apply_writes_the_config(home: Path) -> None:
             ),
             60,
         )
-        assert [s.tool for s in screen.report.suggestions] == ["search_files"]
+        assert [s.tool for s in screen.report.suggestions] == [
+                "skill_manage",
+                "search_files",
+                "skill_view",
+            ]
