@@ -77,7 +77,7 @@ async def test_preview_then_apply_writes_the_config(home: Path) -> None:
             60,
         )
         assert [s.tool for s in screen.report.suggestions] == [
-                "skill_manage",
-                "search_files",
-                "skill_view",
-            ]
+            "skill_manage",
+            "search_files",
+            "skill_view",
+        ]
