@@ -29,6 +29,14 @@ class Called:
     def ran(self) -> bool:
         return self.exit_code == 0
 
+    @property
+    def succeeded(self) -> bool:
+        """It ran and, for a command, the command itself exited 0 (a call that ran may hold
+        a command that failed, in the sandbox or before it)."""
+        return self.ran and (
+            not isinstance(self.content, dict) or self.content.get("exit_code", 0) == 0
+        )
+
 
 def call(
     capsys: pytest.CaptureFixture[str],

