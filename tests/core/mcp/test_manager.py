@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from tests.support.mcp import FIXTURE, HERE, wait_until
+from tests.support.procs import alive  # a /proc entry may vanish while it is read
 from tests.support.waiting import seen, until
 from workbench.core.events import ToolSource
 from workbench.core.execution.executor import Executor
@@ -25,19 +26,6 @@ STUBBORN = [sys.executable, str(HERE / "stubborn_server.py")]
 
 def stdio(argv: list[str], **extra) -> dict:
     return {"command": argv[0], "args": argv[1:], **extra}
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    state = (
-        Path(f"/proc/{pid}/stat").read_text().split()[2]
-        if Path(f"/proc/{pid}/stat").exists()
-        else "X"
-    )
-    return state != "Z"
 
 
 def status(manager: MCPManager, name: str):
