@@ -247,3 +247,69 @@ async def test_a_call_session_starts_and_finalizes(loaded) -> None:
         assert json.loads(_plugin("lifecycle").note({"text": "t"})) == {"noted": "t", "count": 1}
     assert _hooks() == ["on_session_start", "on_session_finalize"]
     assert _seen("on_session_finalize")[0]["reason"] == "shutdown"
+
+
+def _executed() -> list[dict[str, Any]]:
+    return list(_plugin("llm_exec").CALLS)
+
+
+async def test_llm_execution_middleware_wraps_each_model_call_with_hermes_arguments(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("lifecycle", "llm_exec")
+    fake.add(tools(("lifecycle_note", {"text": "tea"})), text("Noted tea."))
+    session, _ = await make_session(runtime=runtime)
+    finished = await session.turn("note tea")
+    assert finished.reason == "answered" and finished.text == "[checked] Noted tea."
+    first, second = _executed()
+    # the request it saw is the one sent (llm_request's change in it), the call ran once each
+    assert len(fake.requests) == 2
+    assert first["request"]["temperature"] == 0.25 and fake.requests[0]["temperature"] == 0.25
+    assert first["original"]["messages"] == first["request"]["messages"]
+    assert first["tool_calls"] == [("lifecycle_note", '{"text": "tea"}')]
+    assert second["content"] == "Noted tea."
+    context = first["context"]
+    assert {
+        "task_id", "turn_id", "api_request_id", "session_id", "platform", "model", "provider",
+        "base_url", "api_mode", "api_call_count", "middleware_trace",
+    } <= set(context)  # fmt: skip
+    assert (context["session_id"], context["model"], context["platform"]) == (
+        session.id,
+        "test-model",
+        "cli",
+    )
+    assert [c["context"]["api_call_count"] for c in (first, second)] == [1, 2]
+    (result,) = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert json.loads(result["content"]) == {"noted": "tea", "count": 1}
+
+
+async def test_llm_execution_middleware_may_replace_the_answer(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("llm_exec")
+    fake.add(text("Tea."), text("never sent"))
+    session, events = await make_session(runtime=runtime)
+    replaced = await session.turn("REPLACE the answer")
+    assert replaced.text == "[executed] Tea."
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert shown == "[executed] Tea."  # never the model's own words
+    assert session.agent.messages[-1] == {"role": "assistant", "content": "[executed] Tea."}
+    own = await session.turn("answer on your OWN")
+    assert own.reason == "answered" and own.text == "From the plugin."
+    assert len(fake.requests) == 1  # it answered without the call
+
+
+async def test_llm_execution_middleware_that_fails_first_blocks_the_call(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("llm_exec")
+    fake.add(text("Tea."), text("never sent"))
+    session, _ = await make_session(runtime=runtime)
+    junk = await session.turn("answer JUNK")
+    assert junk.reason == "error" and len(fake.requests) == 1
+    assert "llm_execution middleware of plugin llm_exec gave no model response" in junk.error
+    assert "it returned str" in junk.error
+    refused = await session.turn("REFUSE this")
+    assert refused.reason == "error" and len(fake.requests) == 1  # nothing more was sent
+    assert "llm_execution middleware of plugin llm_exec failed" in refused.error
+    assert "the budget service said no" in refused.error
