@@ -313,3 +313,42 @@ async def test_llm_execution_middleware_that_fails_first_blocks_the_call(
     assert refused.reason == "error" and len(fake.requests) == 1  # nothing more was sent
     assert "llm_execution middleware of plugin llm_exec failed" in refused.error
     assert "the budget service said no" in refused.error
+
+
+async def test_subagent_start_and_stop_run_around_a_child_with_hermes_arguments(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("subagents")
+    fake.add(tools(("delegate_task", {"goal": "inspect alpha"})), text("alpha is done"))
+    fake.route("inspect alpha", text("alpha holds one line"))
+    session, _ = await make_session(runtime=runtime)
+    finished = await session.turn("look at alpha")
+    assert finished.reason == "answered"
+    (start_name, start), (stop_name, stop) = _plugin("subagents").CALLS
+    assert (start_name, stop_name) == ("subagent_start", "subagent_stop")
+    turn_id = session.agent.turn_id
+    assert turn_id
+    child = f"{session.id}/sub-agent 1"
+    assert {k: v for k, v in start.items() if k != "telemetry_schema_version"} == {
+        "parent_session_id": session.id,
+        "parent_turn_id": turn_id,
+        "parent_subagent_id": None,
+        "child_session_id": child,
+        "child_subagent_id": start["child_subagent_id"],
+        "child_role": "leaf",  # at the default depth limit it cannot delegate further
+        "child_goal": "inspect alpha",
+    }
+    assert start["child_subagent_id"].startswith("sa-1-")
+    duration = stop.pop("duration_ms")
+    assert isinstance(duration, int) and duration >= 0
+    assert {k: v for k, v in stop.items() if k != "telemetry_schema_version"} == {
+        "parent_session_id": session.id,
+        "parent_turn_id": turn_id,
+        "child_session_id": child,
+        "child_role": "leaf",
+        "child_summary": "alpha holds one line",
+        "child_status": "completed",
+    }
+    # the child's transcript records the session id the hooks were given
+    first = json.loads(next(session._subagents_dir().glob("*.jsonl")).read_text().splitlines()[0])
+    assert first["id"] == child

@@ -212,6 +212,11 @@ class Agent:
             self._stream_task.cancel()
         self.executor.cancel()
 
+    @property
+    def turn_id(self) -> str:
+        """The id of the turn running (or the last one): Hermes's turn_id in hooks."""
+        return self._turn_id
+
     async def run_turn(self, prompt: str) -> TurnFinished:
         self._cancelled = self._timed_out = self._only_repeats = False
         self.guard.reset()

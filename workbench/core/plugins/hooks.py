@@ -21,7 +21,8 @@ not return in time is logged and left behind, and the turn or call goes on. What
   returns an openai ChatCompletion; what the chain returns is the round's reply), and fails
   closed as `tool_execution` does;
 * a session's life (core.plugins.lifecycle): `on_session_start`, `on_session_reset`,
-  `on_session_finalize`.
+  `on_session_finalize`;
+* around each sub-agent (core.agent.delegation): `subagent_start`, `subagent_stop`.
 
 The other Hermes hook names (`NOT_RUN`) are accepted and listed, not run by this front end.
 """
@@ -70,8 +71,9 @@ VALID_HOOKS = frozenset(
 TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 TURN_HOOKS = frozenset({"pre_llm_call", "transform_llm_output", "post_llm_call", "on_session_end"})
 SESSION_HOOKS = frozenset({"on_session_start", "on_session_reset", "on_session_finalize"})
-RUN_HOOKS = TOOL_HOOKS | TURN_HOOKS | SESSION_HOOKS | {"transform_terminal_output"}
-NOT_RUN = VALID_HOOKS - RUN_HOOKS  # accepted and listed: gateway, kanban, API, sub-agent hooks
+SUBAGENT_HOOKS = frozenset({"subagent_start", "subagent_stop"})
+RUN_HOOKS = TOOL_HOOKS | TURN_HOOKS | SESSION_HOOKS | SUBAGENT_HOOKS | {"transform_terminal_output"}
+NOT_RUN = VALID_HOOKS - RUN_HOOKS  # accepted and listed: gateway, kanban, API hooks
 MIDDLEWARE_KINDS = frozenset({"tool_request", "tool_execution", "llm_request", "llm_execution"})
 RUN_MIDDLEWARE = MIDDLEWARE_KINDS
 HOOK_TIMEOUT = 5.0  # seconds a hook callback may take before it is abandoned
