@@ -4,9 +4,11 @@ left behind and the turn goes on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import yaml
 
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from tests.support.plugins import FIXTURES
+from tests.support.waiting import PATIENCE, until
 from workbench.core.agent.events import TextDelta
 from workbench.core.plugins.lifecycle import SessionHooks, one_call_session
 from workbench.core.runtime import Runtime, load_runtime
@@ -352,3 +355,22 @@ async def test_subagent_start_and_stop_run_around_a_child_with_hermes_arguments(
     # the child's transcript records the session id the hooks were given
     first = json.loads(next(session._subagents_dir().glob("*.jsonl")).read_text().splitlines()[0])
     assert first["id"] == child
+
+
+async def test_a_turn_cancelled_inside_llm_execution_middleware_ends_cancelled(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("llm_exec")
+    answer = threading.Event()  # the reply is held until the test is done
+    fake.add(text("never read", hold=answer), text("Tea."))
+    session, _ = await make_session(runtime=runtime)
+    task = asyncio.create_task(session.turn("tell a long story"))
+    try:
+        await until(lambda: len(fake.requests) == 1, what="the middleware's call is made")
+        session.cancel()
+        finished = await asyncio.wait_for(task, PATIENCE)
+    finally:
+        answer.set()
+    assert finished.reason == "cancelled"
+    again = await session.turn("REPLACE now")  # the session goes on, the middleware too
+    assert again.reason == "answered" and again.text == "[executed] Tea."
