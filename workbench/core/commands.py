@@ -262,10 +262,9 @@ def plugin_extras(state: PluginState, lines: int = 5) -> list[str]:
     """Below a plugin's line: its hooks (which run here), each process it started as it
     loaded, and the last lines its code printed (which never reach hermes-tui's stdout),
     every character visible."""
-    from workbench.core.plugins.hooks import hooks_line
     from workbench.core.printable import escape
 
-    said = [hooks_line(state.hooks)] if state.hooks else []
+    said = [state.hooks_said] if state.hooks else []
     said += [
         f"process {c.pid}: {escape(c.command)[:120]}" + ("" if c.running else " (ended)")
         for c in state.processes

@@ -151,10 +151,21 @@ class ChatSession:
         if self.on_event is not None:
             self.on_event(event)
 
-    def _tools(self, state: OwnToolsState, depth: int, offered: Any) -> ToolRouter:
+    def _tools(
+        self,
+        state: OwnToolsState,
+        depth: int,
+        offered: Any,
+        me: SubagentTask | None = None,
+        turn_id: Callable[[], str] | None = None,
+    ) -> ToolRouter:
+        """`me`: the sub-agent the tools are for; `turn_id`: its agent's turn (the top
+        agent's by default), for the plugins' subagent_start and subagent_stop hooks."""
         delegation = _delegation(
             self.runtime, depth, offered, self._spawn, self._observe_subagent, self._subagents
         )
+        delegation.hooks, delegation.session_id, delegation.me = self.runtime.hooks, self.id, me
+        delegation.turn_id = turn_id or (lambda: self.agent.turn_id)
         return _agent_tools(self.runtime, state, self.id, delegation)
 
     def _limit_delegation(self, executor: Any) -> None:
@@ -192,7 +203,14 @@ class ChatSession:
             on = self.runtime.effective_tools()
             return [n for n in on if n in given or registry.get_entry(n) is None]
 
-        tools = self._tools(state, depth=task.depth, offered=allowed)
+        agents: list[Agent] = []  # its own, once made: its turn is its sub-agents' parent's
+        tools = self._tools(
+            state,
+            depth=task.depth,
+            offered=allowed,
+            me=task,
+            turn_id=lambda: agents[0].turn_id if agents else "",
+        )
         executor = self.runtime.executor(broker=self.broker, session_id=self.id, cwd=self.cwd)
         executor.registry, executor.label, executor.parent = tools, task.name, task.call_id
         executor.budget = self.executor.budget
@@ -212,6 +230,7 @@ class ChatSession:
             window=replace(self.agent.window),
             meter=self.agent.meter,
         )
+        agents.append(agent)
         executor.on_event = agent.observe
         return SessionSubagent(agent, executor, record)
 

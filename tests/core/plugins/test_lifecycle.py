@@ -4,9 +4,11 @@ left behind and the turn goes on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import yaml
 
 from tests.support.fake_openai import FakeOpenAI, text, tools
 from tests.support.plugins import FIXTURES
+from tests.support.waiting import PATIENCE, until
 from workbench.core.agent.events import TextDelta
 from workbench.core.plugins.lifecycle import SessionHooks, one_call_session
 from workbench.core.runtime import Runtime, load_runtime
@@ -247,3 +250,127 @@ async def test_a_call_session_starts_and_finalizes(loaded) -> None:
         assert json.loads(_plugin("lifecycle").note({"text": "t"})) == {"noted": "t", "count": 1}
     assert _hooks() == ["on_session_start", "on_session_finalize"]
     assert _seen("on_session_finalize")[0]["reason"] == "shutdown"
+
+
+def _executed() -> list[dict[str, Any]]:
+    return list(_plugin("llm_exec").CALLS)
+
+
+async def test_llm_execution_middleware_wraps_each_model_call_with_hermes_arguments(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("lifecycle", "llm_exec")
+    fake.add(tools(("lifecycle_note", {"text": "tea"})), text("Noted tea."))
+    session, _ = await make_session(runtime=runtime)
+    finished = await session.turn("note tea")
+    assert finished.reason == "answered" and finished.text == "[checked] Noted tea."
+    first, second = _executed()
+    # the request it saw is the one sent (llm_request's change in it), the call ran once each
+    assert len(fake.requests) == 2
+    assert first["request"]["temperature"] == 0.25 and fake.requests[0]["temperature"] == 0.25
+    assert first["original"]["messages"] == first["request"]["messages"]
+    assert first["tool_calls"] == [("lifecycle_note", '{"text": "tea"}')]
+    assert second["content"] == "Noted tea."
+    context = first["context"]
+    assert {
+        "task_id", "turn_id", "api_request_id", "session_id", "platform", "model", "provider",
+        "base_url", "api_mode", "api_call_count", "middleware_trace",
+    } <= set(context)  # fmt: skip
+    assert (context["session_id"], context["model"], context["platform"]) == (
+        session.id,
+        "test-model",
+        "cli",
+    )
+    assert [c["context"]["api_call_count"] for c in (first, second)] == [1, 2]
+    (result,) = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert json.loads(result["content"]) == {"noted": "tea", "count": 1}
+
+
+async def test_llm_execution_middleware_may_replace_the_answer(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("llm_exec")
+    fake.add(text("Tea."), text("never sent"))
+    session, events = await make_session(runtime=runtime)
+    replaced = await session.turn("REPLACE the answer")
+    assert replaced.text == "[executed] Tea."
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert shown == "[executed] Tea."  # never the model's own words
+    assert session.agent.messages[-1] == {"role": "assistant", "content": "[executed] Tea."}
+    own = await session.turn("answer on your OWN")
+    assert own.reason == "answered" and own.text == "From the plugin."
+    assert len(fake.requests) == 1  # it answered without the call
+
+
+async def test_llm_execution_middleware_that_fails_first_blocks_the_call(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("llm_exec")
+    fake.add(text("Tea."), text("never sent"))
+    session, _ = await make_session(runtime=runtime)
+    junk = await session.turn("answer JUNK")
+    assert junk.reason == "error" and len(fake.requests) == 1
+    assert "llm_execution middleware of plugin llm_exec gave no model response" in junk.error
+    assert "it returned str" in junk.error
+    refused = await session.turn("REFUSE this")
+    assert refused.reason == "error" and len(fake.requests) == 1  # nothing more was sent
+    assert "llm_execution middleware of plugin llm_exec failed" in refused.error
+    assert "the budget service said no" in refused.error
+
+
+async def test_subagent_start_and_stop_run_around_a_child_with_hermes_arguments(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("subagents")
+    fake.add(tools(("delegate_task", {"goal": "inspect alpha"})), text("alpha is done"))
+    fake.route("inspect alpha", text("alpha holds one line"))
+    session, _ = await make_session(runtime=runtime)
+    finished = await session.turn("look at alpha")
+    assert finished.reason == "answered"
+    (start_name, start), (stop_name, stop) = _plugin("subagents").CALLS
+    assert (start_name, stop_name) == ("subagent_start", "subagent_stop")
+    turn_id = session.agent.turn_id
+    assert turn_id
+    child = f"{session.id}/sub-agent 1"
+    assert {k: v for k, v in start.items() if k != "telemetry_schema_version"} == {
+        "parent_session_id": session.id,
+        "parent_turn_id": turn_id,
+        "parent_subagent_id": None,
+        "child_session_id": child,
+        "child_subagent_id": start["child_subagent_id"],
+        "child_role": "leaf",  # at the default depth limit it cannot delegate further
+        "child_goal": "inspect alpha",
+    }
+    assert start["child_subagent_id"].startswith("sa-1-")
+    duration = stop.pop("duration_ms")
+    assert isinstance(duration, int) and duration >= 0
+    assert {k: v for k, v in stop.items() if k != "telemetry_schema_version"} == {
+        "parent_session_id": session.id,
+        "parent_turn_id": turn_id,
+        "child_session_id": child,
+        "child_role": "leaf",
+        "child_summary": "alpha holds one line",
+        "child_status": "completed",
+    }
+    # the child's transcript records the session id the hooks were given
+    first = json.loads(next(session._subagents_dir().glob("*.jsonl")).read_text().splitlines()[0])
+    assert first["id"] == child
+
+
+async def test_a_turn_cancelled_inside_llm_execution_middleware_ends_cancelled(
+    loaded, make_session, fake: FakeOpenAI
+) -> None:
+    runtime = loaded("llm_exec")
+    answer = threading.Event()  # the reply is held until the test is done
+    fake.add(text("never read", hold=answer), text("Tea."))
+    session, _ = await make_session(runtime=runtime)
+    task = asyncio.create_task(session.turn("tell a long story"))
+    try:
+        await until(lambda: len(fake.requests) == 1, what="the middleware's call is made")
+        session.cancel()
+        finished = await asyncio.wait_for(task, PATIENCE)
+    finally:
+        answer.set()
+    assert finished.reason == "cancelled"
+    again = await session.turn("REPLACE now")  # the session goes on, the middleware too
+    assert again.reason == "answered" and again.text == "[executed] Tea."

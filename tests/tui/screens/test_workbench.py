@@ -416,3 +416,24 @@ async def test_the_header_marks_a_conflicting_plugin_and_a_replaced_sdk(
         await wait_until(pilot, lambda: "⚠ MCP SDK" in screen.sub_title)
         assert "MCP 0/1 ready" in screen.sub_title and "plugin conflict" not in screen.sub_title
         assert screen.controller.sources().servers[0].state == "failed"
+
+
+async def test_a_plugins_detail_says_which_of_its_hooks_run(home: Path) -> None:
+    from textual.widgets import DataTable, Static
+
+    shutil.copytree(PLUGIN_FIXTURES / "lifecycle", home / "plugins" / "lifecycle")
+    (home / "config.yaml").write_text("plugins:\n  enabled: [lifecycle]\n")
+    app = WorkbenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot, app)
+        await pilot.press("f3")
+        panel = screen.query_one(SourcesPanel)
+        plugins = panel.query_one("#plugins", DataTable)
+        await wait_until(pilot, lambda: "lifecycle" in plugins.rows, 20)
+        plugins.focus()
+        plugins.move_cursor(row=plugins.get_row_index("lifecycle"))
+        detail = panel.query_one("#source-detail", Static)
+        runs = "hooks: on_session_end, on_session_finalize, on_session_reset, on_session_start"
+        await wait_until(pilot, lambda: runs in str(detail.content), 20)
+        said = str(detail.content)
+        assert "hooks accepted, not run by hermes-tui: kanban_task_claimed" in said

@@ -11,11 +11,17 @@ Several delegated tasks in one batch run at once, up to `delegation.max_concurre
 `delegation.child_timeout_seconds` (0: never; Hermes's floor is 30 s). Our older names
 `delegation.max_concurrent`, `delegation.max_depth` (one more than max_spawn_depth) and
 `delegation.timeout` are read when Hermes's are not set (core.hermes_keys).
+
+The plugins' `subagent_start` (the child built, before it runs) and `subagent_stop` (it
+ended, however) hooks run with Hermes's arguments; a sub-agent's session id is the one its
+transcript records (`SESSION/sub-agent N`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +29,7 @@ from typing import Any, Protocol
 
 from workbench.core import hermes_keys
 from workbench.core.agent.events import SubagentFinished, SubagentStarted
+from workbench.core.plugins.hooks import HookRegistry
 from workbench.core.tools.errors import tool_error, tool_result
 
 NAME = "delegate_task"
@@ -84,6 +91,7 @@ class SubagentTask:
     context: str
     tools: tuple[str, ...]  # the shared tools it may be offered
     depth: int
+    subagent_id: str = ""  # Hermes's child_subagent_id: "sa-N-xxxxxxxx"
 
 
 class Subagent(Protocol):
@@ -107,8 +115,16 @@ class Delegation:
         spawn: Callable[[SubagentTask], Subagent],
         emit: Callable[[object], None],
         counter: list[int],
+        hooks: HookRegistry | None = None,
+        session_id: str = "",
+        me: SubagentTask | None = None,
+        turn_id: Callable[[], str] = lambda: "",
     ) -> None:
         self.depth = depth
+        self.hooks = hooks  # subagent_start / subagent_stop
+        self.session_id = session_id  # the session's (its sub-agents' ids are under it)
+        self.me = me  # the sub-agent this delegation is the tool of (None: the top agent)
+        self.turn_id = turn_id  # the delegating agent's turn now
         self.limits = limits
         self.offered = offered  # the tools the parent may use now (its own among them)
         self.toolset_of = toolset_of
@@ -183,6 +199,7 @@ class Delegation:
                 str(args.get("context") or ""),
                 tools,
                 self.depth + 1,
+                f"sa-{self._counter[0]}-{secrets.token_hex(4)}",
             )
             return await self._run(task, limits)
 
@@ -202,6 +219,50 @@ class Delegation:
 
     async def _run(self, task: SubagentTask, limits: Limits) -> str:
         subagent = self.spawn(task)
+        parent = self._ids()
+        role = "orchestrator" if task.depth + 1 < limits.max_depth else "leaf"
+        await self._hook(
+            "subagent_start",
+            **parent,
+            parent_subagent_id=self.me.subagent_id if self.me is not None else None,
+            child_session_id=self._session_of(task),
+            child_subagent_id=task.subagent_id,
+            child_role=role,
+            child_goal=task.goal,
+        )
+        began = time.monotonic()
+        status, summary = "error", None
+        try:
+            result, status, summary = await self._run_child(subagent, task, limits)
+        except asyncio.CancelledError:
+            status = "interrupted"
+            raise
+        finally:
+            await self._hook(
+                "subagent_stop",
+                **parent,
+                child_session_id=self._session_of(task),
+                child_role=role,
+                child_summary=summary,
+                child_status=status,
+                duration_ms=int((time.monotonic() - began) * 1000),
+            )
+        return result
+
+    def _session_of(self, task: SubagentTask | None) -> str:
+        return self.session_id if task is None else f"{self.session_id}/{task.name}"
+
+    def _ids(self) -> dict[str, str]:
+        return {"parent_session_id": self._session_of(self.me), "parent_turn_id": self.turn_id()}
+
+    async def _hook(self, name: str, **kwargs: Any) -> None:
+        if self.hooks is not None and self.hooks.has(name):
+            await asyncio.to_thread(self.hooks.invoke, name, **kwargs)
+
+    async def _run_child(
+        self, subagent: Subagent, task: SubagentTask, limits: Limits
+    ) -> tuple[str, str, str | None]:
+        """The child's result, and its status and summary as Hermes's subagent_stop says them."""
         self.emit(SubagentStarted(task.call_id, task.name, task.goal, subagent.transcript))
         prompt = SUBAGENT_PROMPT.format(goal=task.goal)
         if task.context:
@@ -212,9 +273,13 @@ class Delegation:
         except TimeoutError:
             await _stop(subagent, running)
             self.emit(SubagentFinished(task.call_id, task.name, "timeout", 0))
-            return tool_error(
-                f"{task.name} did not finish within {limits.timeout:g} s and was stopped",
-                status="timeout",
+            return (
+                tool_error(
+                    f"{task.name} did not finish within {limits.timeout:g} s and was stopped",
+                    status="timeout",
+                ),
+                "timeout",
+                None,
             )
         except asyncio.CancelledError:  # the parent was cancelled: so is its
             await _stop(subagent, running)
@@ -233,16 +298,19 @@ class Delegation:
         )
         where = str(subagent.transcript) if subagent.transcript else ""
         if finished.reason == "error":
-            return tool_error(f"{task.name} failed: {finished.error}", transcript=where)
+            error = tool_error(f"{task.name} failed: {finished.error}", transcript=where)
+            return error, "error", finished.text or None
         if finished.reason == "cancelled":
-            return tool_error(f"{task.name} was cancelled", status="cancelled")
-        return tool_result(
+            stopped = tool_error(f"{task.name} was cancelled", status="cancelled")
+            return stopped, "interrupted", finished.text or None
+        result = tool_result(
             agent=task.name,
             answer=finished.text,
             rounds=finished.rounds,
             complete=finished.reason == "answered",
             transcript=where,
         )
+        return result, "completed" if finished.text.strip() else "failed", finished.text
 
 
 def _stops(timeout: float | None) -> str:

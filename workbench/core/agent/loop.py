@@ -17,6 +17,7 @@ gets one retry after room is made, and the turn says what happened.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import secrets
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.agent.bridge import Bridge, Inner, Offer
+from workbench.core.agent.completion import FINISHES, as_completion, read_completion
 from workbench.core.agent.compress import Compressor, ContextTooSmall
 from workbench.core.agent.context import Refusal, Window, refusal, result_room, short
 from workbench.core.agent.events import (
@@ -160,6 +162,7 @@ class Agent:
         # the stored message's identity: the stored one keeps the user's own words
         self._sent_as: dict[int, tuple[dict[str, Any], str]] = {}
         self._holding = False  # the answer is shown once transform_llm_output has run
+        self._quiet = False  # the reply goes through llm_execution middleware: not streamed
         self._turn_id, self._requests = "", 0  # this turn's id, and its model requests so far
         self._held = ""  # the text of a reply without calls, not shown yet
         self.last_offered: list[str] = []
@@ -208,6 +211,11 @@ class Agent:
         if self._stream_task is not None:
             self._stream_task.cancel()
         self.executor.cancel()
+
+    @property
+    def turn_id(self) -> str:
+        """The id of the turn running (or the last one): Hermes's turn_id in hooks."""
+        return self._turn_id
 
     async def run_turn(self, prompt: str) -> TurnFinished:
         self._cancelled = self._timed_out = self._only_repeats = False
@@ -748,25 +756,85 @@ class Agent:
         self._requests += 1
         if hooks is None or not hooks.has_middleware("llm_request"):
             return request
-        changed = await asyncio.to_thread(
-            hooks.llm_request,
-            request,
-            task_id=self.executor.label or "default",
-            turn_id=self._turn_id,
-            api_request_id=f"{self._turn_id}-{self._requests}",
-            session_id=self.executor.session_id,
-            platform=self.lifecycle.platform if self.lifecycle is not None else "",
-            model=self.settings.model,
-            provider=self.settings.provider,
-            base_url=self.settings.base_url or "",
-            api_mode="chat_completions",
-            api_call_count=self._requests,
-        )
+        changed = await asyncio.to_thread(hooks.llm_request, request, **self._request_context())
         return {**changed, "stream": True, "stream_options": {"include_usage": True}}
+
+    def _request_context(self) -> dict[str, Any]:
+        """What Hermes tells llm_request and llm_execution middleware of this request."""
+        return {
+            "task_id": self.executor.label or "default",
+            "turn_id": self._turn_id,
+            "api_request_id": f"{self._turn_id}-{self._requests}",
+            "session_id": self.executor.session_id,
+            "platform": self.lifecycle.platform if self.lifecycle is not None else "",
+            "model": self.settings.model,
+            "provider": self.settings.provider,
+            "base_url": self.settings.base_url or "",
+            "api_mode": "chat_completions",
+            "api_call_count": self._requests,
+        }
+
+    async def _executed(self, request: dict[str, Any]) -> _Reply:
+        """The model call, through the plugins' llm_execution middleware when one is
+        registered: the chain runs on a worker thread, its `next_call` makes our call on this
+        loop (not streamed to the front ends: the chain may replace the answer, shown whole)
+        and returns it as a ChatCompletion; what the chain returns is read back as the reply.
+        One that fails before passing the call on, or answers no response, ends the turn."""
+        hooks = self.executor.hooks
+        if hooks is None or not hooks.has_middleware("llm_execution"):
+            return await self._stream(request)
+        loop = asyncio.get_running_loop()
+        made: list[_Reply] = []
+        inner: list[concurrent.futures.Future[_Reply]] = []
+        stopped: list[bool] = []
+        request_id = f"{self._turn_id}-{self._requests}"
+
+        def next_call(payload: dict[str, Any]) -> Any:
+            if stopped:
+                raise asyncio.CancelledError
+            payload = {**payload, "stream": True, "stream_options": {"include_usage": True}}
+            future = asyncio.run_coroutine_threadsafe(self._stream(payload), loop)
+            inner.append(future)
+            reply = future.result()
+            made.append(reply)
+            return as_completion(
+                reply.text, reply.calls, reply.finish, reply.usage, self.settings.model, request_id
+            )
+
+        self._quiet = True
+        try:
+            owner, answer = await asyncio.to_thread(
+                hooks.llm_execution, request, next_call, **self._request_context()
+            )
+        except asyncio.CancelledError:
+            stopped.append(True)
+            for future in inner:
+                future.cancel()
+            raise
+        finally:
+            self._quiet = False
+        try:
+            read = read_completion(answer)
+        except ValueError as exc:
+            raise MiddlewareBlocked(
+                f"llm_execution middleware of plugin {owner} gave no model response ({exc}): "
+                "the turn ended"
+            ) from None
+        base = made[0] if made else _Reply()
+        kept = base.finish if base.finish not in FINISHES else ""
+        reply = _Reply(
+            text=read.text,
+            calls=read.calls,
+            usage=read.usage or base.usage,
+            finish=kept if kept and read.finish in ("stop", "tool_calls") else read.finish,
+            timings=base.timings,
+        )
+        _named(reply)
+        return reply
 
     async def _stream_cancellable(self, request: dict[str, Any]) -> _Reply:
         request = await self._middleware(request)
-        task = asyncio.ensure_future(self._stream(request))
+        task = asyncio.ensure_future(self._executed(request))
         self._stream_task = task
         try:
             return await task
@@ -824,7 +892,10 @@ class Agent:
                         slot["arguments"] += call.function.arguments or ""
                 if choice.finish_reason and reply.finish != ONE_CALL:
                     reply.finish = choice.finish_reason
-            if not self._holding and time.monotonic() - last_emit >= DELTA_INTERVAL:
+            if (
+                not (self._holding or self._quiet)
+                and time.monotonic() - last_emit >= DELTA_INTERVAL
+            ):
                 safe = held_from(reply.text) if calls_possible else len(reply.text)
                 if safe > reply.shown:
                     self._emit(TextDelta(reply.text[reply.shown : safe]))
@@ -838,11 +909,7 @@ class Agent:
             raise IncompleteStream(
                 "the stream ended before the reply was complete (no finish_reason)"
             )
-        for index, slot in reply.calls.items():
-            slot["id"] = slot["id"] or f"call_{index}_{int(time.time() * 1000)}"
-            if by_hand(slot["id"]):  # an endpoint's id must not pass for a call run by hand
-                slot["id"] = f"call_{slot['id']}"
-            slot["arguments"] = slot["arguments"] or "{}"
+        _named(reply)
         return reply
 
     async def _run_calls(self, reply: _Reply, allowed: list[str] | None = None) -> None:
@@ -1156,6 +1223,16 @@ def _time_limit_message(seconds: float) -> str:
         f"The turn was stopped after {seconds:.0f} s (model.turn_timeout): the model had been "
         "asked to answer and had not finished."
     )
+
+
+def _named(reply: _Reply) -> None:
+    """Every call of a reply with an id of its own (never one that passes for a call run by
+    hand) and arguments."""
+    for index, slot in reply.calls.items():
+        slot["id"] = slot["id"] or f"call_{index}_{int(time.time() * 1000)}"
+        if by_hand(slot["id"]):  # an endpoint's id must not pass for a call run by hand
+            slot["id"] = f"call_{slot['id']}"
+        slot["arguments"] = slot["arguments"] or "{}"
 
 
 def describe_error(exc: BaseException, settings: ModelSettings) -> str:

@@ -17,11 +17,14 @@ not return in time is logged and left behind, and the turn or call goes on. What
   user's message the model is sent), `transform_llm_output` (the first non-empty string
   replaces the answer), `post_llm_call`, `on_session_end`; `llm_request` middleware may
   replace each model request, and fails closed (one that raises ends the turn);
+  `llm_execution` middleware wraps each model call (`next_call(request)` makes it and
+  returns an openai ChatCompletion; what the chain returns is the round's reply), and fails
+  closed as `tool_execution` does;
 * a session's life (core.plugins.lifecycle): `on_session_start`, `on_session_reset`,
-  `on_session_finalize`.
+  `on_session_finalize`;
+* around each sub-agent (core.agent.delegation): `subagent_start`, `subagent_stop`.
 
-The other Hermes hook names (`NOT_RUN`) and `llm_execution` middleware are accepted and
-listed, not run by this front end.
+The other Hermes hook names (`NOT_RUN`) are accepted and listed, not run by this front end.
 """
 
 from __future__ import annotations
@@ -68,10 +71,11 @@ VALID_HOOKS = frozenset(
 TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 TURN_HOOKS = frozenset({"pre_llm_call", "transform_llm_output", "post_llm_call", "on_session_end"})
 SESSION_HOOKS = frozenset({"on_session_start", "on_session_reset", "on_session_finalize"})
-RUN_HOOKS = TOOL_HOOKS | TURN_HOOKS | SESSION_HOOKS | {"transform_terminal_output"}
-NOT_RUN = VALID_HOOKS - RUN_HOOKS  # accepted and listed: gateway, kanban, API, sub-agent hooks
+SUBAGENT_HOOKS = frozenset({"subagent_start", "subagent_stop"})
+RUN_HOOKS = TOOL_HOOKS | TURN_HOOKS | SESSION_HOOKS | SUBAGENT_HOOKS | {"transform_terminal_output"}
+NOT_RUN = VALID_HOOKS - RUN_HOOKS  # accepted and listed: gateway, kanban, API hooks
 MIDDLEWARE_KINDS = frozenset({"tool_request", "tool_execution", "llm_request", "llm_execution"})
-RUN_MIDDLEWARE = frozenset({"tool_request", "tool_execution", "llm_request"})
+RUN_MIDDLEWARE = MIDDLEWARE_KINDS
 HOOK_TIMEOUT = 5.0  # seconds a hook callback may take before it is abandoned
 TELEMETRY = {"telemetry_schema_version": "hermes.observer.v1"}
 
@@ -293,7 +297,47 @@ class HookRegistry:
         dispatch: Callable[[dict[str, Any]], Any],
     ) -> Any:
         """Run `dispatch` inside the tool_execution middleware chain (outermost first)."""
-        chain = list(self._middleware.get("tool_execution", ()))
+        return self._chain(
+            "tool_execution", "args", args, dispatch, {"tool_name": tool_name, **context}, ""
+        )
+
+    def llm_execution(
+        self, request: dict[str, Any], next_call: Callable[[dict[str, Any]], Any], **context: Any
+    ) -> tuple[str, Any]:
+        """Run the model call `next_call` inside the llm_execution middleware chain
+        (outermost first), with Hermes's arguments; return the outermost plugin and what it
+        answered (the response). Fails closed as tool_execution does."""
+        chain = self._middleware.get("llm_execution", ())
+        extra = {
+            **TELEMETRY,
+            "middleware_schema_version": "hermes.middleware.v1",
+            "middleware_trace": [],
+            **context,
+            "original_request": copy.deepcopy(request),
+        }
+        answer = self._chain(
+            "llm_execution",
+            "request",
+            request,
+            next_call,
+            extra,
+            ": the model request was not sent",
+        )
+        return (chain[0][0] if chain else ""), answer
+
+    def _chain(
+        self,
+        kind: str,
+        key: str,
+        payload: dict[str, Any],
+        dispatch: Callable[[dict[str, Any]], Any],
+        extra: dict[str, Any],
+        blocked: str,
+    ) -> Any:
+        """`dispatch` inside the `kind` middleware chain: each callback gets `extra`, the
+        payload under `key` and `next_call`. One that raises before calling `next_call`
+        blocks the call (MiddlewareBlocked: fail closed; Hermes skips it and runs the call)."""
+        chain = list(self._middleware.get(kind, ()))
 
         def call(index: int, payload: dict[str, Any]) -> Any:
             if index == len(chain):
@@ -309,19 +353,18 @@ class HookRegistry:
 
             try:
                 with speaking(owner):
-                    return callback(
-                        tool_name=tool_name, args=payload, next_call=next_call, **context
-                    )
+                    return callback(**extra, **{key: payload}, next_call=next_call)
             except MiddlewareBlocked:
                 raise
             except Exception as exc:
                 if not used:  # failed before passing the call on: fail closed
                     raise MiddlewareBlocked(
-                        f"tool_execution middleware of {owner} failed: {exc}"
+                        f"{kind} middleware of {'plugin ' if blocked else ''}{owner} failed: "
+                        f"{exc}{blocked}"
                     ) from exc
                 raise
 
-        return call(0, args)
+        return call(0, payload)
 
     def after(
         self,

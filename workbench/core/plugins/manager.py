@@ -28,7 +28,7 @@ from workbench.core.config import Config, set_path, update_config
 from workbench.core.plugins import children, loader
 from workbench.core.plugins.context import PluginContext
 from workbench.core.plugins.events import PluginChanged
-from workbench.core.plugins.hooks import HookRegistry
+from workbench.core.plugins.hooks import HookRegistry, hooks_line
 from workbench.core.plugins.probe import ProbeFailed, Prober
 from workbench.core.plugins.sources import (
     EntryPoints,
@@ -83,6 +83,12 @@ class PluginState:
     @property
     def key(self) -> str:
         return self.manifest.key
+
+    @property
+    def hooks_said(self) -> str:
+        """Its hooks in a few words, those that run here and those that do not (hooks_line:
+        what `plugins` prints)."""
+        return hooks_line(self.hooks)
 
     @property
     def output(self) -> list[str]:

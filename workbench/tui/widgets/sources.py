@@ -353,9 +353,11 @@ def _plugin_detail(plugin: Any) -> str:
         m.description,
         f"state: {plugin.status}" + (f" — {plugin.last_change}" if plugin.last_change else ""),
     ]
+    if plugin.tools:
+        lines.append(f"tools: {', '.join(plugin.tools)}")
+    if plugin.hooks:  # which of them run here, as `plugins` says it
+        lines.append(plugin.hooks_said)
     for label, values in (
-        ("tools", plugin.tools),
-        ("hooks", plugin.hooks),
         ("middleware", plugin.middleware),
         ("commands", plugin.commands),
         ("CLI commands", plugin.cli_commands),
