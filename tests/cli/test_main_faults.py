@@ -95,10 +95,12 @@ def test_disabling_never_runs_plugin_code_in_safe_mode_too(cli_env, home: Path) 
 MCP_FIXTURES = Path(__file__).resolve().parents[1] / "core" / "mcp"
 
 
-def mcp_config(home: Path, markers: Path, **servers: str) -> None:
+def mcp_config(home: Path, markers: Path, wait: int = 2, **servers: str) -> None:
+    """`wait`: mcp_discovery_timeout, short for the servers that never answer; a server that
+    does answer is waited for only until it has."""
     import sys
 
-    lines = ["mcp_discovery_timeout: 2", "mcp_servers:"]
+    lines = [f"mcp_discovery_timeout: {wait}", "mcp_servers:"]
     for name, script in servers.items():
         lines += [
             f"  {name}:",
@@ -145,7 +147,7 @@ def test_a_server_that_never_answers_is_named_with_what_it_waits_for(
 
 
 def test_a_server_printing_garbage_costs_one_line(cli_env, home: Path, tmp_path: Path) -> None:
-    mcp_config(home, tmp_path, noisy="noisy_server.py")
+    mcp_config(home, tmp_path, wait=60, noisy="noisy_server.py")  # ready however loaded
     call = run(cli_env, "call", "mcp__noisy__ping")
     assert call.returncode == 0 and json.loads(call.stdout) == {"result": "pong"}
     assert call.stderr == ""  # nothing of the SDK's parse errors reaches the terminal
