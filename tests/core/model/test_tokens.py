@@ -188,3 +188,21 @@ def test_kept_counts_answer_without_a_child_and_a_new_text_is_asked_and_kept(tmp
         "new text"
     )
     assert tokens._child_process is not None and len(json.loads(path.read_text()).popitem()[1]) == 3
+
+
+def test_kept_counts_of_two_processes_are_both_kept_and_a_fifo_there_never_hangs(
+    tmp_path,
+) -> None:
+    import os
+
+    from workbench.core.model.tokens import SavedCounts
+
+    path = tmp_path / "cache" / "token-counts.json"
+    one, two = SavedCounts(path), SavedCounts(path)
+    assert one.counts("o200k_base") == two.counts("o200k_base") == {}  # both read it empty
+    one.add("o200k_base", {"a": 1})
+    two.add("o200k_base", {"b": 2})  # the second writer starts from the file, not its memory
+    assert SavedCounts(path).counts("o200k_base") == {"a": 1, "b": 2}
+    path.unlink()
+    os.mkfifo(path)  # no writer: a plain read would block for ever
+    assert SavedCounts(path).counts("o200k_base") == {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import logging
 import math
@@ -183,6 +184,7 @@ class SavedCounts:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     @staticmethod
+    @functools.cache  # a metadata lookup reads the path's dist-info folders: once a process
     def _table(encoding: str) -> str:
         from importlib import metadata
 
@@ -196,25 +198,33 @@ class SavedCounts:
             return dict(self._load().get(self._table(encoding), {}))
 
     def add(self, encoding: str, counts: dict[str, int]) -> None:
-        from workbench.core.storage.atomic import atomic_write_text
+        from workbench.core.storage.atomic import atomic_write_text, locked
         from workbench.core.storage.private import private_dir
 
         with self._lock:
-            table = self._load().setdefault(self._table(encoding), {})
-            table.update(counts)
-            for old in list(table)[: max(0, len(table) - self.LIMIT)]:
-                del table[old]
             try:
                 private_dir(self.path.parent)
-                atomic_write_text(self.path, json.dumps(self._tables), 0o600)
+                with locked(self.path):  # another process's counts, added meanwhile, kept
+                    self._tables = None
+                    self._merge(encoding, counts)
+                    atomic_write_text(self.path, json.dumps(self._tables), 0o600)
             except OSError as exc:  # kept in this process only: counted again next time
                 logger.debug("token counts not saved: %s", exc)
+                self._merge(encoding, counts)
+
+    def _merge(self, encoding: str, counts: dict[str, int]) -> None:
+        table = self._load().setdefault(self._table(encoding), {})
+        table.update(counts)
+        for old in list(table)[: max(0, len(table) - self.LIMIT)]:
+            del table[old]
 
     def _load(self) -> dict[str, dict[str, int]]:
         if self._tables is None:
             self._tables = {}
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
+            from workbench.core.storage.yaml_file import read_text
+
+            try:  # a regular file of bounded size only: a FIFO there never hangs a command
+                data = json.loads(read_text(self.path, 8 * 1024 * 1024))
             except (OSError, ValueError):
                 data = {}
             for name, table in data.items() if isinstance(data, dict) else ():
