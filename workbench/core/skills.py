@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from workbench.core.config import Config, hermes_home, load_config
+from workbench.core.safety.places import within
 from workbench.core.storage import yaml_file
 
 SKILL_FILE = "SKILL.md"
@@ -207,7 +208,7 @@ def _linked_skill(root: Root, path: Path) -> Skill | None:
     target = os.path.realpath(path)
     if not os.path.isfile(os.path.join(target, SKILL_FILE)):
         return None
-    inside = _within(target, root.real)
+    inside = within(target, root.real)
     where = "inside" if inside else "outside"
     problem = (
         f"{path} is a symbolic link to {target}, {where} the skills folder: skills are never "
@@ -564,11 +565,6 @@ def manage_target(args: dict[str, Any], config: Config | None = None) -> Path | 
 
 def local_root(config: Config | None = None) -> Root:
     return roots(config)[0]
-
-
-def _within(path: str, root: str) -> bool:
-    root = root.rstrip("/") or "/"
-    return path == root or path.startswith(root + "/")
 
 
 def no_link_below(base: str, path: Path) -> str:
